@@ -1,0 +1,92 @@
+"""Settings read from the environment (and CLI flags, which override them).
+
+Nothing here touches the disk beyond resolving paths; directories are created by the store when first used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from m1nd.errors import InvalidInputError
+
+
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidInputError(f"environment variable {name}={raw!r} is not an integer",
+                                recover=f"unset {name} or set it to a whole number") from None
+
+
+def home_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """``--home`` > ``$M1ND_HOME`` > ``~/.m1nd``."""
+    raw = override or os.environ.get("M1ND_HOME") or "~/.m1nd"
+    return Path(raw).expanduser().absolute()
+
+
+def busy_timeout_ms() -> int:
+    return max(0, _int_env("M1ND_BUSY_TIMEOUT_MS", 10000))
+
+
+def memory_db_path(home: Path) -> Path:
+    raw = os.environ.get("M1ND_MEMORY_DB")
+    return Path(raw).expanduser().absolute() if raw else home / "memory.db"
+
+
+def git_toplevel(path: Path) -> Path | None:
+    """The git work tree containing ``path``, or None (no git, not a repo, git failing)."""
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    return Path(out.stdout.strip()).absolute()
+
+
+def workspace_key(override: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """The project root that selects a workspace: ``--workspace`` > ``$M1ND_WORKSPACE`` > git top-level > cwd."""
+    raw = override or os.environ.get("M1ND_WORKSPACE")
+    if raw:
+        return Path(raw).expanduser().absolute()
+    base = (cwd or Path.cwd()).absolute()
+    return git_toplevel(base) or base
+
+
+def workspace_dir(home: Path, key: Path) -> Path:
+    """``$M1ND_HOME/workspaces/<slug>-<h8>`` (spec graph.md §1)."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", key.name.lower()).strip("-") or "root"
+    h8 = hashlib.sha256(str(key).encode("utf-8")).hexdigest()[:8]
+    return home / "workspaces" / f"{slug}-{h8}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    workspace_key: Path
+    busy_timeout_ms: int
+
+    @property
+    def workspace_dir(self) -> Path:
+        return workspace_dir(self.home, self.workspace_key)
+
+    @property
+    def graph_db(self) -> Path:
+        return self.workspace_dir / "graph.db"
+
+    @property
+    def memory_db(self) -> Path:
+        return memory_db_path(self.home)
+
+
+def load_settings(*, home: str | None = None, workspace: str | None = None) -> Settings:
+    return Settings(home=home_dir(home), workspace_key=workspace_key(workspace), busy_timeout_ms=busy_timeout_ms())
