@@ -1,0 +1,324 @@
+"""Tool declarations: one place that defines each tool's parameters, schemas and handler.
+
+``inputSchema``/``outputSchema`` are generated from :class:`Param` lists (spec mcp.md §6), and
+:func:`validate_arguments` enforces exactly what the schema says, with messages that name the argument, the allowed
+range and, for unknown keys, the nearest valid name. The MCP server and ``m1nd call`` both go through
+:func:`call_tool`, so a tool behaves identically on every surface.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from m1nd.errors import InvalidInputError, M1ndError
+
+log = logging.getLogger(__name__)
+
+AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
+_AGENT_RE = re.compile(AGENT_ID_PATTERN)
+_MISSING: Any = object()
+_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+               "object": "object", "string[]": "array", "object[]": "array", "integer[]": "array"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tool parameter. ``type`` is one of string, integer, number, boolean, object, string[], object[]."""
+
+    name: str
+    type: str
+    description: str = ""
+    required: bool = False
+    default: Any = _MISSING
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    enum: tuple[str, ...] | None = None
+    pattern: str | None = None
+    nullable: bool = False
+    unique_items: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        s: dict[str, Any] = {"type": _JSON_TYPES[self.type]}
+        if self.nullable:
+            s["type"] = [s["type"], "null"]
+        if self.description:
+            s["description"] = self.description
+        if self.type.endswith("[]"):
+            item: dict[str, Any] = {"type": _JSON_TYPES[self.type[:-2]]}
+            if self.enum:
+                item = {"enum": list(self.enum)}
+            if self.max_length is not None:
+                item["maxLength"] = self.max_length
+            if self.pattern:
+                item["pattern"] = self.pattern
+            s["items"] = item
+            if self.min_items is not None:
+                s["minItems"] = self.min_items
+            if self.max_items is not None:
+                s["maxItems"] = self.max_items
+            if self.unique_items:
+                s["uniqueItems"] = True
+        else:
+            if self.enum:
+                s["enum"] = list(self.enum)
+            if self.minimum is not None:
+                s["minimum"] = self.minimum
+            if self.maximum is not None:
+                s["maximum"] = self.maximum
+            if self.min_length is not None:
+                s["minLength"] = self.min_length
+            if self.max_length is not None:
+                s["maxLength"] = self.max_length
+            if self.pattern:
+                s["pattern"] = self.pattern
+        if self.default is not _MISSING:
+            s["default"] = self.default
+        return s
+
+
+COMMON_PARAMS = (
+    Param("agent_id", "string", "Your agent identity; pass the same value on every call.", required=True,
+          pattern=AGENT_ID_PATTERN),
+    Param("max_output_chars", "integer", "Character budget of the serialised response.", default=8000,
+          minimum=500, maximum=100000),
+)
+
+Handler = Callable[[Any, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    group: str
+    params: tuple[Param, ...]
+    handler: Handler
+    output_required: tuple[str, ...] = ()
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    # Lists that shaping may shorten (best first); everything else is never dropped.
+    shrinkable: tuple[str, ...] = ()
+    # Parameter names that cannot be combined, e.g. (("content", "append"),) -> at most one of each group.
+    exclusive: tuple[tuple[str, ...], ...] = ()
+    all_params: tuple[Param, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "all_params", (COMMON_PARAMS[0], *self.params, COMMON_PARAMS[1]))
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.all_params if p.name == name), None)
+
+    def input_schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False,
+                "required": [p.name for p in self.all_params if p.required],
+                "properties": {p.name: p.schema() for p in self.all_params}}
+
+    def output_schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": True,
+                "required": [*self.output_required, "response_chars"]}
+
+    def listing(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "inputSchema": self.input_schema(), "outputSchema": self.output_schema(),
+                "annotations": {"title": self.title, "readOnlyHint": self.read_only,
+                                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
+                                "openWorldHint": False}}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def register(tool: Tool) -> Tool:
+    if tool.name in TOOLS:
+        raise RuntimeError(f"tool {tool.name!r} registered twice")
+    if len(tool.description) > 600:
+        raise RuntimeError(f"tool {tool.name!r}: description over 600 characters")
+    TOOLS[tool.name] = tool
+    return tool
+
+
+def load_all() -> dict[str, Tool]:
+    """Import every tool group so that all tools are registered."""
+    from m1nd.mcp import tools  # noqa: F401  (import side effect: registration)
+
+    return TOOLS
+
+
+def closest(name: str, options: list[str], n: int = 1) -> list[str]:
+    return difflib.get_close_matches(name, options, n=n, cutoff=0.5)
+
+
+def unknown_tool_message(name: str) -> str:
+    hint = closest(name, sorted(load_all()))
+    did = f" (did you mean '{hint[0]}'? call tools/list)" if hint else " (call tools/list)"
+    return f"unknown tool '{name}'{did}"
+
+
+# -- validation -----------------------------------------------------------------------------------------------
+def _describe_range(p: Param) -> str:
+    kind = {"integer": "an integer", "number": "a number"}.get(p.type, p.type)
+    if p.minimum is not None and p.maximum is not None:
+        return f"{kind} between {_fmt(p.minimum)} and {_fmt(p.maximum)}"
+    if p.minimum is not None:
+        return f"{kind} ≥ {_fmt(p.minimum)}"
+    if p.maximum is not None:
+        return f"{kind} ≤ {_fmt(p.maximum)}"
+    return kind
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _check_value(p: Param, v: Any) -> Any:
+    def bad(expect: str) -> InvalidInputError:
+        return InvalidInputError(f"argument '{p.name}' must be {expect} (got {_short(v)})",
+                                 details={"argument": p.name})
+
+    if v is None and p.nullable:
+        return None
+    t = p.type
+    if t == "string":
+        if not isinstance(v, str):
+            raise bad("a string")
+        if p.min_length is not None and len(v) < p.min_length:
+            raise bad(f"a string of at least {p.min_length} characters" if p.min_length > 1 else "a non-empty string")
+        if p.max_length is not None and len(v) > p.max_length:
+            raise InvalidInputError(f"argument '{p.name}' is too long: {len(v)} characters (at most {p.max_length})",
+                                    details={"argument": p.name})
+        if p.enum and v not in p.enum:
+            raise bad("one of " + ", ".join(p.enum))
+        if p.pattern and not re.match(p.pattern, v):
+            raise bad(f"a string matching {p.pattern}")
+        return v
+    if t == "boolean":
+        if not isinstance(v, bool):
+            raise bad("true or false")
+        return v
+    if t in ("integer", "number"):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise bad(_describe_range(p))
+        if t == "integer":
+            if isinstance(v, float):
+                if not v.is_integer():
+                    raise bad(_describe_range(p))
+                v = int(v)
+        elif not math.isfinite(v):
+            raise bad(_describe_range(p))
+        if (p.minimum is not None and v < p.minimum) or (p.maximum is not None and v > p.maximum):
+            raise bad(_describe_range(p))
+        return v
+    if t == "object":
+        if not isinstance(v, dict):
+            raise bad("an object")
+        return v
+    if t.endswith("[]"):
+        if not isinstance(v, list):
+            raise bad(f"an array of {t[:-2]}s")
+        if p.min_items is not None and len(v) < p.min_items:
+            raise bad(f"an array with at least {p.min_items} item{'s' if p.min_items != 1 else ''}")
+        if p.max_items is not None and len(v) > p.max_items:
+            raise InvalidInputError(f"argument '{p.name}' has {len(v)} items (at most {p.max_items})",
+                                    details={"argument": p.name})
+        item_type = t[:-2]
+        for i, x in enumerate(v):
+            ok = {"string": isinstance(x, str), "object": isinstance(x, dict),
+                  "integer": isinstance(x, int) and not isinstance(x, bool)}[item_type]
+            if not ok:
+                raise InvalidInputError(f"argument '{p.name}' item {i} must be a {item_type} (got {_short(x)})",
+                                        details={"argument": p.name})
+            if p.enum and x not in p.enum:
+                raise InvalidInputError(f"argument '{p.name}' item {i} must be one of {', '.join(p.enum)} "
+                                        f"(got {_short(x)})", details={"argument": p.name})
+            if item_type == "string" and p.max_length is not None and len(x) > p.max_length:
+                raise InvalidInputError(f"argument '{p.name}' item {i} is too long (at most {p.max_length} "
+                                        f"characters)", details={"argument": p.name})
+        if p.unique_items and len({repr(x) for x in v}) != len(v):
+            raise bad("an array without repeated items")
+        return v
+    raise RuntimeError(f"unknown parameter type {t}")  # a declaration bug, not user input
+
+
+def validate_arguments(tool: Tool, args: Any) -> dict[str, Any]:
+    """Check ``args`` against the declaration; return a new dict with defaults filled in."""
+    if not isinstance(args, dict):
+        raise InvalidInputError("arguments must be a JSON object")
+    names = [p.name for p in tool.all_params]
+    for key in args:
+        if key not in names:
+            hint = closest(key, names)
+            did = f" (did you mean '{hint[0]}'?)" if hint else f"; valid arguments: {', '.join(names)}"
+            raise InvalidInputError(f"unknown argument '{key}'{did}", details={"argument": key})
+    out: dict[str, Any] = {}
+    for p in tool.all_params:
+        if p.name in args:
+            out[p.name] = _check_value(p, args[p.name])
+        elif p.required:
+            raise InvalidInputError(f"missing required argument '{p.name}' ({_describe_range(p) if p.type in ('integer', 'number') else p.type})",
+                                    details={"argument": p.name})
+        elif p.default is not _MISSING:
+            out[p.name] = p.default
+    for group in tool.exclusive:
+        given = [g for g in group if args.get(g) is not None]
+        if len(given) > 1:
+            raise InvalidInputError(f"arguments {', '.join(repr(g) for g in given)} cannot be combined; pass one")
+    return out
+
+
+# -- calling --------------------------------------------------------------------------------------------------
+@dataclass
+class ToolResult:
+    structured: dict[str, Any]
+    is_error: bool
+
+    def text(self) -> str:
+        import json
+
+        if self.is_error:
+            e = self.structured["error"]
+            return f"Error ({e['code']}): {e['message']} Recover: {e['recover']}"
+        return json.dumps(self.structured, separators=(",", ":"), ensure_ascii=False)
+
+
+def error_result(err: M1ndError) -> ToolResult:
+    return ToolResult({"error": err.to_dict()}, True)
+
+
+def call_tool(context: Any, name: str, args: dict[str, Any]) -> ToolResult:
+    """Validate, run and shape one tool call. Never raises for tool-level failures."""
+    from m1nd.mcp.shaping import shape
+
+    tool = load_all().get(name)
+    if tool is None:
+        return error_result(InvalidInputError(unknown_tool_message(name)))
+    started = time.perf_counter()
+    try:
+        clean = validate_arguments(tool, args)
+        result = tool.handler(context, clean)
+        if "elapsed_ms" in result and result["elapsed_ms"] is None:
+            result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return ToolResult(shape(tool, result, clean["max_output_chars"]), False)
+    except M1ndError as e:
+        return error_result(e)
+    except Exception as e:  # noqa: BLE001 — the server must never crash on a tool bug
+        log.exception("tool %s failed", name)
+        err = M1ndError(f"internal error ({type(e).__name__}): {e}; details were logged to stderr; retry or report")
+        return error_result(err)

@@ -1,0 +1,46 @@
+"""Composition root: builds the services for one (home, workspace) pair, lazily.
+
+The CLI and the MCP server hold a :class:`Workspace` and hand it to tool handlers; nothing below this module knows
+about adapters. Services are created on first use so ``m1nd --help`` and memory-only commands never load the graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from m1nd.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from m1nd.codegraph import CodeGraph
+    from m1nd.memory.service import MemoryService
+
+
+class Workspace:
+    def __init__(self, settings: Settings | None = None, *, transport: str = "cli") -> None:
+        self.settings = settings or load_settings()
+        self.transport = transport
+        self._lock = threading.RLock()
+        # Per-agent in-process state (priming boosts, query logs, perspectives) lives in the services.
+        self.state: dict[str, Any] = {}
+
+    @cached_property
+    def graph(self) -> CodeGraph:
+        from m1nd.codegraph import CodeGraph
+
+        with self._lock:
+            return CodeGraph(self.settings, transport=self.transport)
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        from m1nd.memory.service import MemoryService
+
+        with self._lock:
+            return MemoryService.open(self.settings)
+
+    def close(self) -> None:
+        if "graph" in self.__dict__:
+            self.graph.close()
+        if "memory" in self.__dict__:
+            self.memory.close()
