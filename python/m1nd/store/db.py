@@ -163,6 +163,11 @@ class Database:
                 applied += 1
         return applied
 
+    def create_scalar_function(self, name: str, fn: Callable[..., Any], nargs: int = -1, *,
+                               deterministic: bool = True) -> None:
+        """Register a Python scalar SQL function on this connection (never process-wide)."""
+        self.conn.create_scalar_function(name, fn, nargs, deterministic=deterministic)
+
     def integrity_check(self) -> str:
         return str(self.scalar("PRAGMA integrity_check"))
 
