@@ -1,0 +1,255 @@
+"""Graph and lifecycle commands. Each shortcut runs its tool exactly as ``m1nd call`` does (same validation,
+shaping and errors); this module only maps flags to arguments and renders text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from m1nd.cli.app import CliContext
+
+
+def _obj() -> CliContext:
+    return click.get_current_context().find_root().obj
+
+
+def _agent() -> str:
+    return _obj().agent or "cli"
+
+
+def run_tool(name: str, args: dict[str, Any], *, as_json: bool) -> dict[str, Any]:
+    """Run one tool in-process; on error print it the CLI way and exit 1."""
+    from m1nd.mcp.registry import call_tool
+
+    obj = _obj()
+    args = {"agent_id": _agent(), **args}
+    try:
+        res = call_tool(obj.workspace, name, args)
+    finally:
+        if "workspace" in obj.__dict__:
+            obj.workspace.close()
+    if res.is_error:
+        if as_json:
+            click.echo(json.dumps(res.structured, indent=2, ensure_ascii=False), err=True)
+        else:
+            click.echo(res.text(), err=True)
+        sys.exit(1)
+    return res.structured
+
+
+def _print_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+# -- text renderers (spec mcp.md §10) -----------------------------------------------------------------------------
+def render_activate(r: dict[str, Any]) -> list[str]:
+    lines = []
+    if r["seeds"]:
+        lines.append("Seeds: " + ", ".join(s["label"] for s in r["seeds"]))
+    if not r["activated"]:
+        lines.append(r.get("hint", "no result"))
+    for k, a in enumerate(r["activated"], 1):
+        lines.append(f"{k:>2}. {a['activation']:.3f}  {a['kind']:<9} {a['node_id']}")
+    return lines
+
+
+def render_why(r: dict[str, Any], max_hops: int) -> list[str]:
+    if not r["paths"]:
+        return [f"No path within {max_hops} hops", r.get("hint", "")]
+    out = []
+    for i, p in enumerate(r["paths"], 1):
+        chain = p["labels"][0]
+        for rel, lab in zip(p["relations"], p["labels"][1:]):
+            chain += f" -{rel}-> {lab}"
+        out.append(f"{i}. strength {p['cumulative_strength']:.4f}, {p['hops']} hops: {chain}")
+    return out
+
+
+def render_impact(r: dict[str, Any]) -> list[str]:
+    out = [f"{b['signal_strength']:.3f}  hop {b['hop_distance']}  {b['direction']:<7} {b['node_id']}"
+           for b in r["blast_radius"]]
+    out.append(f"{r['total_reached']} nodes, {r['files_affected']} files, {len(r['tests_affected'])} tests affected")
+    return out
+
+
+def render_health(r: dict[str, Any]) -> list[str]:
+    e = r["embedder"]
+    out = [f"status: {r['status']}", f"nodes: {r['node_count']}", f"edges: {r['edge_count']}",
+           f"graph generation: {r['graph_generation']}", f"weights generation: {r['weights_generation']}",
+           f"embedder: {e.get('model_id') or 'none'} (available: {'yes' if e.get('available') else 'no'})"]
+    out += list(r.get("warnings", []))
+    if r.get("hint"):
+        out.append(f"hint: {r['hint']}")
+    return out
+
+
+def render_ingest(r: dict[str, Any]) -> list[str]:
+    out = [f"Ingested {r['root']}: {r['files_parsed']} parsed, {r['files_reused']} reused, {r['files_removed']} "
+           f"removed; {r['nodes']['total']} nodes, {r['edges']['total']} edges; generation {r['graph_generation']}"]
+    return out
+
+
+# -- generic flag mapping --------------------------------------------------------------------------------------
+def _option_for(p: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    flag = "--" + p.name.replace("_", "-")
+    help_text = p.description or None
+    if p.type == "boolean":
+        return click.option(f"{flag}/--no-{p.name.replace('_', '-')}", p.name, default=None, help=help_text)
+    if p.type == "integer":
+        return click.option(flag, p.name, type=int, default=None, help=help_text)
+    if p.type == "number":
+        return click.option(flag, p.name, type=float, default=None, help=help_text)
+    if p.type.endswith("[]"):
+        return click.option(flag, p.name, default=None, help=(help_text or "") + " (comma-separated)")
+    if p.type == "object":
+        return click.option(flag, p.name, default=None, help=(help_text or "") + " (JSON)")
+    return click.option(flag, p.name, default=None, help=help_text)
+
+
+def _collect(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for p in tool.all_params:
+        if p.name == "agent_id":
+            continue
+        v = kwargs.get(p.name)
+        if v is None:
+            continue
+        if p.type.endswith("[]") and isinstance(v, str):
+            v = [x.strip() for x in v.split(",") if x.strip()]
+        elif p.type.endswith("[]") and isinstance(v, tuple):
+            v = list(v)
+        elif p.type == "object":
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError as e:
+                raise click.BadParameter(f"not valid JSON: {e}", param_hint=f"--{p.name.replace('_', '-')}") from e
+        args[p.name] = v
+    return args
+
+
+def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable[[dict[str, Any], dict[str, Any]],
+                  list[str]], help_text: str, command_name: str | None = None) -> click.Command:
+    from m1nd.mcp.registry import load_all
+
+    tool = load_all()[tool_name]
+
+    def callback(**kwargs: Any) -> None:
+        as_json = kwargs.pop("json_out")
+        args = _collect(tool, kwargs)
+        result = run_tool(tool_name, args, as_json=as_json)
+        if as_json:
+            _print_json(result)
+        else:
+            for line in render(result, args):
+                click.echo(line)
+
+    params: list[click.Parameter] = []
+    for name in positionals:
+        p = tool.param(name)
+        nargs = -1 if p is not None and p.type.endswith("[]") else 1
+        params.append(click.Argument([name], nargs=nargs, required=True))
+    cmd = click.Command(command_name or tool_name, callback=callback, help=help_text, params=params)
+    for p in tool.all_params:
+        if p.name in positionals or p.name == "agent_id":
+            continue
+        _option_for(p)(cmd)
+    click.option("--json", "json_out", is_flag=True, help="Print the tool's structured result as JSON.")(cmd)
+    return cmd
+
+
+def _command(f: Callable[..., Any]) -> Callable[..., Any]:
+    return f
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(make_shortcut(
+        "activate", ("query",), lambda r, a: render_activate(r),
+        "Rank the code most related to QUERY (words, identifiers, a path or an external id)."))
+    cli.add_command(make_shortcut(
+        "why", ("source", "target"), lambda r, a: render_why(r, a.get("max_hops", 6)),
+        "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths."))
+    cli.add_command(make_shortcut(
+        "impact", ("node_id",), lambda r, a: render_impact(r),
+        "Blast radius of changing NODE_ID: what it reaches forward and what depends on it."))
+    cli.add_command(make_shortcut(
+        "health", (), lambda r, a: render_health(r), "Graph, store, embedder and git health."))
+    cli.add_command(ingest_cmd)
+    cli.add_command(tools_cmd)
+    cli.add_command(call_cmd)
+
+
+@click.command("ingest")
+@click.argument("path")
+@click.option("--merge", is_flag=True, help="Add PATH as a secondary root instead of replacing the graph.")
+@click.option("--namespace", default=None, help="Id prefix of a secondary root (with --merge).")
+@click.option("--full", is_flag=True, help="Re-extract every file (ignore the incremental cache).")
+@click.option("--exclude", multiple=True, help="gitignore-style pattern to skip (repeatable).")
+@click.option("--json", "json_out", is_flag=True, help="Print the ingest report as JSON.")
+def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclude: tuple[str, ...],
+               json_out: bool) -> None:
+    """Parse the repository at PATH into the code graph (incremental; progress on stderr)."""
+    import os
+
+    os.environ.setdefault("M1ND_PROGRESS", "1")
+    args: dict[str, Any] = {"path": path}
+    if merge:
+        args["mode"] = "merge"
+    if namespace:
+        args["namespace"] = namespace
+    if full:
+        args["incremental"] = False
+    if exclude:
+        args["exclude"] = list(exclude)
+    r = run_tool("ingest", args, as_json=json_out)
+    if json_out:
+        _print_json(r)
+    else:
+        for line in render_ingest(r):
+            click.echo(line)
+        for w in r.get("warnings", [])[:10]:
+            click.echo(f"warning: {w}", err=True)
+
+
+@click.command("tools")
+@click.option("--json", "json_out", is_flag=True, help="Print the tools/list entries as JSON.")
+def tools_cmd(json_out: bool) -> None:
+    """List every tool with its description."""
+    from m1nd.mcp.registry import load_all
+
+    tools = load_all()
+    if json_out:
+        _print_json([t.listing() for t in tools.values()])
+        return
+    for t in tools.values():
+        click.echo(f"{t.name:<22} {t.description}")
+
+
+@click.command("call")
+@click.argument("tool")
+@click.argument("arguments", required=False, default="{}")
+def call_cmd(tool: str, arguments: str) -> None:
+    """Run TOOL in-process with ARGUMENTS (JSON text, or @file.json); prints structuredContent as JSON."""
+    if arguments.startswith("@"):
+        try:
+            with open(arguments[1:], encoding="utf-8") as f:
+                arguments = f.read()
+        except OSError as e:
+            raise click.BadParameter(f"cannot read {arguments[1:]}: {e.strerror}", param_hint="ARGUMENTS") from e
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not valid JSON: {e}", param_hint="ARGUMENTS") from e
+    if not isinstance(args, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="ARGUMENTS")
+    from m1nd.mcp.registry import TOOLS, load_all, unknown_tool_message
+
+    load_all()
+    if tool not in TOOLS:
+        click.echo(f"Error (invalid_argument): {unknown_tool_message(tool)}", err=True)
+        sys.exit(1)
+    r = run_tool(tool, args, as_json=True)
+    _print_json(r)

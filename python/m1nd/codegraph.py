@@ -1,0 +1,428 @@
+"""The code-graph service: ingest orchestration, loading, per-agent state and learned-weight persistence.
+
+It composes the storage layer (``m1nd.store.graph_repo``), the ingest pipeline (``m1nd.ingest``) and the in-memory
+graph (``m1nd.graph``). One instance per process and workspace; tool handlers call its methods. Shared state lives
+in ``graph.db`` and is re-synchronised through the generation counters before every call (spec graph.md §14).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from m1nd.config import Settings
+from m1nd.errors import GraphEmptyError, InvalidInputError
+from m1nd.graph import cache
+from m1nd.graph.engine import W_MAX, W_MIN, Engine
+from m1nd.graph.model import PAGERANK_MASK, Graph
+from m1nd.graph.nodes import NodeTable
+from m1nd.graph.seeds import SeedIndex
+from m1nd.graph.semantic import TrigramIndex
+from m1nd.store.graph_repo import GraphStore, now_ms
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+FLUSH_EVERY = 50
+BOOST_DECAY = 0.7
+BOOST_TTL_MS = 24 * 3600 * 1000
+MAX_BOOSTS = 500
+
+
+@dataclass
+class AgentState:
+    first_seen: float = field(default_factory=time.time)
+    last_seen: float = field(default_factory=time.time)
+    query_count: int = 0
+    boosts: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # ext id -> (boost, created_ms, source)
+    query_log: deque = field(default_factory=lambda: deque(maxlen=100))  # (normalised query, [seed ext ids])
+
+
+def normalise_query(q: str) -> str:
+    return " ".join(q.casefold().split())
+
+
+class CodeGraph:
+    def __init__(self, settings: Settings, *, transport: str = "cli") -> None:
+        self.settings = settings
+        self.transport = transport
+        self.workdir = settings.workspace_dir
+        self.workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
+        self._graph: Graph | None = None
+        self._weights_generation = 0
+        self._watermark_ms = 0
+        self._synced: np.ndarray | None = None
+        self._pending_ltp: dict[int, int] = {}
+        self._pending_ltd: dict[int, int] = {}
+        self.lock = threading.RLock()
+        self.agents: dict[str, AgentState] = {}
+        self.queries_processed = 0
+        self.started = time.time()
+        self.last_persist_ms = now_ms()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.store.close()
+
+    # -- loading ------------------------------------------------------------------------------------------------
+    def graph(self) -> Graph:
+        """The current graph, re-synchronised with the database (reload on a new generation, patch weights)."""
+        with self.lock:
+            gen, wgen = self.store.generations()
+            if self._graph is None or self._graph.graph_generation != gen:
+                self._load(gen)
+            elif wgen != self._weights_generation:
+                self._sync_weights(wgen)
+            assert self._graph is not None
+            return self._graph
+
+    def require_graph(self) -> Graph:
+        g = self.graph()
+        if g.n == 0:
+            raise GraphEmptyError("the graph is empty: call ingest with path=<repo root> first")
+        return g
+
+    def _load(self, gen: int) -> None:
+        started = time.perf_counter()
+        hit = cache.load(self.workdir, gen)
+        if hit is not None:
+            arrays, payload = hit
+            nodes: NodeTable = payload["nodes"]
+            engine = Engine.from_arrays(nodes.n, arrays)
+            g = Graph(nodes, engine, payload["seeds"], payload["trigram"], gen, payload["has_git"])
+            self._watermark_ms = payload["watermark_ms"]
+            self._weights_generation = payload["weights_generation"]
+            self._graph = g
+            self._synced = engine.weights.copy()
+            _, wgen = self.store.generations()
+            if wgen != self._weights_generation:
+                self._sync_weights(wgen)
+        else:
+            with self.store.db.read():
+                cols, edges = self.store.load_columns()
+                _, wgen = self.store.generations()
+                watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
+                has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
+                                                    default=0))
+            g = self._build(cols, edges, gen, has_git)
+            self._graph = g
+            self._synced = g.engine.weights.copy()
+            self._weights_generation = wgen
+            self._watermark_ms = watermark
+            cache.save(self.workdir, gen, g.engine.arrays(),
+                       {"nodes": g.nodes, "seeds": g.seeds, "trigram": g.trigram, "has_git": has_git,
+                        "watermark_ms": watermark, "weights_generation": wgen})
+        cache.prune(self.workdir, gen)
+        self._pending_ltp.clear()
+        self._pending_ltd.clear()
+        log.info("graph generation %d loaded in %.0f ms (%s)", gen, (time.perf_counter() - started) * 1000,
+                 "cache" if hit else "rows")
+
+    @staticmethod
+    def _build(cols: dict[str, list[Any]], edges: dict[str, np.ndarray], gen: int, has_git: bool) -> Graph:
+        nodes = NodeTable.from_columns(cols)
+        engine = Engine.from_edges(nodes.n, edges["src"], edges["dst"], edges["w"], edges["w0"], edges["relation"])
+        # PageRank on base weights, once per generation (activation.md §6).
+        nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
+        return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git)
+
+    def _sync_weights(self, wgen: int) -> None:
+        """Another process (or our own flush) changed learned weights: patch them in place."""
+        g = self._graph
+        assert g is not None and self._synced is not None
+        rows = self.store.edge_weights_since(self._watermark_ms - 1)
+        idx = g.nodes.index
+        w = g.engine.weights
+        for src, dst, rel, w_db, upd in rows:
+            u, v = idx.get(src), idx.get(dst)
+            if u is None or v is None:
+                continue
+            p = g.engine.csr.find_edge(u, v, rel)
+            if p < 0:
+                continue
+            local = float(w[p]) - float(self._synced[p])  # unflushed learning of this process survives
+            w[p] = min(W_MAX, max(W_MIN, w_db + local))
+            self._synced[p] = w_db
+            self._watermark_ms = max(self._watermark_ms, int(upd))
+        self._weights_generation = wgen
+
+    # -- per-agent state ------------------------------------------------------------------------------------------
+    def agent(self, agent_id: str) -> AgentState:
+        st = self.agents.get(agent_id)
+        if st is None:
+            st = self.agents[agent_id] = AgentState()
+        st.last_seen = time.time()
+        return st
+
+    def count_query(self, agent_id: str) -> None:
+        """Every graph/learning/perspective call counts; every 50th flushes learned weights."""
+        with self.lock:
+            self.queries_processed += 1
+            self.agent(agent_id).query_count += 1
+            if self.queries_processed % FLUSH_EVERY == 0:
+                self.flush()
+
+    def boosts_for(self, g: Graph, agent_id: str) -> dict[int, float]:
+        st = self.agent(agent_id)
+        now = now_ms()
+        out: dict[int, float] = {}
+        for ext, (b, created, _src) in list(st.boosts.items()):
+            if b < 0.01 or now - created > BOOST_TTL_MS:
+                del st.boosts[ext]
+                continue
+            i = g.nodes.index.get(ext)
+            if i is not None:
+                out[i] = b
+        return out
+
+    def decay_boosts(self, agent_id: str) -> None:
+        st = self.agent(agent_id)
+        for ext, (b, created, src) in list(st.boosts.items()):
+            nb = b * BOOST_DECAY
+            if nb < 0.01:
+                del st.boosts[ext]
+            else:
+                st.boosts[ext] = (nb, created, src)
+
+    def add_boosts(self, agent_id: str, boosts: dict[str, float], source: str) -> None:
+        st = self.agent(agent_id)
+        now = now_ms()
+        for ext, b in boosts.items():
+            old = st.boosts.get(ext)
+            if old is None or b > old[0]:
+                st.boosts[ext] = (b, now, source)
+        if len(st.boosts) > MAX_BOOSTS:
+            for ext, _ in sorted(st.boosts.items(), key=lambda kv: kv[1][0])[: len(st.boosts) - MAX_BOOSTS]:
+                del st.boosts[ext]
+
+    # -- learned weights ------------------------------------------------------------------------------------------
+    def dirty_positions(self) -> np.ndarray:
+        if self._graph is None or self._synced is None:
+            return np.zeros(0, np.int64)
+        return np.nonzero(self._graph.engine.weights != self._synced)[0]
+
+    def edge_keys(self, g: Graph, positions: np.ndarray) -> list[tuple[str, str, int]]:
+        src, dst = g.edge_endpoints()
+        rel = g.engine.csr.relations
+        t = g.nodes.ext_id
+        return [(t[int(src[p])], t[int(dst[p])], int(rel[p])) for p in positions.tolist()]
+
+    def write_weights(self, g: Graph, positions: np.ndarray, *, ltp: dict[int, int] | None = None,
+                      ltd: dict[int, int] | None = None) -> int:
+        """Commit the in-memory change of the given edges as deltas (inside the caller's transaction)."""
+        assert self._synced is not None
+        w = g.engine.weights
+        keys = self.edge_keys(g, positions)
+        rows = []
+        for p, (s, d, r) in zip(positions.tolist(), keys):
+            rows.append((s, d, r, float(w[p]) - float(self._synced[p]), (ltp or {}).get(p, 0), (ltd or {}).get(p, 0)))
+        n = self.store.apply_weight_deltas(rows, w_min=W_MIN, w_max=W_MAX)
+        self._synced[positions] = w[positions]
+        return n
+
+    def flush(self) -> int:
+        """Persist dirty learned weights (learning.md §4). Returns the number of edges written."""
+        with self.lock:
+            if self._graph is None:
+                return 0
+            g = self._graph
+            dirty = self.dirty_positions()
+            if len(dirty) == 0:
+                return 0
+            with self.store.db.write():
+                # The graph may have been replaced by another process's ingest meanwhile: ext-id keyed deltas
+                # simply miss edges that no longer exist.
+                n = self.write_weights(g, dirty, ltp=self._pending_ltp, ltd=self._pending_ltd)
+                self._weights_generation = self.store.bump("weights_generation")
+            self._pending_ltp.clear()
+            self._pending_ltd.clear()
+            self.last_persist_ms = now_ms()
+            return n
+
+    def note_coactivation(self, positions: np.ndarray) -> None:
+        for p in positions.tolist():
+            self._pending_ltp[p] = self._pending_ltp.get(p, 0) + 1
+
+    # -- ingest ---------------------------------------------------------------------------------------------------
+    def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
+        from m1nd.ingestion import run_ingest
+
+        with self.lock:
+            self.flush()
+            report = run_ingest(self, path, **opts)
+            self.graph()  # load the new generation now (builds and caches the arrays)
+            return report
+
+    def resolve_path(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = Path.cwd() / p
+        return p
+
+    # -- queries --------------------------------------------------------------------------------------------------
+    def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,
+                 max_hops: int = 5, decay: float = 0.55, threshold: float = 0.04, max_seeds: int = 24,
+                 node_kinds: list[str] | None = None, path_prefix: str | None = None,
+                 include_ghost_edges: bool = True, include_structural_holes: bool = False,
+                 coactivation_ltp: bool = True, learn: bool = True) -> dict[str, Any]:
+        from m1nd.graph import activation as A
+        from m1nd.graph.seeds import tokenize
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            if not tokenize(query) and not g.seeds.ext_lookup.get(query.strip()):
+                raise InvalidInputError("query has no searchable words", details={"argument": "query"},
+                                        recover="use identifiers, file names or a few descriptive words")
+            params = A.ActivationParams(top_k=top_k, dimensions=tuple(dimensions or A.DIMENSIONS), max_hops=max_hops,
+                                        decay=decay, threshold=threshold, max_seeds=max_seeds,
+                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
+            boosts = self.boosts_for(g, agent_id)
+            run = A.run_activation(g, query, params, boosts=boosts)
+            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix)
+            t = g.nodes
+            strengthened = 0
+            rate = coactivation_rate()
+            if learn and coactivation_ltp and rate > 0 and len(top) > 1:
+                pos, inc = A.coactivation_edges(g, top[: min(10, top_k)], run.activation, rate)
+                if len(pos):
+                    w = g.engine.weights
+                    w[pos] = np.minimum(W_MAX, w[pos] + inc)
+                    self.note_coactivation(pos)
+                    strengthened = int(len(pos))
+            st = self.agent(agent_id)
+            st.query_log.append((normalise_query(query), [t.ext_id[i] for i in run.seeds.nodes.tolist()]))
+            if learn:
+                self.decay_boosts(agent_id)
+        activated = []
+        for i in top.tolist():
+            activated.append({
+                "node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
+                "activation": round(float(run.activation[i]), 5),
+                "dimensions": {d: round(float(run.dims[d][i]), 5) for d in A.DIMENSIONS},
+                "pagerank": round(float(t.pagerank[i]), 5), "primed": round(float(run.primed[i]), 5),
+                "source_path": t.source_path[i], "line_start": int(t.line_start[i]), "line_end": int(t.line_end[i]),
+            })
+        out: dict[str, Any] = {
+            "query": query,
+            "seeds": [{"node_id": t.ext_id[i], "label": t.label[i], "relevance": round(float(s), 4), "via": v}
+                      for i, s, v in zip(run.seeds.nodes.tolist()[:10], run.seeds.scores.tolist()[:10],
+                                         run.seeds.via[:10])],
+            "activated": activated,
+            "ghost_edges": A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else [],
+            "structural_holes": (A.structural_holes(g, run.activation, 0.3, 5)
+                                 if include_structural_holes and len(top) else []),
+            "related_memories": [],
+            "priming": {"active": bool(boosts), "boosted_nodes": run.boosted_nodes,
+                        "sources": sorted({src for _b, _c, src in self.agent(agent_id).boosts.values()})},
+            "learning": {"coactivation_edges_strengthened": strengthened},
+            "dimensions_used": run.used, "semantic_backend": run.semantic_backend, "total_activated": total,
+            "graph_generation": g.graph_generation,
+            "hint": ("then: learn (feedback on these results), why SOURCE TARGET, impact NODE, or perspective_start"
+                     if activated else "no code matched; try other words (identifiers, file names), or why/impact "
+                     "with an external id"),
+            "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        return out
+
+    def why(self, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import queries
+        from m1nd.graph.model import mask_from_names
+
+        started = time.perf_counter()
+        rel = kw.pop("relations", None)
+        with self.lock:
+            g = self.require_graph()
+            out = queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
+    def impact(self, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import queries
+        from m1nd.graph.model import mask_from_names
+
+        started = time.perf_counter()
+        rel = kw.pop("relations", None)
+        with self.lock:
+            g = self.require_graph()
+            out = queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
+    # -- health ---------------------------------------------------------------------------------------------------
+    def health(self, agent_id: str) -> dict[str, Any]:
+        from m1nd import __version__
+
+        g = self.graph()
+        gen, wgen = self.store.generations()
+        roots = self.store.roots()
+        counts = self.store.file_counts()
+        warnings: list[str] = []
+        git_info: dict[str, Any] = {"available": False}
+        for r in roots:
+            rep = r.report or {}
+            files = rep.get("files_scanned", 0) or 0
+            perr = (rep.get("skipped") or {}).get("parse_error", 0)
+            if files and perr / files > 0.05:
+                warnings.append(f"last ingest of {r.path} had parse errors in {perr} of {files} files")
+        if roots:
+            from m1nd.ingestion import git_status
+
+            git_info = git_status(Path(roots[0].path))
+            if git_info.get("missing_git"):
+                warnings.append("git is not installed but an ingest root is inside a git repository")
+        try:
+            with self.store.db.write():
+                pass
+        except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
+            warnings.append("the graph database is read-only")
+        rss = _rss_bytes()
+        out: dict[str, Any] = {
+            "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
+            "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
+            "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
+            "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,
+            "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": int(len(self.dirty_positions())),
+            "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
+                              "last_ingest_ms": r.last_ingest_ms} for r in roots],
+            "embedder": {"model_id": None, "dim": None, "available": False, "code_vectors": 0, "pending": 0},
+            "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
+                        "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
+                       for a, s in sorted(self.agents.items())],
+            "perspectives": 0, "locks": 0, "git": git_info, "transport": self.transport,
+        }
+        if g.n == 0:
+            out["hint"] = "call ingest with path=<repo root>"
+        return out
+
+
+def coactivation_rate() -> float:
+    raw = os.environ.get("M1ND_COACTIVATION_RATE", "")
+    try:
+        v = float(raw) if raw.strip() else 0.01
+    except ValueError:
+        return 0.01
+    return min(0.1, max(0.0, v))
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * (1 if sys.platform == "darwin" else 1024)

@@ -1,0 +1,261 @@
+"""Four-dimension activation and fusion (spec activation.md §2–§7).
+
+``run_activation`` computes everything ``activate``, ``warmup`` and ``missing`` need and returns plain arrays;
+``activation_response`` shapes the ``activate`` result. Learning side effects (co-activation LTP) are the caller's
+business, so ``missing`` and ``warmup`` reuse this without writing anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
+from m1nd.graph.nodes import KIND_CODE
+from m1nd.graph.schema import CO_CHANGES
+from m1nd.graph.seeds import Seeds, select_seeds
+
+DIMENSIONS = ("structural", "semantic", "temporal", "causal")
+WEIGHTS = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
+ZERO16 = np.zeros(16, np.float32)
+
+
+@dataclass
+class ActivationParams:
+    top_k: int = 20
+    dimensions: tuple[str, ...] = DIMENSIONS
+    max_hops: int = 5
+    decay: float = 0.55
+    threshold: float = 0.04
+    max_seeds: int = 24
+    node_kinds: tuple[str, ...] = ()
+    path_prefix: str | None = None
+
+
+@dataclass
+class ActivationRun:
+    seeds: Seeds
+    dims: dict[str, np.ndarray]  # dimension -> float32[N] (zeros when inactive/disabled)
+    used: list[str]
+    score: np.ndarray  # fused score before priming
+    activation: np.ndarray  # after priming
+    primed: np.ndarray  # P(n)
+    semantic_backend: str
+    boosted_nodes: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
+    """P(n) = max(b(n), max over neighbours m of b(m)·ŵ(m,n)·0.55) (edges either way)."""
+    p = np.zeros(g.n, np.float32)
+    if not boosts:
+        return p
+    w = g.engine.weights
+    for m, b in boosts.items():
+        if m >= g.n:
+            continue
+        p[m] = max(p[m], b)
+        pos, tgt = g.engine.out_edges(m)
+        if len(tgt):
+            np.maximum.at(p, tgt, (b * w[pos] * 0.55).astype(np.float32))
+        pos, src = g.engine.in_edges(m)
+        if len(src):
+            np.maximum.at(p, src, (b * w[pos] * 0.55).astype(np.float32))
+    return p
+
+
+def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
+                   semantic_scores: np.ndarray | None = None, semantic_backend: str | None = None) -> ActivationRun:
+    """Seeds → D1..D4 → fusion → priming. ``semantic_scores`` (sem(n) from an embedding model) is optional."""
+    t = g.nodes
+    seeds = select_seeds(g.seeds, t, query, max_seeds=params.max_seeds, semantic=semantic_scores)
+    n = g.n
+    dims = {d: np.zeros(n, np.float32) for d in DIMENSIONS}
+    backend = semantic_backend or ("embedding" if semantic_scores is not None else "trigram")
+    if len(seeds.nodes) == 0:
+        return ActivationRun(seeds, dims, [], np.zeros(n, np.float32), np.zeros(n, np.float32),
+                             np.zeros(n, np.float32), backend)
+    eng = g.engine
+    want = set(params.dimensions)
+    # D1 structural: both directions, ρ on reverse edges, hub damping.
+    if "structural" in want:
+        dims["structural"], _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
+                                           max_hops=params.max_hops, mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO)
+    # D2 semantic.
+    if "semantic" in want:
+        if semantic_scores is not None:
+            d2 = np.zeros(n, np.float32)
+            top = np.argsort(-semantic_scores, kind="stable")[:200]
+            d2[top] = semantic_scores[top]
+        else:
+            sim = g.trigram.similarity(seeds.tokens)
+            d2 = np.zeros(n, np.float32)
+            top = np.argsort(-sim, kind="stable")[:200]
+            keep = top[sim[top] >= 0.15]
+            d2[keep] = sim[keep]
+        dims["semantic"] = d2
+    # D4 causal: forward with c, reverse with c·ρ.
+    if "causal" in want:
+        fwd, _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
+                            max_hops=params.max_hops, mode="forward", mask=CAUSAL_MASK, fwd_mult=CAUSAL)
+        rev, _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
+                            max_hops=params.max_hops, mode="reverse", mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
+        dims["causal"] = np.maximum(fwd, 0.7 * rev).astype(np.float32)
+    # D3 temporal (inactive without git data).
+    if "temporal" in want and g.has_git:
+        dims["temporal"] = temporal(g, seeds, dims["structural"])
+    used = [d for d in DIMENSIONS if d in want and float(dims[d].max(initial=0.0)) > 0.0]
+    total_w = sum(WEIGHTS[d] for d in used) or 1.0
+    combined = np.zeros(n, np.float32)
+    active = np.zeros(n, np.int8)
+    for d in used:
+        combined += (WEIGHTS[d] / total_w) * dims[d]
+        active += dims[d] > 0.01
+    bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0)).astype(np.float32)
+    score = np.minimum(1.0, combined * bonus) * (0.9 + 0.1 * t.pagerank)
+    primed = priming_field(g, boosts or {})
+    activation = np.minimum(1.0, score * (1.0 + primed)).astype(np.float32)
+    activation[score <= 0] = 0.0  # priming never adds a node
+    return ActivationRun(seeds, dims, used, score.astype(np.float32), activation, primed, backend,
+                         boosted_nodes=int(np.count_nonzero(primed[score > 0])))
+
+
+def temporal(g: Graph, seeds: Seeds, d1: np.ndarray) -> np.ndarray:
+    t = g.nodes
+    newest = int(t.last_change_ms.max(initial=0))
+    age_days = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
+    recency = np.exp(-math.log(2) * age_days / 14.0)
+    r = (0.6 * recency + 0.4 * t.churn).astype(np.float32)
+    seed_arr = np.zeros(g.n, np.float32)
+    seed_arr[seeds.nodes] = seeds.scores
+    cc = np.zeros(g.n, np.float32)
+    w = g.engine.weights
+    rel = g.engine.csr.relations
+    for s, sc in zip(seeds.nodes.tolist(), seeds.scores.tolist()):
+        f = int(t.file_of[s]) if t.file_of[s] >= 0 else s
+        pos, tgt = g.engine.out_edges(f)
+        sel = rel[pos] == CO_CHANGES
+        if sel.any():
+            np.maximum.at(cc, tgt[sel], sc * w[pos[sel]])
+        pos, src = g.engine.in_edges(f)
+        sel = rel[pos] == CO_CHANGES
+        if sel.any():
+            np.maximum.at(cc, src[sel], sc * w[pos[sel]])
+    return (r * np.maximum(np.maximum(seed_arr, cc), 0.5 * d1)).astype(np.float32)
+
+
+def result_order(g: Graph, values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Sort candidate indices by value desc, pagerank desc, ext id (index) asc."""
+    return candidates[np.lexsort((candidates, -g.nodes.pagerank[candidates], -values[candidates]))]
+
+
+def filter_mask(g: Graph, node_kinds: tuple[str, ...], path_prefix: str | None) -> np.ndarray | None:
+    if not node_kinds and not path_prefix:
+        return None
+    keep = np.ones(g.n, np.bool_)
+    if node_kinds:
+        codes = np.asarray([KIND_CODE[k] for k in node_kinds], np.uint8)
+        keep &= np.isin(g.nodes.kind, codes)
+    if path_prefix:
+        pref = path_prefix.lstrip("./")
+        keep &= np.fromiter((p.startswith(pref) for p in g.nodes.source_path), np.bool_, count=g.n)
+    return keep
+
+
+def ranked(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...] = (),
+           path_prefix: str | None = None) -> tuple[np.ndarray, int]:
+    """Indices of the top results (after filters) and the total number activated."""
+    act = run.activation
+    cand = np.nonzero(act > 0)[0]
+    keep = filter_mask(g, node_kinds, path_prefix)
+    if keep is not None:
+        cand = cand[keep[cand]]
+    total = len(cand)
+    if total > 4 * top_k:  # partial selection first: sorting 50k candidates per query is wasted work
+        part = np.argpartition(-act[cand], 4 * top_k)[: 4 * top_k]
+        cand = cand[part]
+    return result_order(g, act, cand)[:top_k], total
+
+
+def ghost_edges(g: Graph, run: ActivationRun, top: np.ndarray, limit: int = 5) -> list[dict[str, Any]]:
+    """Pairs among the top 50 that share ≥ 2 active dimensions but have no direct edge."""
+    cands = [int(i) for i in top[:50]]
+    dimsets = {}
+    for i in cands:
+        ds = frozenset(d for d in run.used if run.dims[d][i] > 0.01)
+        if len(ds) >= 2:
+            dimsets[i] = ds
+    keys = list(dimsets)
+    out = []
+    for a_i, a in enumerate(keys):
+        for b in keys[a_i + 1:]:
+            shared = dimsets[a] & dimsets[b]
+            if len(shared) < 2:
+                continue
+            if len(g.engine.edges_between(a, b)):
+                continue
+            out.append((math.sqrt(float(run.activation[a]) * float(run.activation[b])), a, b, shared))
+    out.sort(key=lambda x: (-x[0], x[1], x[2]))
+    t = g.nodes
+    return [{"source": t.ext_id[a], "target": t.ext_id[b],
+             "shared_dimensions": [d for d in run.used if d in shared], "strength": round(s, 4)}
+            for s, a, b, shared in out[:limit]]
+
+
+def structural_holes(g: Graph, activation: np.ndarray, min_sibling: float, limit: int) -> list[dict[str, Any]]:
+    """Nodes with activation ≤ 0.01 and ≥ 2 structural neighbours activated ≥ min_sibling."""
+    src, dst = g.edge_endpoints()
+    rel = g.engine.csr.relations
+    structural = rel != CO_CHANGES
+    hot = activation >= min_sibling
+    # neighbour contributions in both directions
+    s1 = structural & hot[src]
+    s2 = structural & hot[dst]
+    owners = np.concatenate([dst[s1], src[s2]])
+    vals = np.concatenate([activation[src[s1]], activation[dst[s2]]])
+    if owners.size == 0:
+        return []
+    cnt = np.bincount(owners, minlength=g.n)
+    tot = np.bincount(owners, weights=vals, minlength=g.n)
+    holes = np.nonzero((cnt >= 2) & (activation <= 0.01))[0]
+    if holes.size == 0:
+        return []
+    mean = tot[holes] / cnt[holes]
+    order = holes[np.lexsort((holes, -mean))][:limit]
+    t = g.nodes
+    out = []
+    for i in order.tolist():
+        k, m = int(cnt[i]), float(tot[i] / cnt[i])
+        neigh = _hot_neighbours(g, i, hot, activation)
+        out.append({"node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
+                    "sibling_avg_activation": round(m, 4),
+                    "activated_neighbors": [t.ext_id[j] for j in neigh[:5]],
+                    "reason": f"{k} activated neighbours (mean {m:.2f}) but not activated itself"})
+    return out
+
+
+def _hot_neighbours(g: Graph, i: int, hot: np.ndarray, act: np.ndarray) -> list[int]:
+    rel = g.engine.csr.relations
+    pos, tgt = g.engine.out_edges(i)
+    a = [int(v) for p, v in zip(pos.tolist(), tgt.tolist()) if rel[p] != CO_CHANGES and hot[v]]
+    pos, srcs = g.engine.in_edges(i)
+    b = [int(v) for p, v in zip(pos.tolist(), srcs.tolist()) if rel[p] != CO_CHANGES and hot[v]]
+    seen = sorted(set(a + b), key=lambda j: -act[j])
+    return seen
+
+
+def coactivation_edges(g: Graph, top: np.ndarray, activation: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Edges joining two of the given results and their LTP increments (learning.md §3)."""
+    pos_out, inc_out = [], []
+    w = g.engine.weights
+    top_set = set(int(i) for i in top)
+    for u in top_set:
+        pos, tgt = g.engine.out_edges(u)
+        for p, v in zip(pos.tolist(), tgt.tolist()):
+            if v in top_set:
+                pos_out.append(p)
+                inc_out.append(rate * float(activation[u]) * float(activation[v]) * (1.0 - float(w[p])))
+    return np.asarray(pos_out, np.int64), np.asarray(inc_out, np.float32)

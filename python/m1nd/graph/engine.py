@@ -1,0 +1,192 @@
+"""The only bridge to the native kernels (``m1nd_core``).
+
+Kernels trust their input (typed, C-contiguous, in range); this module makes that true: it coerces dtypes with
+``np.ascontiguousarray``, checks shapes and ranges, and raises :class:`~m1nd.errors.InvalidInputError` with a clear
+message before a kernel could fail with Cython's cryptic fused-type errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from m1nd.errors import GraphTooLargeError, InvalidInputError
+from m1nd_core import activation as _act
+from m1nd_core import hebbian as _hebb
+from m1nd_core import paths as _paths
+from m1nd_core import rank as _rank
+from m1nd_core.csr import CSRGraph
+
+MAX_NODES = 2_000_000
+MAX_EDGES = 20_000_000
+W_MIN = 0.05
+W_MAX = 1.0
+ALL_RELATIONS = 0xFFFFFFFF
+
+MODE = {"forward": 0, "reverse": 1, "both": 2}
+
+
+def relation_mask(codes: list[int] | tuple[int, ...] | set[int]) -> int:
+    m = 0
+    for c in codes:
+        m |= 1 << int(c)
+    return m
+
+
+def table16(values: dict[int, float] | list[float] | None, default: float = 1.0) -> np.ndarray:
+    out = np.full(16, default, dtype=np.float32)
+    if values is None:
+        return out
+    items = values.items() if isinstance(values, dict) else enumerate(values)
+    for k, v in items:
+        out[int(k)] = v
+    return out
+
+
+@dataclass
+class Path:
+    nodes: np.ndarray  # int32 node indices, len hops+1
+    edges: np.ndarray  # int64 forward edge positions, len hops
+    dirs: np.ndarray  # int8 +1 forward, -1 backward
+    strength: float
+
+
+class Engine:
+    """Holds one CSR graph and runs kernels on it. Weights are mutated in place by learning."""
+
+    def __init__(self, csr: CSRGraph) -> None:
+        self.csr = csr
+        self.n = csr.n_nodes
+        self.e = csr.n_edges
+        self._deg_cache: dict[tuple[str, int], np.ndarray] = {}
+
+    # -- construction ---------------------------------------------------------------------------------------------
+    @classmethod
+    def from_edges(cls, n_nodes: int, src: np.ndarray, dst: np.ndarray, weights: np.ndarray,
+                   base_weights: np.ndarray, relations: np.ndarray) -> Engine:
+        e = len(src)
+        if n_nodes > MAX_NODES or e > MAX_EDGES:
+            raise GraphTooLargeError(f"graph too large: {n_nodes} nodes / {e} edges (limits {MAX_NODES} nodes / "
+                                     f"{MAX_EDGES} edges); exclude vendored or generated directories")
+        arrays = [np.ascontiguousarray(src, dtype=np.int32), np.ascontiguousarray(dst, dtype=np.int32),
+                  np.ascontiguousarray(weights, dtype=np.float32), np.ascontiguousarray(base_weights, dtype=np.float32),
+                  np.ascontiguousarray(relations, dtype=np.uint8)]
+        if any(len(a) != e for a in arrays):
+            raise InvalidInputError("edge arrays must all have the same length")
+        if e and (arrays[0].min() < 0 or arrays[0].max() >= n_nodes or arrays[1].min() < 0
+                  or arrays[1].max() >= n_nodes):
+            raise InvalidInputError("edge endpoint out of range")
+        return cls(CSRGraph.from_edges(int(n_nodes), *arrays))
+
+    @classmethod
+    def from_arrays(cls, n_nodes: int, arrays: dict[str, np.ndarray]) -> Engine:
+        names = ("indptr", "indices", "weights", "base_weights", "relations", "rev_indptr", "rev_indices", "rev_edge")
+        dtypes = (np.int64, np.int32, np.float32, np.float32, np.uint8, np.int64, np.int32, np.int64)
+        args = [np.ascontiguousarray(arrays[k], dtype=t) for k, t in zip(names, dtypes)]
+        return cls(CSRGraph.from_arrays(int(n_nodes), *args))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        c = self.csr
+        return {"indptr": c.indptr, "indices": c.indices, "weights": c.weights, "base_weights": c.base_weights,
+                "relations": c.relations, "rev_indptr": c.rev_indptr, "rev_indices": c.rev_indices,
+                "rev_edge": c.rev_edge}
+
+    # -- views ----------------------------------------------------------------------------------------------------
+    @property
+    def weights(self) -> np.ndarray:
+        return self.csr.weights
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.csr.nbytes)
+
+    def edge_sources(self) -> np.ndarray:
+        """Source node of every forward edge position (int32[E])."""
+        return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.csr.indptr))
+
+    def out_edges(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, targets) of u's forward edges."""
+        a, b = int(self.csr.indptr[u]), int(self.csr.indptr[u + 1])
+        return np.arange(a, b, dtype=np.int64), self.csr.indices[a:b]
+
+    def in_edges(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """(forward positions, sources) of u's incoming edges."""
+        a, b = int(self.csr.rev_indptr[u]), int(self.csr.rev_indptr[u + 1])
+        return self.csr.rev_edge[a:b], self.csr.rev_indices[a:b]
+
+    def edges_between(self, u: int, v: int) -> np.ndarray:
+        return self.csr.edges_between(int(u), int(v))
+
+    def degree(self, direction: str, mask: int = ALL_RELATIONS) -> np.ndarray:
+        key = (direction, mask)
+        if key not in self._deg_cache:
+            self._deg_cache[key] = self.csr.out_degree(mask) if direction == "out" else self.csr.in_degree(mask)
+        return self._deg_cache[key]
+
+    # -- kernels --------------------------------------------------------------------------------------------------
+    def _node_array(self, nodes, name: str) -> np.ndarray:  # noqa: ANN001
+        arr = np.ascontiguousarray(nodes, dtype=np.int32).reshape(-1)
+        if arr.size and (arr.min() < 0 or arr.max() >= self.n):
+            raise InvalidInputError(f"{name}: node index out of range [0, {self.n})")
+        return arr
+
+    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,  # noqa: ANN001
+               max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
+               fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
+               ) -> tuple[np.ndarray, np.ndarray]:
+        seeds = self._node_array(seeds, "seeds")
+        amps = np.ascontiguousarray(amplitudes, dtype=np.float32).reshape(-1)
+        if amps.shape != seeds.shape:
+            raise InvalidInputError("seeds and amplitudes must have the same length")
+        if not (0 < decay <= 1) or threshold < 0 or not (0 <= max_hops <= 32):
+            raise InvalidInputError("spread: decay must be in (0, 1], threshold ≥ 0, max_hops in 0..32")
+        act = np.zeros(self.n, dtype=np.float32)
+        hops = np.full(self.n, -1, dtype=np.int16)
+        _act.spread(self.csr, seeds, amps, act, hops, decay=float(decay), threshold=float(threshold),
+                    max_hops=int(max_hops), mode=MODE[mode], relation_mask=int(mask), hub_ref=float(hub_ref),
+                    fwd_mult=table16(None) if fwd_mult is None else np.ascontiguousarray(fwd_mult, dtype=np.float32),
+                    rev_mult=table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, dtype=np.float32))
+        return act, hops
+
+    def bfs_hops(self, source: int, *, max_hops: int, mode: str = "both", mask: int = ALL_RELATIONS) -> np.ndarray:
+        hops = np.full(self.n, -1, dtype=np.int16)
+        _act.bfs_hops(self.csr, int(source), hops, max_hops=int(max_hops), mode=MODE[mode], relation_mask=int(mask))
+        return hops
+
+    def k_paths(self, source: int, target: int, *, max_hops: int = 6, max_paths: int = 10, budget: int = 10000,
+                min_strength: float = 1e-4, mask: int = ALL_RELATIONS) -> tuple[list[Path], int, bool, int]:
+        r = _paths.k_paths(self.csr, int(source), int(target), max_hops=int(max_hops), max_paths=int(max_paths),
+                           budget=int(budget), min_strength=float(min_strength), relation_mask=int(mask))
+        paths = [Path(np.asarray(n), np.asarray(e), np.asarray(d), float(s)) for n, e, d, s in r["paths"]]
+        return paths, int(r["total_found"]), bool(r["budget_exhausted"]), int(r["shortest_hops"])
+
+    def chains(self, source: int, *, mode: str, max_depth: int = 6, min_strength: float = 0.1, budget: int = 10000,
+               max_chains: int = 10, mask: int = ALL_RELATIONS, fwd_mult: np.ndarray | None = None,
+               rev_mult: np.ndarray | None = None) -> list[Path]:
+        r = _paths.chains(self.csr, int(source), mode=MODE[mode], max_depth=int(max_depth),
+                          min_strength=float(min_strength), budget=int(budget), max_chains=int(max_chains),
+                          relation_mask=int(mask),
+                          fwd_mult=table16(None) if fwd_mult is None else np.ascontiguousarray(fwd_mult, np.float32),
+                          rev_mult=table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, np.float32))
+        return [Path(np.asarray(n), np.asarray(e), np.asarray(d), float(s)) for n, e, d, s in r]
+
+    def pagerank(self, *, mask: int = ALL_RELATIONS, damping: float = 0.85) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.float32)
+        if self.n:
+            _rank.pagerank(self.csr, out, relation_mask=int(mask), damping=float(damping))
+        return out
+
+    def hebbian(self, edges, signs, rate: float) -> int:  # noqa: ANN001
+        if not (0.0 <= rate <= 1.0):
+            raise InvalidInputError(f"strength must be between 0.0 and 1.0 (got {rate})")
+        edges = np.ascontiguousarray(edges, dtype=np.int64).reshape(-1)
+        signs = np.ascontiguousarray(signs, dtype=np.int8).reshape(-1)
+        if edges.shape != signs.shape:
+            raise InvalidInputError("edges and signs must have the same length")
+        if edges.size and (edges.min() < 0 or edges.max() >= self.e):
+            raise InvalidInputError("edge position out of range")
+        return int(_hebb.apply(self.csr.weights, edges, signs, float(rate), w_min=W_MIN, w_max=W_MAX))
+
+    def top_k(self, values: np.ndarray, k: int, min_value: float = 0.0) -> np.ndarray:
+        return np.asarray(_act.top_k(np.ascontiguousarray(values, dtype=np.float32), int(k), float(min_value)))

@@ -1,0 +1,143 @@
+"""Read-only graph tools' logic: ``why`` (activation.md §11) and ``impact`` (§10), plus id resolution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from m1nd.errors import InvalidInputError, UnknownNodeError
+from m1nd.graph.engine import Path
+from m1nd.graph.model import CAUSAL, RHO, STRUCTURAL_MASK, Graph, relation_name
+from m1nd.graph.seeds import closest_ids
+
+ZERO = np.zeros(16, np.float32)
+
+
+def resolve_node(g: Graph, node_id: str, *, argument: str = "node_id") -> int:
+    """External id (or relpath / ``file::relpath``) → node index; unknown → ``unknown_node`` with suggestions."""
+    i = g.seeds.ext_lookup.get(node_id.strip())
+    if i is not None:
+        return i
+    close = closest_ids(g.seeds, g.nodes, node_id)
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    raise UnknownNodeError(f"node '{node_id}' is not in the graph{hint}; use activate to find ids",
+                           details={"argument": argument, "closest": close})
+
+
+def _path_dict(g: Graph, p: Path) -> dict[str, Any]:
+    t = g.nodes
+    rels = [relation_name(int(g.engine.csr.relations[e]), forward=int(d) > 0) for e, d in zip(p.edges, p.dirs)]
+    nodes = [int(x) for x in p.nodes]
+    return {"nodes": [t.ext_id[i] for i in nodes], "labels": [t.label[i] for i in nodes], "relations": rels,
+            "cumulative_strength": round(p.strength, 6), "hops": len(rels)}
+
+
+def why(g: Graph, source: str, target: str, *, max_hops: int = 6, max_paths: int = 10, path_budget: int = 10000,
+        min_strength: float = 1e-4, relations_mask: int | None = None) -> dict[str, Any]:
+    s = resolve_node(g, source, argument="source")
+    t_ = resolve_node(g, target, argument="target")
+    if s == t_:
+        raise InvalidInputError("source and target are the same node; pass two different ids",
+                                details={"argument": "target"})
+    mask = relations_mask if relations_mask is not None else 0xFFFFFFFF
+    paths, total, exhausted, shortest = g.engine.k_paths(s, t_, max_hops=max_hops, max_paths=max_paths,
+                                                         budget=path_budget, min_strength=min_strength, mask=mask)
+    t = g.nodes
+    out: dict[str, Any] = {
+        "source": t.ext_id[s], "target": t.ext_id[t_], "source_label": t.label[s], "target_label": t.label[t_],
+        "paths": [_path_dict(g, p) for p in paths], "total_paths_found": total, "budget_exhausted": exhausted,
+        "shortest_hops": shortest if shortest >= 0 else None,
+    }
+    if not paths:
+        out["hint"] = (f"no path within {max_hops} hops; raise max_hops (up to 8) or path_budget, or test the "
+                       "relationship with hypothesize")
+    return out
+
+
+def _via(g: Graph, v: int, hops: np.ndarray, act: np.ndarray, forward: bool, mask: int) -> str | None:
+    """Relation of the strongest edge that delivered the signal to v (from a node one hop closer)."""
+    rel = g.engine.csr.relations
+    w = g.engine.weights
+    h = int(hops[v])
+    best, best_rel = -1.0, None
+    if forward:
+        pos, nb = g.engine.in_edges(v)  # u -> v
+    else:
+        pos, nb = g.engine.out_edges(v)  # v -> u traversed backwards from u
+    for p, u in zip(pos.tolist(), nb.tolist()):
+        r = int(rel[p])
+        if not (mask >> r) & 1 or hops[u] != h - 1 or act[u] <= 0:
+            continue
+        s = float(act[u]) * float(w[p])
+        if s > best:
+            best, best_rel = s, relation_name(r, forward)
+    return best_rel
+
+
+def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5, min_signal: float = 0.01,
+           top_k: int = 50, relations_mask: int | None = None, include_causal_chains: bool = True,
+           max_chains: int = 10) -> dict[str, Any]:
+    src = resolve_node(g, node_id)
+    mask = STRUCTURAL_MASK if relations_mask is None else relations_mask
+    eng = g.engine
+    runs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for d in (("forward", "reverse") if direction == "both" else (direction,)):
+        act, _ = eng.spread([src], [1.0], decay=0.55, threshold=min_signal, max_hops=max_hops, mode=d, mask=mask,
+                            hub_ref=0.0, rev_mult=RHO)
+        hops = eng.bfs_hops(src, max_hops=max_hops, mode=d, mask=mask)
+        runs[d] = (act, hops)
+    n = g.n
+    best = np.zeros(n, np.float32)
+    best_dir = np.zeros(n, np.int8)  # 0 forward, 1 reverse
+    for k, (d, (act, _)) in enumerate(runs.items()):
+        better = act > best
+        best[better] = act[better]
+        best_dir[better] = 0 if d == "forward" else 1
+    best[src] = 0.0
+    reached = np.nonzero(best > 0)[0]
+    order = reached[np.lexsort((reached, -best[reached]))]
+    t = g.nodes
+    blast = []
+    by_hop: dict[str, int] = {}
+    hop_of = np.full(n, -1, np.int32)
+    for i in reached.tolist():
+        d = "forward" if best_dir[i] == 0 else "reverse"
+        hop_of[i] = int(runs[d][1][i])
+    for i in reached.tolist():
+        key = str(int(hop_of[i]))
+        by_hop[key] = by_hop.get(key, 0) + 1
+    for i in order[:top_k].tolist():
+        d = "forward" if best_dir[i] == 0 else "reverse"
+        act, hops = runs[d]
+        blast.append({"node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
+                      "signal_strength": round(float(best[i]), 5), "hop_distance": int(hop_of[i]),
+                      "direction": d, "via_relation": _via(g, i, hops, act, d == "forward", mask)})
+    files = {int(t.file_of[i]) for i in reached.tolist() if t.file_of[i] >= 0}
+    tests = [t.ext_id[i] for i in order.tolist() if t.is_test[i]][:20]
+    chains: list[dict[str, Any]] = []
+    if include_causal_chains and max_chains > 0:
+        found = []
+        for d in (("forward", "reverse") if direction == "both" else (direction,)):
+            for p in eng.chains(src, mode=d, max_depth=6, min_strength=0.1, budget=10000, max_chains=max_chains,
+                                mask=mask, fwd_mult=CAUSAL, rev_mult=CAUSAL):
+                found.append((p, d))
+        found.sort(key=lambda x: -x[0].strength)
+        for p, d in found[:max_chains]:
+            pd = _path_dict(g, p)
+            chains.append({"path": pd["nodes"], "labels": pd["labels"], "relations": pd["relations"],
+                           "cumulative_strength": pd["cumulative_strength"], "direction": d})
+    max_hop = int(hop_of[reached].max()) if len(reached) else 0
+    out = {
+        "source": t.ext_id[src], "source_label": t.label[src], "direction": direction, "blast_radius": blast,
+        "by_hop": dict(sorted(by_hop.items(), key=lambda kv: int(kv[0]))), "files_affected": len(files),
+        "tests_affected": tests, "total_energy": round(float(best[reached].sum()), 4),
+        "total_reached": int(len(reached)), "max_hops_reached": max_hop, "causal_chains": chains,
+    }
+    if not len(reached):
+        out["hint"] = "nothing reached: try direction='both', a lower min_signal, or more max_hops"
+    elif direction != "reverse":
+        out["hint"] = "reverse entries (callers, importers, tests) are what may break; run why to explain one link"
+    else:
+        out["hint"] = "run why SOURCE TARGET to explain a link, or learn to teach which entries mattered"
+    return out

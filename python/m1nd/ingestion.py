@@ -1,0 +1,291 @@
+"""Ingest orchestration (spec graph.md §11, §15): walk → reuse or extract → git → resolve → diff → one transaction.
+
+The pure pipeline lives in ``m1nd.ingest`` (no storage); this module adds the per-file extraction cache, the
+content-hash reuse, the diff against the stored graph (row ids of unchanged nodes and learned weights of surviving
+edges are kept) and the single write transaction that makes an ingest all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from m1nd.errors import InvalidInputError
+from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
+
+if TYPE_CHECKING:
+    from m1nd.codegraph import CodeGraph
+
+log = logging.getLogger(__name__)
+NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class Progress:
+    """Progress lines on stderr (only when stderr is a terminal, or M1ND_PROGRESS=1), never on stdout."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        import os
+
+        self.enabled = (sys.stderr.isatty() or os.environ.get("M1ND_PROGRESS") == "1") if enabled is None else enabled
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg: str) -> None:
+        if self.enabled:
+            print(f"m1nd ingest [{time.perf_counter() - self.t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def _compress(obj: Any) -> bytes:
+    return zlib.compress(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), 1)
+
+
+def _decompress(blob: bytes) -> Any:
+    return json.loads(zlib.decompress(blob).decode("utf-8"))
+
+
+def _git_to_json(git: Any) -> Any:
+    if git is None:
+        return None
+    d = dataclasses.asdict(git) if dataclasses.is_dataclass(git) else dict(git.__dict__)
+    return d
+
+
+def _git_from_json(d: Any) -> Any:
+    from m1nd.ingest.gitdata import GitData
+
+    if d is None:
+        return None
+    d = dict(d)
+    d["files"] = {k: tuple(v) for k, v in d.get("files", {}).items()}
+    d["co_change"] = [tuple(x) for x in d.get("co_change", [])]
+    return GitData(**d)
+
+
+def git_status(root: Path) -> dict[str, Any]:
+    from m1nd.ingest import gitdata
+
+    return gitdata.status(root) if hasattr(gitdata, "status") else {"available": False}
+
+
+def run_ingest(cg: CodeGraph, path: str, *, mode: str = "replace", namespace: str | None = None,
+               incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
+               exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = 365,
+               embed: str = "background", progress: Progress | None = None) -> dict[str, Any]:
+    from m1nd.ingest import extract as ex
+    from m1nd.ingest import gitdata, resolve, walker
+
+    started = time.perf_counter()
+    say = progress or Progress()
+    store = cg.store
+    p = cg.resolve_path(path)
+    if not p.exists():
+        raise InvalidInputError(f"path '{path}' does not exist", recover="pass an existing directory (the repo root)")
+    if not (p.is_dir() or p.is_file()):
+        raise InvalidInputError(f"path '{path}' is not a directory or a regular file")
+    roots = store.roots()
+    if p.is_file():
+        rp = p.resolve()
+        owner = next((r for r in roots if rp.is_relative_to(Path(r.path))), None)
+        if owner is None:
+            raise InvalidInputError(f"'{path}' is not under an ingested root; ingest its directory first")
+        root = Path(owner.path)
+        mode = "replace" if owner.is_primary else "merge"
+        namespace = owner.namespace
+    else:
+        root = p.resolve()
+    if mode == "merge":
+        primary = next((r for r in roots if r.is_primary), None)
+        if primary is not None and Path(primary.path) == root:
+            mode, namespace = "replace", None
+        else:
+            if namespace is None:
+                namespace = re.sub(r"[^a-z0-9_-]", "-", root.name.lower()).strip("-_") or "root"
+                if not namespace[0].isalpha():
+                    namespace = "r" + namespace
+                namespace = namespace[:32]
+            if not NAMESPACE_RE.match(namespace):
+                raise InvalidInputError(f"namespace '{namespace}' must match ^[a-z][a-z0-9_-]{{0,31}}$")
+            clash = next((r for r in roots if r.namespace == namespace and Path(r.path) != root), None)
+            if clash is not None:
+                raise InvalidInputError(f"namespace '{namespace}' is already used by root {clash.path}")
+    else:
+        namespace = None
+
+    token = store.acquire_ingest_lock()
+    try:
+        say(f"walking {root}")
+        walked = walker.walk(root, include_dotfiles=include_dotfiles, dotfile_patterns=dotfile_patterns or (),
+                             exclude=exclude or (), max_file_bytes=max_file_bytes)
+        existing = next((r for r in roots if Path(r.path) == root), None)
+        stored = store.files(existing.id) if existing is not None else {}
+        extracts: dict[str, dict[str, Any]] = {}
+        mtimes: dict[str, int] = {}
+        file_rows: list[tuple[Any, ...]] = []
+        touch: list[tuple[int, str]] = []
+        to_extract: list[tuple[str, bytes, str]] = []
+        meta: dict[str, tuple[int, int, str]] = {}
+        skipped = dict(walked.skipped)
+        skipped.setdefault("parse_error", 0)
+        reused = 0
+        for f in walked.files:
+            mtimes[f.relpath] = f.mtime_ns // 1_000_000
+            old = stored.get(f.relpath)
+            version = ex.extractor_version(f.lang)
+            if incremental and old is not None and old.extractor_version == version and old.size == f.size \
+                    and old.mtime_ns == f.mtime_ns:
+                extracts[f.relpath] = _decompress(old.blob)
+                reused += 1
+                continue
+            try:
+                got = walker.read_text(f.abspath)
+            except OSError as e:
+                walked.warnings.append(f"cannot read {f.relpath}: {e}")
+                skipped["ignored"] = skipped.get("ignored", 0) + 1
+                continue
+            if got is None:
+                skipped["binary"] = skipped.get("binary", 0) + 1
+                continue
+            data, _text = got
+            import hashlib
+
+            h = hashlib.sha256(data).hexdigest()
+            if incremental and old is not None and old.extractor_version == version and old.content_hash == h:
+                extracts[f.relpath] = _decompress(old.blob)
+                touch.append((f.mtime_ns, f.relpath))
+                reused += 1
+                continue
+            meta[f.relpath] = (f.size, f.mtime_ns, f.lang)
+            to_extract.append((f.relpath, data, f.lang))
+        say(f"{len(walked.files)} files listed, {reused} reused, extracting {len(to_extract)}")
+        fresh = ex.extract_many(to_extract) if to_extract else []
+        for (rel, _data, lang), blob in zip(to_extract, fresh):
+            extracts[rel] = blob
+            size, mtime_ns, _ = meta[rel]
+            file_rows.append([rel, size, mtime_ns, blob.get("content_hash"), lang, int(bool(blob.get("is_test"))),
+                              ex.extractor_version(lang), _compress(blob), None, blob.get("parse_error")])
+        parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
+        skipped["parse_error"] = len(parse_errors)
+        removed_files = [rel for rel in stored if rel not in extracts]
+
+        # git (re-read only when HEAD or the work tree moved)
+        say("reading git history")
+        state = gitdata.worktree_state(root)
+        git = None
+        if existing is not None and state is not None and existing.git_state == state and incremental:
+            git = _git_from_json(store.root_git_blob(existing.id))
+            if git is not None and getattr(git, "window_days", git_window_days) != git_window_days:
+                git = None
+        if git is None:
+            git = gitdata.read_git(root, window_days=git_window_days)
+        say("resolving references")
+        parts = resolve.resolve(extracts, git=git, mtimes=mtimes, namespace=namespace)
+        say(f"{len(parts.nodes)} nodes, {len(parts.edges)} edges; writing")
+        languages: dict[str, int] = {}
+        for f in walked.files:
+            if f.relpath in extracts:
+                languages[f.lang] = languages.get(f.lang, 0) + 1
+        warnings = list(walked.warnings) + list(parts.warnings)
+        warnings += [f"parse error in {rel}: {extracts[rel]['parse_error']}" for rel in parse_errors[:20]]
+        if not walked.files:
+            warnings.append("no files matched")
+
+        def make_report(counts: dict[str, Any], gen: int) -> dict[str, Any]:
+            return {
+                "root": str(root), "namespace": namespace, "mode": mode, "files_scanned": len(walked.files),
+                "files_parsed": len(fresh), "files_reused": reused, "files_removed": len(removed_files),
+                "skipped": {k: skipped.get(k, 0) for k in ("large", "binary", "ignored", "parse_error")},
+                "nodes": counts["nodes"], "edges": counts["edges"],
+                "unresolved_refs": parts.unresolved_refs, "ambiguous_refs": parts.ambiguous_refs,
+                "languages": dict(sorted(languages.items())),
+                "git": {"available": bool(getattr(git, "available", False)),
+                        **({"reason": git.reason} if not getattr(git, "available", False) else {}),
+                        "commits_read": int(getattr(git, "commits_read", 0)),
+                        "co_change_edges": sum(1 for e in parts.edges if e.relation == 7)},
+                "embeddings": {"queued": 0, "model_id": None},
+                "graph_generation": gen, "changed": counts["changed"],
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
+            }
+
+        report = _write(cg, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
+        say(f"done in {report['elapsed_ms'] / 1000:.1f}s")
+        return report
+    finally:
+        store.release_ingest_lock(token)
+
+
+def _round(v: Any) -> Any:
+    return round(v, 6) if isinstance(v, float) else v
+
+
+def _write(cg: CodeGraph, root: Path, namespace: str | None, mode: str, parts: Any,
+           file_rows: list[list[Any]], removed_files: list[str], touch: list[tuple[int, str]], git: Any,
+           state: str | None, make_report: Any) -> dict[str, Any]:
+    """Diff the new node/edge sets against the stored ones and write everything in one transaction."""
+    store = cg.store
+    db = store.db
+    with db.write():
+        roots = store.roots()
+        other_roots_removed = 0
+        if mode == "replace":
+            for r in roots:
+                if Path(r.path) != root:
+                    store.delete_root(r.id)
+                    other_roots_removed += 1
+        rid = store.upsert_root(str(root), namespace, mode == "replace")
+        ext_imports = {rel: json.dumps(v) for rel, v in parts.external_imports.items()}
+        for row in file_rows:
+            row[8] = ext_imports.get(row[0], "[]")
+        store.write_files(rid, file_rows, removed_files, touch)
+
+        old_nodes = store.node_rows(rid)
+        new_nodes = {}
+        for nrec in parts.nodes:
+            vals = tuple(_round(getattr(nrec, c)) if c != "root_id" else rid for c in NODE_COLUMNS)
+            vals = tuple(int(v) if isinstance(v, bool) else v for v in vals)
+            new_nodes[vals[0]] = vals
+        created = [v for k, v in new_nodes.items() if k not in old_nodes]
+        removed_ids = [row[0] for k, row in old_nodes.items() if k not in new_nodes]
+        updated = []
+        for k, vals in new_nodes.items():
+            old = old_nodes.get(k)
+            if old is not None and tuple(_round(x) for x in old[1:]) != vals[1:]:
+                updated.append((*vals[1:], old[0]))
+        store.delete_nodes(removed_ids)  # cascades their edges
+        store.update_nodes(updated)
+        store.insert_nodes(created)
+        ids = store.node_ids_by_ext()
+        root_ids = {ids[k] for k in new_nodes}
+        old_edges = {k: v for k, v in store.edge_rows().items() if k[0] in root_ids}
+        new_edges: dict[tuple[int, int, int], tuple[float, int]] = {}
+        for e in parts.edges:
+            s, d = ids.get(e.src), ids.get(e.dst)
+            if s is None or d is None or s == d:
+                continue
+            new_edges[(s, d, int(e.relation))] = (float(e.w0), int(e.count))
+        ts = now_ms()
+        ins = [(*k, w0, w0, c, 0) for k, (w0, c) in new_edges.items() if k not in old_edges]
+        gone = [k for k in old_edges if k not in new_edges]
+        rebased = [(w0, c, *k) for k, (w0, c) in new_edges.items()
+                   if k in old_edges and (abs(old_edges[k][0] - w0) > 1e-6 or old_edges[k][2] != c)]
+        store.delete_edges(gone)
+        store.insert_edges(ins)
+        store.update_edges_base(rebased)
+        changed = bool(created or removed_ids or updated or ins or gone or rebased or other_roots_removed)
+        if changed:
+            store.bump("graph_generation")
+        total_nodes, total_edges = store.counts()
+        del ts
+        gen, _ = store.generations()
+        report = make_report({"changed": changed,
+                              "nodes": {"created": len(created), "removed": len(removed_ids),
+                                        "updated": len(updated), "total": total_nodes},
+                              "edges": {"created": len(ins), "removed": len(gone), "total": total_edges}}, gen)
+        store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
+                          report=report)
+    return report

@@ -1,0 +1,152 @@
+"""Graph and lifecycle tools (activation.md, graph.md §15): thin adapters onto ``Workspace.graph``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from m1nd.graph.activation import DIMENSIONS
+from m1nd.graph.nodes import KIND_NAMES
+from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
+from m1nd.mcp.registry import Param, Tool, register
+
+RELATION_NAMES = tuple(RELATION_CODES) + tuple(n for n in INVERSE_RELATION_CODES if n not in RELATION_CODES)
+
+
+def _counted(ws: Any, args: dict[str, Any]) -> Any:
+    ws.graph.count_query(args["agent_id"])
+    return ws.graph
+
+
+def _ingest(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    keys = ("mode", "namespace", "incremental", "include_dotfiles", "dotfile_patterns", "exclude", "max_file_bytes",
+            "git_window_days", "embed")
+    return ws.graph.ingest(a["path"], **{k: a[k] for k in keys if k in a})
+
+
+register(Tool(
+    name="ingest", title="Ingest a repository", group="lifecycle",
+    description=("Parse a repository (Python, JS/TS, Go, Rust, Java, markdown, config) into the code graph with git "
+                 "history; re-ingest is incremental. Use when health reports an empty graph or after large "
+                 "changes; then activate, why or impact."),
+    params=(
+        Param("path", "string", "Repository root (or a file inside an ingested root).", required=True, min_length=1,
+              max_length=4096),
+        Param("mode", "string", "replace: the only root; merge: add a secondary root.", default="replace",
+              enum=("replace", "merge")),
+        Param("namespace", "string", "Id prefix of a secondary root.", pattern=r"^[a-z][a-z0-9_-]{0,31}$"),
+        Param("incremental", "boolean", "Reuse unchanged files.", default=True),
+        Param("include_dotfiles", "boolean", default=False),
+        Param("dotfile_patterns", "string[]", max_items=50, max_length=500),
+        Param("exclude", "string[]", "gitignore-style patterns to skip.", max_items=200, max_length=500),
+        Param("max_file_bytes", "integer", default=1048576, minimum=1024, maximum=16777216),
+        Param("git_window_days", "integer", default=365, minimum=1, maximum=3650),
+        Param("embed", "string", default="background", enum=("background", "sync", "skip")),
+    ),
+    handler=_ingest, destructive=True,
+    output_required=("files_scanned", "nodes", "edges", "graph_generation", "changed"), shrinkable=("warnings",),
+))
+
+
+def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    g = _counted(ws, a)
+    return g.activate(a["agent_id"], a["query"], top_k=a["top_k"], dimensions=a.get("dimensions"),
+                      max_hops=a["max_hops"], decay=a["decay"], threshold=a["threshold"], max_seeds=a["max_seeds"],
+                      node_kinds=a.get("node_kinds"), path_prefix=a.get("path_prefix"),
+                      include_ghost_edges=a["include_ghost_edges"],
+                      include_structural_holes=a["include_structural_holes"],
+                      coactivation_ltp=a["coactivation_ltp"])
+
+
+register(Tool(
+    name="activate", title="Find related code", group="graph",
+    description=("Rank the code most related to a query by spreading activation over the code graph (structure, "
+                 "meaning, change history, causality). Use first when starting a task; then learn (feedback), why, "
+                 "impact or perspective_start."),
+    params=(
+        Param("query", "string", "Words, identifiers, a file path or an external id.", required=True, min_length=1,
+              max_length=2000),
+        Param("top_k", "integer", default=20, minimum=1, maximum=200),
+        Param("dimensions", "string[]", min_items=1, unique_items=True, enum=DIMENSIONS),
+        Param("max_hops", "integer", default=5, minimum=1, maximum=10),
+        Param("decay", "number", default=0.55, minimum=0.05, maximum=0.95),
+        Param("threshold", "number", default=0.04, minimum=0.001, maximum=0.5),
+        Param("max_seeds", "integer", default=24, minimum=1, maximum=200),
+        Param("node_kinds", "string[]", "Result filter by kind.", enum=KIND_NAMES, unique_items=True),
+        Param("path_prefix", "string", "Result filter by relpath prefix.", max_length=1000),
+        Param("include_ghost_edges", "boolean", default=True),
+        Param("include_structural_holes", "boolean", default=False),
+        Param("include_memory", "boolean", default=False),
+        Param("coactivation_ltp", "boolean", default=True),
+    ),
+    handler=_activate,
+    output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
+    shrinkable=("activated", "ghost_edges", "structural_holes", "seeds", "related_memories"),
+))
+
+
+def _why(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    g = _counted(ws, a)
+    return g.why(source=a["source"], target=a["target"], max_hops=a["max_hops"], max_paths=a["max_paths"],
+                 path_budget=a["path_budget"], min_strength=a["min_strength"], relations=a.get("relations") or None)
+
+
+register(Tool(
+    name="why", title="Explain how two nodes connect", group="graph",
+    description=("List the strongest simple paths between two external ids (edges followed both ways, ranked by "
+                 "cumulative strength). Use to explain a link found by activate or impact; then learn or "
+                 "hypothesize."),
+    params=(
+        Param("source", "string", required=True, min_length=1, max_length=2000),
+        Param("target", "string", required=True, min_length=1, max_length=2000),
+        Param("max_hops", "integer", default=6, minimum=1, maximum=8),
+        Param("max_paths", "integer", default=10, minimum=1, maximum=50),
+        Param("path_budget", "integer", default=10000, minimum=100, maximum=200000),
+        Param("min_strength", "number", default=0.0001, minimum=0, maximum=1),
+        Param("relations", "string[]", enum=RELATION_NAMES, unique_items=True),
+    ),
+    handler=_why, read_only=True,
+    output_required=("source", "target", "paths", "total_paths_found", "budget_exhausted"), shrinkable=("paths",),
+))
+
+
+def _impact(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    g = _counted(ws, a)
+    return g.impact(node_id=a["node_id"], direction=a["direction"], max_hops=a["max_hops"],
+                    min_signal=a["min_signal"], top_k=a["top_k"], relations=a.get("relations") or None,
+                    include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"])
+
+
+register(Tool(
+    name="impact", title="Blast radius of a change", group="graph",
+    description=("Estimate what a change to one node affects: signal spread forward (what it uses) and reverse "
+                 "(callers, importers, tests that may break), with causal chains. Use before editing; then why to "
+                 "explain an entry."),
+    params=(
+        Param("node_id", "string", "External id of the node being changed.", required=True, min_length=1,
+              max_length=2000),
+        Param("direction", "string", default="both", enum=("forward", "reverse", "both")),
+        Param("max_hops", "integer", default=5, minimum=1, maximum=10),
+        Param("min_signal", "number", default=0.01, minimum=0.001, maximum=0.5),
+        Param("top_k", "integer", default=50, minimum=1, maximum=500),
+        Param("relations", "string[]", enum=RELATION_NAMES, unique_items=True),
+        Param("include_causal_chains", "boolean", default=True),
+        Param("max_chains", "integer", default=10, minimum=0, maximum=50),
+    ),
+    handler=_impact, read_only=True,
+    output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),
+    shrinkable=("blast_radius", "causal_chains", "tests_affected"),
+))
+
+
+def _health(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    return ws.graph.health(a["agent_id"])
+
+
+register(Tool(
+    name="health", title="Server and graph health", group="lifecycle",
+    description=("Report whether the graph is ingested, its size and generations, learned-weight persistence, "
+                 "the embedder, git state and agents. Call first in a session; if the graph is empty, call ingest."),
+    params=(), handler=_health, read_only=True,
+    output_required=("status", "node_count", "edge_count", "graph_generation", "embedder"),
+    shrinkable=("agents", "ingest_roots", "warnings"),
+))

@@ -1,0 +1,278 @@
+"""Graph repository: SQL for ``graph.db`` (nodes, edges, files, roots, meta counters, ingest lock, weights).
+
+Only plain Python/numpy values cross this boundary; callers never see SQL or apsw. Bulk reads return columns
+(lists / numpy arrays) because the graph is consumed column-wise by the CSR builder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from m1nd.errors import BusyError
+from m1nd.store.db import Database, open_db
+from m1nd.store.graph_schema import GRAPH_MIGRATIONS
+
+NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
+                "signature", "doc", "is_test", "content_hash", "last_change_ms", "churn", "commit_count")
+STALE_LOCK_MS = 30 * 60 * 1000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def pack_json(obj: Any) -> bytes:
+    return zlib.compress(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), 1)
+
+
+def unpack_json(blob: bytes | None) -> Any:
+    return None if blob is None else json.loads(zlib.decompress(blob).decode("utf-8"))
+
+
+@dataclass
+class RootRow:
+    id: int
+    path: str
+    namespace: str | None
+    is_primary: bool
+    last_ingest_ms: int | None
+    git_head: str | None
+    git_state: str | None
+    report: dict[str, Any] | None
+
+
+@dataclass
+class FileRow:
+    relpath: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    lang: str
+    extractor_version: int
+    blob: bytes
+
+
+class GraphStore:
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = 10000) -> None:
+        self.path = Path(path)
+        self.db: Database = open_db(self.path, GRAPH_MIGRATIONS, busy_timeout_ms=busy_timeout_ms)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta -----------------------------------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,), default)
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        (key, None if value is None else str(value)))
+
+    def generations(self) -> tuple[int, int]:
+        rows = dict(self.db.all("SELECT key, value FROM meta WHERE key IN ('graph_generation', 'weights_generation')"))
+        return int(rows.get("graph_generation", 0)), int(rows.get("weights_generation", 0))
+
+    def bump(self, key: str) -> int:
+        self.db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (key,))
+        return int(self.meta(key, "0"))
+
+    # -- ingest lock ------------------------------------------------------------------------------------------
+    def acquire_ingest_lock(self) -> str:
+        me = f"{os.getpid()}@{socket.gethostname()}:{now_ms()}"
+        with self.db.write():
+            cur = self.meta("ingest_lock")
+            if cur and not self._lock_is_stale(cur):
+                pid, _, rest = cur.partition("@")
+                _, _, started = rest.rpartition(":")
+                when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(started) / 1000)) if started.isdigit() else "?"
+                raise BusyError(f"an ingest is already running in this workspace (pid {pid}, started {when}); "
+                                "retry when it finishes")
+            self.set_meta("ingest_lock", me)
+        return me
+
+    @staticmethod
+    def _lock_is_stale(lock: str) -> bool:
+        pid_s, _, rest = lock.partition("@")
+        host, _, started = rest.rpartition(":")
+        if started.isdigit() and now_ms() - int(started) > STALE_LOCK_MS:
+            return True
+        if host == socket.gethostname() and pid_s.isdigit():
+            try:
+                os.kill(int(pid_s), 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+            return int(pid_s) == os.getpid() and False
+        return False
+
+    def release_ingest_lock(self, token: str) -> None:
+        with self.db.write():
+            self.db.execute("UPDATE meta SET value = NULL WHERE key = 'ingest_lock' AND value = ?", (token,))
+
+    # -- roots and files ----------------------------------------------------------------------------------------
+    def roots(self) -> list[RootRow]:
+        rows = self.db.all("SELECT id, path, namespace, is_primary, last_ingest_ms, git_head, git_state, report_json "
+                           "FROM roots ORDER BY is_primary DESC, id")
+        return [RootRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5], r[6], json.loads(r[7]) if r[7] else None)
+                for r in rows]
+
+    def root_git_blob(self, root_id: int) -> Any:
+        return unpack_json(self.db.scalar("SELECT git_blob FROM roots WHERE id = ?", (root_id,)))
+
+    def upsert_root(self, path: str, namespace: str | None, is_primary: bool) -> int:
+        row = self.db.one("SELECT id FROM roots WHERE path = ?", (path,))
+        if row:
+            self.db.execute("UPDATE roots SET namespace = ?, is_primary = ? WHERE id = ?",
+                            (namespace, int(is_primary), row[0]))
+            return int(row[0])
+        self.db.execute("INSERT INTO roots(path, namespace, is_primary) VALUES (?, ?, ?)",
+                        (path, namespace, int(is_primary)))
+        return self.db.last_insert_rowid()
+
+    def delete_root(self, root_id: int) -> None:
+        self.db.execute("DELETE FROM nodes WHERE root_id = ?", (root_id,))
+        self.db.execute("DELETE FROM roots WHERE id = ?", (root_id,))
+
+    def finish_root(self, root_id: int, *, git_head: str | None, git_state: str | None, git_blob: Any,
+                    report: dict[str, Any]) -> None:
+        self.db.execute("UPDATE roots SET last_ingest_ms = ?, git_head = ?, git_state = ?, git_blob = ?, "
+                        "report_json = ? WHERE id = ?",
+                        (now_ms(), git_head, git_state, pack_json(git_blob) if git_blob is not None else None,
+                         json.dumps(report, separators=(",", ":")), root_id))
+
+    def files(self, root_id: int) -> dict[str, FileRow]:
+        rows = self.db.all("SELECT relpath, size, mtime_ns, content_hash, lang, extractor_version, extract_blob "
+                           "FROM files WHERE root_id = ?", (root_id,))
+        return {r[0]: FileRow(*r) for r in rows}
+
+    def file_hashes(self) -> dict[str, str]:
+        return dict(self.db.all("SELECT relpath, content_hash FROM files"))
+
+    def write_files(self, root_id: int, upserts: Iterable[Sequence[Any]], deletes: Iterable[str],
+                    touch: Iterable[tuple[int, str]]) -> None:
+        """``upserts`` rows: relpath, size, mtime_ns, content_hash, lang, is_test, extractor_version, blob,
+        external_imports_json, parse_error."""
+        self.db.executemany("DELETE FROM files WHERE root_id = ? AND relpath = ?", ((root_id, p) for p in deletes))
+        self.db.executemany(
+            "INSERT INTO files(root_id, relpath, size, mtime_ns, content_hash, lang, is_test, extractor_version, "
+            "extract_blob, external_imports_json, parse_error) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(root_id, relpath) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns, "
+            "content_hash=excluded.content_hash, lang=excluded.lang, is_test=excluded.is_test, "
+            "extractor_version=excluded.extractor_version, extract_blob=excluded.extract_blob, "
+            "external_imports_json=excluded.external_imports_json, parse_error=excluded.parse_error",
+            ((root_id, *row) for row in upserts))
+        self.db.executemany("UPDATE files SET mtime_ns = ? WHERE root_id = ? AND relpath = ?",
+                            ((m, root_id, p) for m, p in touch))
+
+    def file_counts(self) -> dict[int, int]:
+        return dict(self.db.all("SELECT root_id, COUNT(*) FROM files GROUP BY root_id"))
+
+    def set_external_imports(self, root_id: int, rows: Iterable[tuple[str, str]]) -> None:
+        self.db.executemany("UPDATE files SET external_imports_json = ? WHERE root_id = ? AND relpath = ?",
+                            ((j, root_id, p) for p, j in rows))
+
+    # -- nodes and edges ----------------------------------------------------------------------------------------
+    def node_rows(self, root_id: int | None = None) -> dict[str, tuple[Any, ...]]:
+        """ext_id -> (id, *NODE_COLUMNS[1:])."""
+        cols = ", ".join(NODE_COLUMNS[1:])
+        sql = f"SELECT ext_id, id, {cols} FROM nodes"
+        rows = self.db.all(sql + " WHERE root_id = ?", (root_id,)) if root_id is not None else self.db.all(sql)
+        return {r[0]: r[1:] for r in rows}
+
+    def edge_rows(self, node_ids: Iterable[int] | None = None) -> dict[tuple[int, int, int], tuple[float, float, int]]:
+        """(src, dst, relation) -> (w0, w, count) for every edge (or edges whose source is in ``node_ids``)."""
+        rows = self.db.all("SELECT src, dst, relation, w0, w, count FROM edges")
+        if node_ids is None:
+            return {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in rows}
+        keep = set(node_ids)
+        return {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in rows if r[0] in keep}
+
+    def insert_nodes(self, rows: Iterable[Sequence[Any]]) -> None:
+        cols = ", ".join(NODE_COLUMNS)
+        marks = ", ".join("?" * len(NODE_COLUMNS))
+        self.db.executemany(f"INSERT INTO nodes({cols}) VALUES ({marks})", rows)
+
+    def update_nodes(self, rows: Iterable[Sequence[Any]]) -> None:
+        """rows: (*NODE_COLUMNS[1:], id)."""
+        sets = ", ".join(f"{c} = ?" for c in NODE_COLUMNS[1:])
+        self.db.executemany(f"UPDATE nodes SET {sets} WHERE id = ?", rows)
+
+    def delete_nodes(self, ids: Iterable[int]) -> None:
+        self.db.executemany("DELETE FROM nodes WHERE id = ?", ((i,) for i in ids))
+
+    def node_ids_by_ext(self, ext_ids: Iterable[str] | None = None) -> dict[str, int]:
+        if ext_ids is None:
+            return dict(self.db.all("SELECT ext_id, id FROM nodes"))
+        out = {}
+        for e in ext_ids:
+            v = self.db.scalar("SELECT id FROM nodes WHERE ext_id = ?", (e,))
+            if v is not None:
+                out[e] = v
+        return out
+
+    def insert_edges(self, rows: Iterable[Sequence[Any]]) -> None:
+        """rows: (src, dst, relation, w0, w, count, updated_ms)."""
+        self.db.executemany("INSERT INTO edges(src, dst, relation, w0, w, count, updated_ms) VALUES (?,?,?,?,?,?,?)",
+                            rows)
+
+    def update_edges_base(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Re-based edge (its ingest weight changed): rows (w0, count, src, dst, relation). Learned ``w`` is kept
+        but clamped into bounds."""
+        self.db.executemany("UPDATE edges SET w0 = ?, count = ? WHERE src = ? AND dst = ? AND relation = ?", rows)
+
+    def delete_edges(self, keys: Iterable[tuple[int, int, int]]) -> None:
+        self.db.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND relation = ?", keys)
+
+    def counts(self) -> tuple[int, int]:
+        return (int(self.db.scalar("SELECT COUNT(*) FROM nodes", default=0)),
+                int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
+
+    def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
+        """All nodes ordered by ext_id (the CSR order) and all edges as index arrays."""
+        rows = self.db.all(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY ext_id")
+        cols: dict[str, list[Any]] = {"id": [r[0] for r in rows]}
+        for i, name in enumerate(NODE_COLUMNS, start=1):
+            cols[name] = [r[i] for r in rows]
+        ids = np.asarray(cols["id"], dtype=np.int64)
+        lookup = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, dtype=np.int64)
+        lookup[ids] = np.arange(len(ids))
+        erows = self.db.all("SELECT src, dst, relation, w0, w FROM edges")
+        e = np.asarray(erows, dtype=np.float64).reshape(-1, 5)
+        edges = {
+            "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
+            "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
+            "relation": e[:, 2].astype(np.uint8),
+            "w0": e[:, 3].astype(np.float32),
+            "w": e[:, 4].astype(np.float32),
+        }
+        return cols, edges
+
+    # -- learned weights ----------------------------------------------------------------------------------------
+    def edge_weights_since(self, watermark_ms: int) -> list[tuple[str, str, int, float, int]]:
+        return self.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w, e.updated_ms FROM edges e "
+                           "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst WHERE e.updated_ms > ?",
+                           (watermark_ms,))
+
+    def apply_weight_deltas(self, rows: Iterable[tuple[str, str, int, float, int, int]], *, w_min: float,
+                            w_max: float) -> int:
+        """rows: (src ext, dst ext, relation, delta, n_ltp, n_ltd). Deltas compose across processes."""
+        ts = now_ms()
+        n = 0
+        for src, dst, rel, delta, ltp, ltd in rows:
+            self.db.execute(
+                "UPDATE edges SET w = MIN(?, MAX(?, w + ?)), n_ltp = n_ltp + ?, n_ltd = n_ltd + ?, updated_ms = ? "
+                "WHERE src = (SELECT id FROM nodes WHERE ext_id = ?) AND dst = (SELECT id FROM nodes WHERE ext_id = ?) "
+                "AND relation = ?", (w_max, w_min, delta, ltp, ltd, ts, src, dst, rel))
+            n += self.db.changes()
+        return n
