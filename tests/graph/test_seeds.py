@@ -1,0 +1,91 @@
+"""Seed selection (activation.md §1) against the rules table and an obvious per-node reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from m1nd.graph.seeds import identifier_parts, lexical_scores, select_seeds, tokenize
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("SessionPool acquire", ["sessionpool", "session", "pool", "acquire"]),
+    ("how does the parseHTTPResponse_v2 work?", ["parsehttpresponse_v2", "parse", "http", "response", "work"]),
+    ("a b", []),
+    ("file::src/db.py", ["file::src/db.py", "file", "src", "db", "py"]),
+], ids=["camel", "stopwords-and-humps", "all-dropped", "ext-id"])
+def test_tokenize(query: str, expected: list[str]) -> None:
+    assert tokenize(query) == expected
+
+
+def test_identifier_parts_split_digits_and_acronyms() -> None:
+    assert identifier_parts("HTTPServer2Go") == ["http", "server", "2", "go"]
+
+
+def test_exact_label_match_gets_full_score(small_graph) -> None:
+    lex = lexical_scores(small_graph.seeds, ["acquire"])
+    i = small_graph.nodes.index["file::src/session_pool.py::class::SessionPool::fn::acquire"]
+    assert lex[i] == pytest.approx(1.0)
+
+
+def test_rule_scores_match_reference(small_graph) -> None:
+    """Per-token scores equal a slow per-node evaluation of the rule table."""
+    g = small_graph
+    t = g.nodes
+
+    def reference(tok: str, i: int) -> float:
+        label = t.label[i].casefold()
+        path = t.source_path[i].casefold()
+        segs = path.split("/")
+        stem = segs[-1].rsplit(".", 1)[0]
+        best = 0.0
+        if tok == label:
+            best = max(best, 1.0)
+        if tok in identifier_parts(t.label[i]):
+            best = max(best, 0.92)
+        if len(tok) >= 3 and len(label) >= 3 and (label.startswith(tok) or tok.startswith(label)):
+            best = max(best, 0.90)
+        if tok in segs or tok == stem:
+            best = max(best, 0.82)
+        short = min(len(tok), len(label))
+        if short >= 3 and (tok in label or label in tok):
+            best = max(best, 0.80)
+        if len(tok) >= 4 and tok in path:
+            best = max(best, 0.72)
+        import re
+
+        if tok in re.findall(r"[a-z_][a-z0-9_]*", (t.signature[i] + " " + t.doc[i]).casefold()):
+            best = max(best, 0.60)
+        return best
+
+    scratch = np.empty(g.n, np.float32)
+    for tok in ["session", "pool", "acquire", "connect", "render", "database", "src"]:
+        m = g.seeds.token_scores(tok, scratch)
+        for i in range(g.n):
+            ref = reference(tok, i)
+            # the trigram rule (0.7·σ) may only add scores below 0.7 where no other rule applies
+            assert m[i] == pytest.approx(ref, abs=1e-6) or (ref == 0 and 0 < m[i] < 0.7), (tok, t.ext_id[i])
+
+
+def test_seeds_sorted_capped_and_at_most_four_per_file(small_graph) -> None:
+    s = select_seeds(small_graph.seeds, small_graph.nodes, "session pool acquire release test", max_seeds=24)
+    assert (np.diff(s.scores) <= 1e-7).all()
+    files = [int(small_graph.nodes.file_of[i]) for i in s.nodes]
+    assert max(files.count(f) for f in set(files)) <= 4
+    assert all(v == "lexical" for v in s.via)
+
+
+def test_direct_id_hit_is_full_relevance(small_graph) -> None:
+    s = select_seeds(small_graph.seeds, small_graph.nodes, "file::src/db.py::fn::connect")
+    i = small_graph.nodes.index["file::src/db.py::fn::connect"]
+    assert s.nodes[0] == i and s.scores[0] == pytest.approx(1.0)
+
+
+def test_relpath_is_a_direct_hit(small_graph) -> None:
+    s = select_seeds(small_graph.seeds, small_graph.nodes, "src/render.py")
+    assert small_graph.nodes.ext_id[s.nodes[0]] == "file::src/render.py"
+
+
+def test_no_token_reaching_half_means_no_seed(small_graph) -> None:
+    s = select_seeds(small_graph.seeds, small_graph.nodes, "zzqx")
+    assert len(s.nodes) == 0
