@@ -1,0 +1,88 @@
+"""Argument validation, schema generation and response shaping of the tool registry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from m1nd.errors import InvalidInputError
+from m1nd.mcp.registry import Param, Tool, load_all, validate_arguments
+from m1nd.mcp.shaping import shape
+
+
+def _tool(**kw) -> Tool:
+    return Tool(name="t", title="T", description="d", group="g", handler=lambda ws, a: {}, **kw)
+
+
+TOOL = _tool(params=(Param("query", "string", required=True, min_length=1, max_length=10),
+                     Param("top_k", "integer", default=20, minimum=1, maximum=200),
+                     Param("mode", "string", default="a", enum=("a", "b")),
+                     Param("names", "string[]", max_items=2),
+                     Param("ratio", "number", minimum=0, maximum=1)))
+
+
+def test_defaults_filled() -> None:
+    out = validate_arguments(TOOL, {"agent_id": "me", "query": "x"})
+    assert out == {"agent_id": "me", "query": "x", "top_k": 20, "mode": "a", "max_output_chars": 8000}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"query": "x"}, "missing required argument 'agent_id'"),
+    ({"agent_id": "me"}, "missing required argument 'query'"),
+    ({"agent_id": "me", "query": "x", "top_k": 500}, "argument 'top_k' must be an integer between 1 and 200 (got 500)"),
+    ({"agent_id": "me", "query": "x", "topk": 5}, "unknown argument 'topk' (did you mean 'top_k'?)"),
+    ({"agent_id": "me", "query": "x", "top_k": "5"}, "argument 'top_k' must be an integer"),
+    ({"agent_id": "me", "query": "x", "top_k": True}, "argument 'top_k' must be an integer"),
+    ({"agent_id": "me", "query": "x" * 11}, "argument 'query' is too long: 11 characters (at most 10)"),
+    ({"agent_id": "me", "query": "x", "mode": "c"}, "must be one of a, b"),
+    ({"agent_id": "me", "query": "x", "names": ["a", 1]}, "argument 'names' item 1 must be a string"),
+    ({"agent_id": "me", "query": "x", "names": ["a", "b", "c"]}, "has 3 items (at most 2)"),
+    ({"agent_id": "bad id!", "query": "x"}, "argument 'agent_id' must be a string matching"),
+    ({"agent_id": "me", "query": "x", "ratio": float("nan")}, "argument 'ratio' must be a number"),
+], ids=["no-agent", "no-query", "range", "unknown-key", "string-for-int", "bool-for-int", "too-long", "enum",
+        "item-type", "too-many", "agent-pattern", "nan"])
+def test_bad_arguments_name_the_problem(args, message) -> None:
+    with pytest.raises(InvalidInputError) as e:
+        validate_arguments(TOOL, args)
+    assert message in str(e.value)
+
+
+def test_input_schema_is_strict() -> None:
+    s = TOOL.input_schema()
+    assert s["additionalProperties"] is False
+    assert s["required"] == ["agent_id", "query"]
+    assert s["properties"]["top_k"] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}
+
+
+def test_every_registered_tool_has_a_valid_listing() -> None:
+    tools = load_all()
+    assert {"ingest", "activate", "why", "impact", "health"} <= set(tools)
+    for t in tools.values():
+        listing = t.listing()
+        assert 0 < len(listing["description"]) <= 600
+        assert "response_chars" in listing["outputSchema"]["required"]
+        json.dumps(listing)
+
+
+def test_shaping_cuts_the_longest_list_and_reports_it() -> None:
+    tool = _tool(params=(), shrinkable=("items",))
+    result = {"items": [{"id": i, "text": "x" * 50} for i in range(200)], "count": 200}
+    out = shape(tool, result, 2000)
+    text = json.dumps(out, separators=(",", ":"), ensure_ascii=False)
+    assert len(text) <= 2000
+    assert out["response_chars"] == len(text)
+    assert out["truncated"] is True
+    assert out["omitted"]["items"] == 200 - len(out["items"])
+    assert out["items"][0]["id"] == 0 and out["count"] == 200
+
+
+def test_shaping_refuses_when_the_skeleton_cannot_fit() -> None:
+    tool = _tool(params=())
+    with pytest.raises(InvalidInputError, match="too small"):
+        shape(tool, {"blob": ["y" * 200] * 40}, 500)
+
+
+def test_small_result_untouched() -> None:
+    out = shape(_tool(params=()), {"a": 1}, 8000)
+    assert out == {"a": 1, "response_chars": len('{"a":1,"response_chars":24}')}
