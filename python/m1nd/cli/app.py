@@ -93,14 +93,17 @@ def cli(ctx: click.Context) -> None:
 
 
 def _register_commands() -> None:
-    from m1nd.cli import graph
+    """Each command module exposes ``register(cli)``. Optional ones are skipped while they do not exist yet."""
+    import importlib
 
-    graph.register(cli)
-    try:
-        from m1nd.cli import memory
-    except ImportError:  # the memory group is optional while it is being built
-        return
-    memory.register(cli)
+    for name in ("graph", "serve", "learning", "memory"):
+        try:
+            module = importlib.import_module(f"m1nd.cli.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"m1nd.cli.{name}":
+                raise
+            continue
+        module.register(cli)
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -1,8 +1,11 @@
 """Tool groups; importing this package registers every tool in ``m1nd.mcp.registry.TOOLS``."""
 
-from m1nd.mcp.tools import graph  # noqa: F401
+import importlib
 
-try:  # the memory group is built in parallel; the graph tools must not depend on it
-    from m1nd.mcp.tools import memory  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+# One module per group. Optional groups are skipped while they do not exist yet.
+for _group in ("graph", "analysis", "learning", "trails", "perspectives", "memory", "wake"):
+    try:
+        importlib.import_module(f"m1nd.mcp.tools.{_group}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"m1nd.mcp.tools.{_group}":
+            raise
