@@ -39,6 +39,19 @@ class Workspace:
         with self._lock:
             return MemoryService.open(self.settings)
 
+    def on_server_start(self) -> None:
+        """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
+        baseline (learning.md §5) so ``drift`` can compare sessions."""
+        g = self.graph
+        g.graph()
+        try:
+            from m1nd.baselines import record_server_start
+        except ModuleNotFoundError as e:
+            if e.name != "m1nd.baselines":
+                raise
+            return
+        record_server_start(g)
+
     def close(self) -> None:
         if "graph" in self.__dict__:
             self.graph.close()
