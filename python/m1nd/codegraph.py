@@ -362,6 +362,86 @@ class CodeGraph:
         out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
+    def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = 0.15,
+               max_primed: int = 20) -> dict[str, Any]:
+        """Prime this agent's later queries with a task description (activation.md §9)."""
+        from m1nd.graph import activation as A
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            st = self.agent(agent_id)
+            if boost_strength == 0:
+                for ext in [e for e, v in st.boosts.items() if v[2] == "warmup"]:
+                    del st.boosts[ext]
+                run = None
+                primed: dict[str, float] = {}
+            else:
+                run = A.run_activation(g, task_description, A.ActivationParams(), boosts=None)
+                top, _ = A.ranked(g, run, max_primed)
+                peak = float(run.activation[top[0]]) if len(top) else 0.0
+                primed = {g.nodes.ext_id[i]: boost_strength * float(run.activation[i]) / peak
+                          for i in top.tolist()} if peak > 0 else {}
+                self.add_boosts(agent_id, primed, "warmup")
+            t = g.nodes
+        strongest = max(primed.values(), default=0.0)
+        expires = 0
+        b = strongest
+        while b >= 0.01:
+            b *= BOOST_DECAY
+            expires += 1
+        return {
+            "task_description": task_description,
+            "seeds": ([{"node_id": t.ext_id[i], "label": t.label[i], "relevance": round(float(v), 4),
+                        "via": via} for i, v, via in zip(run.seeds.nodes.tolist()[:20], run.seeds.scores.tolist()[:20],
+                                                         run.seeds.via[:20])] if run else []),
+            "primed_nodes": [{"node_id": e, "label": t.label[t.index[e]], "boost": round(v, 5)}
+                             for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
+            "total_primed": len(primed), "decay_per_query": BOOST_DECAY, "expires_after_queries": expires,
+            "hint": "later activate calls by this agent are primed toward these nodes",
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+
+    def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = 0.3, top_k: int = 10,
+                include_ghost_edges: bool = True) -> dict[str, Any]:
+        """Structural holes and ghost edges around a query (activation.md §12); no learning side effects."""
+        from m1nd.graph import activation as A
+        from m1nd.graph.seeds import tokenize
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            if not tokenize(query) and not g.seeds.ext_lookup.get(query.strip()):
+                raise InvalidInputError("query has no searchable words", details={"argument": "query"})
+            run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id))
+            top, _ = A.ranked(g, run, 200)
+            holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
+            ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []
+            self.decay_boosts(agent_id)
+        out = {"query": query, "structural_holes": holes, "ghost_edges": ghosts,
+               "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+        if not holes:
+            out["hint"] = "no structural hole found; lower min_sibling_activation or broaden the query"
+        return out
+
+    def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import activation as A
+        from m1nd.graph.hypothesis import hypothesize
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            ghost_pairs: set[tuple[int, int]] = set()
+            if kw.get("include_ghost_edges", True):
+                run = A.run_activation(g, claim, A.ActivationParams(top_k=50))
+                top, _ = A.ranked(g, run, 50)
+                if len(top):
+                    idx = g.nodes.index
+                    ghost_pairs = {(idx[x["source"]], idx[x["target"]]) for x in A.ghost_edges(g, run, top, 50)}
+            out = hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
     # -- health ---------------------------------------------------------------------------------------------------
     def health(self, agent_id: str) -> dict[str, Any]:
         from m1nd import __version__

@@ -1,0 +1,75 @@
+"""Priming and analysis tools: ``warmup``, ``missing``, ``hypothesize`` (activation.md §9, §12, §13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from m1nd.mcp.registry import Param, Tool, register
+
+
+def _warmup(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    ws.graph.count_query(a["agent_id"])
+    return ws.graph.warmup(a["agent_id"], a["task_description"], boost_strength=a["boost_strength"],
+                           max_primed=a["max_primed"])
+
+
+register(Tool(
+    name="warmup", title="Prime for a task", group="graph",
+    description=("Describe the task you are about to do; the nodes it activates get a decaying boost in YOUR later "
+                 "activate calls (other agents are unaffected). boost_strength=0 clears your warmup. Then "
+                 "activate."),
+    params=(
+        Param("task_description", "string", required=True, min_length=1, max_length=4000),
+        Param("boost_strength", "number", default=0.15, minimum=0.0, maximum=1.0),
+        Param("max_primed", "integer", default=20, minimum=1, maximum=100),
+    ),
+    handler=_warmup, output_required=("seeds", "primed_nodes", "total_primed"), shrinkable=("primed_nodes", "seeds"),
+))
+
+
+def _missing(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    ws.graph.count_query(a["agent_id"])
+    return ws.graph.missing(a["agent_id"], a["query"], min_sibling_activation=a["min_sibling_activation"],
+                            top_k=a["top_k"], include_ghost_edges=a["include_ghost_edges"])
+
+
+register(Tool(
+    name="missing", title="Find structural holes", group="graph",
+    description=("Find code that should be related to a query but is not activated itself (its neighbours are), "
+                 "and strongly co-activated pairs with no direct link. Use to spot forgotten call sites or "
+                 "missing tests; then why or impact."),
+    params=(
+        Param("query", "string", required=True, min_length=1, max_length=2000),
+        Param("min_sibling_activation", "number", default=0.3, minimum=0.05, maximum=1.0),
+        Param("top_k", "integer", default=10, minimum=1, maximum=50),
+        Param("include_ghost_edges", "boolean", default=True),
+    ),
+    handler=_missing, read_only=True, output_required=("query", "structural_holes", "ghost_edges"),
+    shrinkable=("structural_holes", "ghost_edges"),
+))
+
+
+def _hypothesize(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    ws.graph.count_query(a["agent_id"])
+    return ws.graph.hypothesize(a["agent_id"], a["claim"], max_hops=a["max_hops"], path_budget=a["path_budget"],
+                                include_ghost_edges=a["include_ghost_edges"],
+                                include_partial_flow=a["include_partial_flow"])
+
+
+register(Tool(
+    name="hypothesize", title="Test a claim about the code", group="graph",
+    description=("Test a claim such as 'A depends on B', 'A never calls B', 'A and B are coupled', 'A is unused', "
+                 "'A is tested', 'all paths from A to B go through C' against the graph; returns a verdict, "
+                 "confidence and evidence. Quote ids in backticks for precision; then why for details."),
+    params=(
+        Param("claim", "string", required=True, min_length=1, max_length=1000),
+        Param("max_hops", "integer", default=5, minimum=1, maximum=8),
+        Param("path_budget", "integer", default=1000, minimum=100, maximum=100000),
+        Param("include_ghost_edges", "boolean", default=True),
+        Param("include_partial_flow", "boolean", default=True),
+    ),
+    handler=_hypothesize, read_only=True,
+    output_required=("claim", "claim_type", "verdict", "confidence", "supporting_evidence",
+                     "contradicting_evidence"),
+    shrinkable=("supporting_evidence", "contradicting_evidence"),
+))
