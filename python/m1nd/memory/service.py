@@ -506,8 +506,8 @@ class MemoryService:
         if f.visibility == "mine" and not agent:
             raise InvalidInputError("--mine needs an agent: pass --agent NAME or set M1ND_CURRENT_AGENT")
 
-    def list_entries(self, f: Filters, *, agent: str | None, sort: str = "updated", limit: int = 100
-                     ) -> Outcome:
+    def list_entries(self, f: Filters, *, agent: str | None, sort: str = "updated", limit: int = 100,
+                     count: bool = False) -> Outcome:
         self._check_mode(f, agent)
         orders = {"updated": "e.updated_at DESC, e.id", "created": "e.created_at DESC, e.id", "id": "e.id",
                   "resonance": ("e.resonance DESC, e.id" if f.basis == "raw" else
@@ -522,12 +522,13 @@ class MemoryService:
             w = self._where(f, agent, now)
             rowids = repo.select_rowids(w, orders[sort], limit)
             entries = repo.hydrate_rowids(rowids, agent=agent, now=now)
+            total = repo.count(w) if count else len(entries)
             if f.visibility == "public" and agent:
                 with contextlib.suppress(Exception):
                     hidden = repo.count(self._where(f, agent, now, visibility="mine"))
                     if hidden:
                         notes.append(hidden_hint(hidden))
-        return Outcome(entries, notes=notes)
+        return Outcome(entries, notes=notes, extra={"total": total})
 
     def search(self, query: str, f: Filters, *, agent: str | None, limit: int = 20, activate: bool = False,
                mode: str = "keyword") -> Outcome:
