@@ -8,8 +8,9 @@ final value, and not at all when it sits at ``max_hops``. Forward edges ``u→v`
 current value. The products are evaluated in float64 in exactly that order (so a float64 reference reproduces the
 result bit for bit) and stored as float32. Within a node, forward edges are scanned before reverse edges.
 
-Hub damping ``h_out(u) = min(1, sqrt(hub_ref / outdeg_mask(u)))`` (``h_in`` with the in-degree) is computed lazily,
-only for expanded nodes, so a call costs O(N) for clearing the outputs plus the work on the reached region.
+Hub damping ``h_out(u) = min(1, sqrt(hub_ref / outdeg_mask(u)))`` (``h_in`` with the in-degree) reads the masked
+degrees cached on the graph per mask (``CSRGraph.masked_degrees``), so after the first call with a mask a call costs
+O(N) for clearing the outputs plus the work on the reached region.
 """
 
 import numpy as np
@@ -19,8 +20,7 @@ from libc.math cimport sqrt, isfinite
 from libc.stdint cimport uint8_t
 
 from ._types cimport node_t, edge_t, weight_t, rel_t, hop_t, mask_t
-from .csr cimport (CSRGraph, CSRView, check_array, check_graph, check_mask, load_table, check_node,
-                   out_degree_masked, in_degree_masked)
+from .csr cimport CSRGraph, CSRView, check_array, check_mask, load_table, check_node, bfs_levels
 
 cdef object _INT32 = np.dtype(np.int32)
 cdef object _INT16 = np.dtype(np.int16)
@@ -94,8 +94,12 @@ cdef HeapItem _heap_pop(Heap* h) noexcept nogil:
     return top
 
 
-cdef inline double _hub(double hub_ref, Py_ssize_t degree) noexcept nogil:
+cdef inline double _hub(double hub_ref, const node_t* degrees, node_t u) noexcept nogil:
     cdef double x
+    cdef node_t degree
+    if degrees == NULL:
+        return 1.0
+    degree = degrees[u]
     if hub_ref <= 0.0 or degree <= 0:
         return 1.0
     x = sqrt(hub_ref / <double>degree)
@@ -106,8 +110,8 @@ cdef inline double _hub(double hub_ref, Py_ssize_t degree) noexcept nogil:
 
 cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py_ssize_t n_seeds,
                  weight_t* out_act, hop_t* out_hops, double decay, double threshold, int max_hops, int mode,
-                 mask_t mask, double hub_ref, const double* fwd, const double* rev,
-                 Py_ssize_t* n_active) noexcept nogil:
+                 mask_t mask, double hub_ref, const node_t* out_deg, const node_t* in_deg, const double* fwd,
+                 const double* rev, Py_ssize_t* n_active) noexcept nogil:
     cdef Py_ssize_t N = g.n_nodes, i, count = 0
     cdef double* act = NULL
     cdef uint8_t* done = NULL
@@ -157,7 +161,7 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
         au = act[u]
         nh = out_hops[u] + 1
         if mode != 1:
-            hf = _hub(hub_ref, out_degree_masked(g, u, mask))
+            hf = _hub(hub_ref, out_deg, u)
             for e in range(g.indptr[u], g.indptr[u + 1]):
                 r = g.relations[e]
                 if not ((mask >> r) & 1u):
@@ -169,12 +173,12 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
                     out_hops[v] = nh
                     rc |= _heap_push(&heap, s, v)
         if mode != 0:
-            hf = _hub(hub_ref, in_degree_masked(g, u, mask))
+            hf = _hub(hub_ref, in_deg, u)
             for k in range(g.rev_indptr[u], g.rev_indptr[u + 1]):
-                e = g.rev_edge[k]
-                r = g.relations[e]
+                r = g.rev_relations[k]
                 if not ((mask >> r) & 1u):
                     continue
+                e = g.rev_edge[k]
                 v = g.rev_indices[k]
                 s = au * <double>g.weights[e] * rev[r] * decay * hf
                 if s >= threshold and s > act[v]:
@@ -239,56 +243,26 @@ def spread(CSRGraph csr not None, seeds, amplitudes, out_act, out_hops, *, doubl
     cdef hop_t* ohp = &oh[0] if N > 0 else NULL
     cdef Py_ssize_t n_active = 0
     cdef int rc
+    cdef const node_t[::1] dout
+    cdef const node_t[::1] din
+    cdef const node_t* doutp = NULL
+    cdef const node_t* dinp = NULL
+    degrees = None                       # held for the whole call: the cache may evict its entry meanwhile
+    if hub_ref > 0.0 and N > 0:
+        degrees = csr.masked_degrees(mask)
+        dout = degrees[0]
+        din = degrees[1]
+        doutp = &dout[0]
+        dinp = &din[0]
     with nogil:
-        rc = _spread(&csr.v, sp, ap, S, oap, ohp, decay, threshold, max_hops, mode, mask, hub_ref, fwd, rev,
-                     &n_active)
+        rc = _spread(&csr.v, sp, ap, S, oap, ohp, decay, threshold, max_hops, mode, mask, hub_ref, doutp, dinp,
+                     fwd, rev, &n_active)
     if rc != 0:
         raise MemoryError("spread: out of memory")
     return n_active
 
 
 # ------------------------------------------------------------------------------------------ BFS
-
-cdef int _bfs(const CSRView* g, node_t source, hop_t* out_hops, int max_hops, int mode, mask_t mask,
-              Py_ssize_t* reached) noexcept nogil:
-    cdef Py_ssize_t N = g.n_nodes, i, head = 0, tail = 0
-    cdef node_t* queue = <node_t*>malloc(<size_t>(N if N > 0 else 1) * sizeof(node_t))
-    cdef node_t u, v
-    cdef edge_t e, k
-    cdef hop_t nh
-    if queue == NULL:
-        return -1
-    for i in range(N):
-        out_hops[i] = -1
-    out_hops[source] = 0
-    queue[tail] = source
-    tail += 1
-    while head < tail:
-        u = queue[head]
-        head += 1
-        if out_hops[u] >= max_hops:
-            continue
-        nh = out_hops[u] + 1
-        if mode != 1:
-            for e in range(g.indptr[u], g.indptr[u + 1]):
-                if (mask >> g.relations[e]) & 1u:
-                    v = g.indices[e]
-                    if out_hops[v] < 0:
-                        out_hops[v] = nh
-                        queue[tail] = v
-                        tail += 1
-        if mode != 0:
-            for k in range(g.rev_indptr[u], g.rev_indptr[u + 1]):
-                if (mask >> g.relations[g.rev_edge[k]]) & 1u:
-                    v = g.rev_indices[k]
-                    if out_hops[v] < 0:
-                        out_hops[v] = nh
-                        queue[tail] = v
-                        tail += 1
-    free(queue)
-    reached[0] = tail
-    return 0
-
 
 def bfs_hops(CSRGraph csr not None, Py_ssize_t source, out_hops, *, int max_hops, int mode=2,
              relation_mask=0xFFFFFFFF):
@@ -303,7 +277,7 @@ def bfs_hops(CSRGraph csr not None, Py_ssize_t source, out_hops, *, int max_hops
     cdef Py_ssize_t reached = 0
     cdef int rc
     with nogil:
-        rc = _bfs(&csr.v, <node_t>source, &oh[0], max_hops, mode, mask, &reached)
+        rc = bfs_levels(&csr.v, <node_t>source, &oh[0], max_hops, mode, mask, &reached)
     if rc != 0:
         raise MemoryError("bfs_hops: out of memory")
     return reached

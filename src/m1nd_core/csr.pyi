@@ -75,5 +75,7 @@ class CSRGraph:
         """int32[N] out-degree counting only edges whose relation bit is set in ``mask``."""
     def in_degree(self, mask: int = 0xFFFFFFFF) -> npt.NDArray[np.int32]:
         """int32[N] in-degree counting only edges whose relation bit is set in ``mask``."""
+    def masked_degrees(self, mask: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """(out_degree, in_degree) for ``mask``, cached on the graph (read-only arrays; at most 8 masks kept)."""
     def edges_between(self, u: int, v: int) -> npt.NDArray[np.int64]:
         """Ascending forward positions of every edge u→v or v→u."""

@@ -5,13 +5,15 @@ sorted by (relation, target). The reverse CSR lists, for each node, the edges po
 (relation, source); ``rev_edge[k]`` is the forward position of reverse slot ``k`` so weights are stored once and
 learning (which mutates ``weights`` in place) is seen by both directions.
 
-Construction uses numpy (one stable lexsort per direction); the query helpers and every kernel read the arrays
+Construction uses numpy (one argsort of a packed key per direction); the query helpers and every kernel read the arrays
 through raw pointers without the GIL.
 """
 
 import numpy as np
 
-from ._types cimport node_t, edge_t, weight_t, rel_t, mask_t
+from libc.stdlib cimport malloc, free
+
+from ._types cimport node_t, edge_t, weight_t, rel_t, mask_t, hop_t
 
 cdef object _INT32 = np.dtype(np.int32)
 cdef object _INT64 = np.dtype(np.int64)
@@ -104,9 +106,94 @@ cdef Py_ssize_t in_degree_masked(const CSRView* v, node_t u, mask_t mask) noexce
     if mask == 0xFFFFFFFFu:
         return <Py_ssize_t>(hi - lo)
     for k in range(lo, hi):
-        if _in_mask(mask, v.relations[v.rev_edge[k]]):
+        if _in_mask(mask, v.rev_relations[k]):
             d += 1
     return d
+
+
+cdef inline Py_ssize_t _slots(const CSRView* g, node_t u) noexcept nogil:
+    return <Py_ssize_t>(g.indptr[u + 1] - g.indptr[u] + g.rev_indptr[u + 1] - g.rev_indptr[u])
+
+
+cdef int bfs_levels(const CSRView* g, node_t source, hop_t* dist, int max_hops, int mode, mask_t mask,
+                    Py_ssize_t* reached) noexcept nogil:
+    """Hop distances from ``source`` over masked edges (mode 0 along, 1 against, 2 both), -1 beyond max_hops.
+
+    Direction-optimising (Beamer et al.): a level is expanded top-down (scan the frontier's edges) while the
+    frontier is small, bottom-up (each unvisited node looks for a predecessor on the frontier, stopping at the
+    first) once the frontier's edges outnumber 1/14 of the unvisited nodes' edges. Distances are the same either
+    way. Returns -1 when out of memory.
+    """
+    cdef Py_ssize_t N = g.n_nodes, i, lo, head = 0, tail = 0
+    cdef Py_ssize_t m_frontier, m_unvisited = 2 * g.n_edges
+    cdef node_t* queue = <node_t*>malloc(<size_t>(N if N > 0 else 1) * sizeof(node_t))
+    cdef node_t u, v
+    cdef edge_t e, k
+    cdef int level = 0
+    cdef hop_t nxt
+    cdef bint found, full = mask == 0xFFFFFFFFu
+    if queue == NULL:
+        return -1
+    for i in range(N):
+        dist[i] = -1
+    dist[source] = 0
+    queue[tail] = source
+    tail += 1
+    m_unvisited -= _slots(g, source)
+    while head < tail and level < max_hops:
+        lo = head
+        head = tail
+        nxt = <hop_t>(level + 1)
+        m_frontier = 0
+        for i in range(lo, head):
+            m_frontier += _slots(g, queue[i])
+        if m_frontier * 14 > m_unvisited:
+            # bottom-up: v joins the next level if one of its predecessors is on the frontier
+            for v in range(<node_t>N):
+                if dist[v] >= 0:
+                    continue
+                found = False
+                if mode != 0:      # reverse walk: v -> w with w on the frontier
+                    for e in range(g.indptr[v], g.indptr[v + 1]):
+                        if dist[g.indices[e]] == level and (full or (mask >> g.relations[e]) & 1u):
+                            found = True
+                            break
+                if not found and mode != 1:   # forward walk: w -> v with w on the frontier
+                    for k in range(g.rev_indptr[v], g.rev_indptr[v + 1]):
+                        if dist[g.rev_indices[k]] == level and (full or (mask >> g.rev_relations[k]) & 1u):
+                            found = True
+                            break
+                if found:
+                    dist[v] = nxt
+                    queue[tail] = v
+                    tail += 1
+                    m_unvisited -= _slots(g, v)
+        else:
+            # top-down
+            for i in range(lo, head):
+                u = queue[i]
+                if mode != 1:
+                    for e in range(g.indptr[u], g.indptr[u + 1]):
+                        if full or (mask >> g.relations[e]) & 1u:
+                            v = g.indices[e]
+                            if dist[v] < 0:
+                                dist[v] = nxt
+                                queue[tail] = v
+                                tail += 1
+                                m_unvisited -= _slots(g, v)
+                if mode != 0:
+                    for k in range(g.rev_indptr[u], g.rev_indptr[u + 1]):
+                        if full or (mask >> g.rev_relations[k]) & 1u:
+                            v = g.rev_indices[k]
+                            if dist[v] < 0:
+                                dist[v] = nxt
+                                queue[tail] = v
+                                tail += 1
+                                m_unvisited -= _slots(g, v)
+        level += 1
+    free(queue)
+    reached[0] = tail
+    return 0
 
 
 cdef int _check_n_nodes(object n_nodes) except -1:
@@ -129,6 +216,18 @@ cdef int _check_range(object a, str name, Py_ssize_t hi) except -1:
     if a.shape[0] and (int(a.min()) < 0 or int(a.max()) >= hi):
         raise ValueError(f"{name} values must lie in [0, {hi})")
     return 0
+
+
+cdef object _sort_by(object major, object rel, object minor, Py_ssize_t n):
+    """Permutation (int64) sorting edges by (major, rel, minor).
+
+    One argsort of a packed int64 key when it fits (the keys of a valid edge list are unique, so the order is
+    fully determined and equals a stable sort), else a stable lexsort.
+    """
+    if (<double>n + 1.0) * (<double>n + 1.0) * 16.0 < 9.0e18:
+        key = (major.astype(np.int64) * 16 + rel) * n + minor
+        return np.argsort(key).astype(np.int64, copy=False)
+    return np.lexsort((minor, rel, major)).astype(np.int64, copy=False)
 
 
 cdef object _ro(object a):
@@ -161,6 +260,8 @@ cdef class CSRGraph:
         self._rev_indices = rev_indices
         self._rev_edge = rev_edge
         self._edge_order = edge_order
+        self._rev_relations = np.ascontiguousarray(relations[rev_edge])
+        self._degree_cache = {}
         self._m_indptr = indptr
         self._m_indices = indices
         self._m_weights = weights
@@ -169,6 +270,7 @@ cdef class CSRGraph:
         self._m_rev_indptr = rev_indptr
         self._m_rev_indices = rev_indices
         self._m_rev_edge = rev_edge
+        self._m_rev_relations = self._rev_relations
         self.v.n_nodes = n_nodes
         self.v.n_edges = n_edges
         self.v.indptr = &self._m_indptr[0]
@@ -180,6 +282,7 @@ cdef class CSRGraph:
             self.v.relations = &self._m_relations[0]
             self.v.rev_indices = &self._m_rev_indices[0]
             self.v.rev_edge = &self._m_rev_edge[0]
+            self.v.rev_relations = &self._m_rev_relations[0]
         else:
             self.v.indices = NULL
             self.v.weights = NULL
@@ -187,7 +290,33 @@ cdef class CSRGraph:
             self.v.relations = NULL
             self.v.rev_indices = NULL
             self.v.rev_edge = NULL
+            self.v.rev_relations = NULL
         return 0
+
+    cpdef tuple masked_degrees(self, mask_t mask):
+        """(out_degree, in_degree) int32[N] arrays counting edges whose relation is in ``mask``.
+
+        Cached per mask (relations never change); callers must treat the arrays as read-only.
+        """
+        cached = self._degree_cache.get(mask)
+        if cached is None:
+            if len(self._degree_cache) >= 8:
+                self._degree_cache.pop(next(iter(self._degree_cache)))
+            cached = (_ro(self._count(mask, True)), _ro(self._count(mask, False)))
+            self._degree_cache[mask] = cached
+        return cached
+
+    def _count(self, mask_t m, bint forward):
+        out = np.empty(self.v.n_nodes, dtype=np.int32)
+        cdef node_t[::1] o = out
+        cdef node_t u
+        with nogil:
+            for u in range(<node_t>self.v.n_nodes):
+                if forward:
+                    o[u] = <node_t>out_degree_masked(&self.v, u, m)
+                else:
+                    o[u] = <node_t>in_degree_masked(&self.v, u, m)
+        return out
 
     @classmethod
     def from_edges(cls, n_nodes, src, dst, weights, base_weights, relations):
@@ -220,8 +349,8 @@ cdef class CSRGraph:
         if E and np.any(src == dst):
             raise ValueError("self loops are not allowed (src == dst)")
 
-        # forward: sort by (src, relation, dst); lexsort is stable, primary key last
-        order = np.lexsort((dst, relations, src))
+        # forward: sort by (src, relation, dst); reverse: forward positions sorted by (dst, relation, src)
+        order = _sort_by(src, relations, dst, N)
         f_src = src[order]
         f_dst = np.ascontiguousarray(dst[order])
         f_rel = np.ascontiguousarray(relations[order])
@@ -235,7 +364,7 @@ cdef class CSRGraph:
         edge_order[order] = np.arange(E, dtype=np.int64)
 
         # reverse: forward positions sorted by (dst, relation, src)
-        rev_edge = np.lexsort((f_src, f_rel, f_dst)).astype(np.int64, copy=False)
+        rev_edge = _sort_by(f_dst, f_rel, f_src, N)
         rev_indices = np.ascontiguousarray(f_src[rev_edge])
         rev_indptr = np.zeros(N + 1, dtype=np.int64)
         np.cumsum(np.bincount(dst, minlength=N), out=rev_indptr[1:])
@@ -338,7 +467,8 @@ cdef class CSRGraph:
         """Total bytes of the CSR arrays."""
         return int(self._indptr.nbytes + self._indices.nbytes + self._weights.nbytes
                    + self._base_weights.nbytes + self._relations.nbytes + self._rev_indptr.nbytes
-                   + self._rev_indices.nbytes + self._rev_edge.nbytes + self._edge_order.nbytes)
+                   + self._rev_indices.nbytes + self._rev_edge.nbytes + self._edge_order.nbytes
+                   + self._rev_relations.nbytes)
 
     def __repr__(self):
         return f"CSRGraph(n_nodes={self.v.n_nodes}, n_edges={self.v.n_edges})"
@@ -367,28 +497,16 @@ cdef class CSRGraph:
         return best
 
     def out_degree(self, mask=0xFFFFFFFF):
-        """int32[N]: number of out-edges of each node whose relation is in ``mask``."""
+        """int32[N]: number of out-edges of each node whose relation is in ``mask`` (a fresh array)."""
         cdef mask_t m
         check_mask(mask, &m)
-        out = np.empty(self.v.n_nodes, dtype=np.int32)
-        cdef node_t[::1] o = out
-        cdef node_t u
-        with nogil:
-            for u in range(<node_t>self.v.n_nodes):
-                o[u] = <node_t>out_degree_masked(&self.v, u, m)
-        return out
+        return self.masked_degrees(m)[0].copy()
 
     def in_degree(self, mask=0xFFFFFFFF):
-        """int32[N]: number of in-edges of each node whose relation is in ``mask``."""
+        """int32[N]: number of in-edges of each node whose relation is in ``mask`` (a fresh array)."""
         cdef mask_t m
         check_mask(mask, &m)
-        out = np.empty(self.v.n_nodes, dtype=np.int32)
-        cdef node_t[::1] o = out
-        cdef node_t u
-        with nogil:
-            for u in range(<node_t>self.v.n_nodes):
-                o[u] = <node_t>in_degree_masked(&self.v, u, m)
-        return out
+        return self.masked_degrees(m)[1].copy()
 
     def edges_between(self, Py_ssize_t u, Py_ssize_t v):
         """int64 array: ascending forward positions of every edge u→v or v→u."""

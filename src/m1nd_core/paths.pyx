@@ -19,12 +19,12 @@ Each pop costs one budget unit; once spent, the queued (unexpanded, hence not-a-
 
 import numpy as np
 
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport isfinite
 from libc.stdint cimport int8_t, int16_t
 
 from ._types cimport node_t, edge_t, weight_t, rel_t, mask_t
-from .csr cimport CSRGraph, CSRView, check_graph, check_mask, load_table, check_node
+from .csr cimport CSRGraph, CSRView, check_mask, load_table, check_node, bfs_levels
 
 
 # ------------------------------------------------------------------------------------------ arena + heap
@@ -166,42 +166,6 @@ cdef object _extract(const PNode* arena, Py_ssize_t idx):
 
 # ------------------------------------------------------------------------------------------ k_paths
 
-cdef int _bfs_undirected(const CSRView* g, node_t source, int16_t* dist, int max_hops,
-                         mask_t mask) noexcept nogil:
-    cdef Py_ssize_t N = g.n_nodes, i, head = 0, tail = 0
-    cdef node_t* queue = <node_t*>malloc(<size_t>(N if N > 0 else 1) * sizeof(node_t))
-    cdef node_t u, v
-    cdef edge_t e, k
-    if queue == NULL:
-        return -1
-    for i in range(N):
-        dist[i] = -1
-    dist[source] = 0
-    queue[tail] = source
-    tail += 1
-    while head < tail:
-        u = queue[head]
-        head += 1
-        if dist[u] >= max_hops:
-            continue
-        for e in range(g.indptr[u], g.indptr[u + 1]):
-            if (mask >> g.relations[e]) & 1u:
-                v = g.indices[e]
-                if dist[v] < 0:
-                    dist[v] = dist[u] + 1
-                    queue[tail] = v
-                    tail += 1
-        for k in range(g.rev_indptr[u], g.rev_indptr[u + 1]):
-            if (mask >> g.relations[g.rev_edge[k]]) & 1u:
-                v = g.rev_indices[k]
-                if dist[v] < 0:
-                    dist[v] = dist[u] + 1
-                    queue[tail] = v
-                    tail += 1
-    free(queue)
-    return 0
-
-
 cdef int _k_paths(const CSRView* g, Search* s, const int16_t* dist, node_t source, node_t target, int max_hops,
                   Py_ssize_t max_paths, Py_ssize_t budget, double min_strength, mask_t mask,
                   Py_ssize_t* found_idx, Py_ssize_t* n_found, Py_ssize_t* total, bint* exhausted) noexcept nogil:
@@ -243,9 +207,9 @@ cdef int _k_paths(const CSRView* g, Search* s, const int16_t* dist, node_t sourc
         if spent:
             continue
         for k in range(g.rev_indptr[cur.node], g.rev_indptr[cur.node + 1]):
-            e = g.rev_edge[k]
-            if not ((mask >> g.relations[e]) & 1u):
+            if not ((mask >> g.rev_relations[k]) & 1u):
                 continue
+            e = g.rev_edge[k]
             if used >= budget:
                 spent = True
                 break
@@ -291,8 +255,9 @@ def k_paths(CSRGraph csr not None, Py_ssize_t source, Py_ssize_t target, *, int 
     s.arena = NULL
     s.heap = NULL
     cdef int rc = 0, shortest = -1
+    cdef Py_ssize_t reached = 0
     with nogil:
-        rc = _bfs_undirected(&csr.v, <node_t>target, &dist[0], max_hops, mask)
+        rc = bfs_levels(&csr.v, <node_t>target, &dist[0], max_hops, 2, mask, &reached)
         if rc == 0:
             shortest = dist[source]
         if rc == 0 and shortest >= 0:
@@ -356,8 +321,8 @@ cdef int _chains(const CSRView* g, Search* s, node_t source, int mode, int max_d
                     children += 1
             if mode != 0:
                 for k in range(g.rev_indptr[cur.node], g.rev_indptr[cur.node + 1]):
+                    r = g.rev_relations[k]
                     e = g.rev_edge[k]
-                    r = g.relations[e]
                     if not ((mask >> r) & 1u):
                         continue
                     v = g.rev_indices[k]

@@ -1,0 +1,105 @@
+"""Benchmarks of the m1nd_core kernels on seeded synthetic power-law graphs (10^4 and 10^5 nodes, ~10 edges/node).
+
+Run with timing:            pytest bench/test_kernels.py
+As correctness checks (CI): pytest bench/test_kernels.py --benchmark-disable
+
+Graphs are built once per module (fixtures), so only the kernel call is timed. Out/in degrees follow a Zipf-like
+law (endpoint probabilities ∝ rank^-0.8 over a random permutation of the nodes), relations are uniform in 0..11,
+weights uniform in [0.05, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from m1nd_core import activation, hebbian, paths, rank
+from m1nd_core.csr import CSRGraph
+
+SIZES = [10_000, 100_000]
+EDGES_PER_NODE = 10
+STRUCTURAL = 0xFFFFFFFF & ~(1 << 7)                       # every relation but co_changes
+PAGERANK_MASK = STRUCTURAL & ~(1 << 11)                   # ... and mentions
+
+
+def power_law_edges(n: int, seed: int = 20240601):
+    rng = np.random.default_rng(seed)
+    m = EDGES_PER_NODE * n
+    p = np.arange(1, n + 1, dtype=np.float64) ** -0.8
+    p /= p.sum()
+    src = rng.permutation(n)[rng.choice(n, m, p=p)]
+    dst = rng.permutation(n)[rng.choice(n, m, p=p)]
+    rel = rng.integers(0, 12, m)
+    keep = src != dst
+    key = np.unique((src[keep].astype(np.int64) * n + dst[keep]) * 16 + rel[keep])
+    key = key[rng.permutation(key.shape[0])]
+    e = key.shape[0]
+    src = (key // 16 // n).astype(np.int32)
+    dst = (key // 16 % n).astype(np.int32)
+    w = rng.uniform(0.05, 1.0, e).astype(np.float32)
+    return src, dst, w, w.copy(), (key % 16).astype(np.uint8)
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"n{n:.0e}".replace("+0", ""))
+def graph(request):
+    n = request.param
+    edges = power_law_edges(n)
+    return n, edges, CSRGraph.from_edges(n, *edges)
+
+
+def test_from_edges(benchmark, graph):
+    n, edges, _ = graph
+    g = benchmark(CSRGraph.from_edges, n, *edges)
+    assert g.n_nodes == n and g.n_edges == edges[0].shape[0] > 8 * n
+    assert np.array_equal(np.sort(g.rev_edge), np.arange(g.n_edges))
+
+
+def test_spread(benchmark, graph):
+    n, _, g = graph
+    rng = np.random.default_rng(7)
+    seeds = rng.choice(n, 24, replace=False).astype(np.int32)
+    amps = rng.uniform(0.5, 1.0, 24).astype(np.float32)
+    act = np.empty(n, np.float32)
+    hops = np.empty(n, np.int16)
+    rho = np.array([1.0, 0.7, 0.8, 0.8, 0.8, 0.6, 0.9, 1.0, 0.7, 1.0, 0.7, 0.5, 1, 1, 1, 1], np.float32)
+    reached = benchmark(activation.spread, g, seeds, amps, act, hops, mode=2, relation_mask=STRUCTURAL,
+                        rev_mult=rho)
+    assert 24 < reached < n
+    assert act.max() == amps.max() and act.min() >= 0.0
+    assert np.all((act > 0) == (hops >= 0)) and hops.max() <= 5
+
+
+def test_hebbian_apply(benchmark, graph):
+    _, _, g = graph
+    rng = np.random.default_rng(11)
+    weights = g.weights.copy()
+    edges = rng.choice(g.n_edges, 1000, replace=False).astype(np.int64)
+    signs = rng.choice(np.array([-1, 1], np.int8), 1000)
+    assert 0 < hebbian.apply(weights.copy(), edges, signs, 0.1) <= 1000
+    changed = benchmark(hebbian.apply, weights, edges, signs, 0.1)  # repeated rounds drive weights to the bounds
+    assert 0 <= changed <= 1000
+    assert weights.min() >= np.float32(0.05) and weights.max() <= 1.0
+
+
+def test_k_paths(benchmark, graph):
+    n, _, g = graph
+    hops = np.empty(n, np.int16)
+    source = int(np.argmax(g.out_degree() + g.in_degree() == 12))  # an ordinary node, not a hub
+    activation.bfs_hops(g, source, hops, max_hops=3)
+    # the first node 3 hops away that the budgeted search connects (hubs can eat the budget for others)
+    target = next(int(t) for t in np.flatnonzero(hops == 3)
+                  if paths.k_paths(g, source, int(t), budget=10_000)["total_found"] > 0)
+    res = benchmark(paths.k_paths, g, source, target, max_hops=6, max_paths=10, budget=10_000)
+    assert res["shortest_hops"] == 3 and res["total_found"] >= 1
+    strengths = [p[3] for p in res["paths"]]
+    assert strengths == sorted(strengths, reverse=True)
+    for nodes, _, _, _ in res["paths"]:
+        assert nodes[0] == source and nodes[-1] == target and len(set(nodes.tolist())) == len(nodes)
+
+
+def test_pagerank(benchmark, graph):
+    n, _, g = graph
+    out = np.empty(n, np.float32)
+    iterations = benchmark(rank.pagerank, g, out, relation_mask=PAGERANK_MASK)
+    assert 1 <= iterations <= 100
+    assert out.max() == 1.0 and out.min() > 0
