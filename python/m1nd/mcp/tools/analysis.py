@@ -73,3 +73,33 @@ register(Tool(
                      "contradicting_evidence"),
     shrinkable=("supporting_evidence", "contradicting_evidence"),
 ))
+
+
+def _diverge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    from m1nd.diverge import diverge
+
+    ws.graph.count_query(a["agent_id"])
+    with ws.graph.lock:
+        ws.graph.require_graph()
+        return diverge(ws.graph, a["baseline"], scope=a.get("scope"),
+                       include_coupling_changes=a["include_coupling_changes"],
+                       include_anomalies=a["include_anomalies"], top_k=a["top_k"])
+
+
+register(Tool(
+    name="diverge", title="Drift from a baseline", group="graph",
+    description=("Compare the code now with a baseline (last_session, this_session, or an ISO date): new, removed "
+                 "and modified files, structural drift, coupling changes from git, and anomalies such as new code "
+                 "without tests. Use at the start of a session; then impact on modified nodes."),
+    params=(
+        Param("baseline", "string", "last_session, this_session, or an ISO-8601 date/datetime.", required=True,
+              min_length=1, max_length=64),
+        Param("scope", "string", "Restrict to files under this relpath prefix.", max_length=1000),
+        Param("include_coupling_changes", "boolean", default=True),
+        Param("include_anomalies", "boolean", default=True),
+        Param("top_k", "integer", default=50, minimum=1, maximum=500),
+    ),
+    handler=_diverge, read_only=True,
+    output_required=("baseline", "structural_drift", "new_nodes", "removed_nodes", "modified_nodes", "anomalies"),
+    shrinkable=("modified_nodes", "coupling_changes", "new_nodes", "removed_nodes", "anomalies"),
+))
