@@ -51,4 +51,11 @@ GRAPH_MIGRATIONS: list[str] = [
         PRIMARY KEY (trail_id, tag)) WITHOUT ROWID;
     CREATE TABLE trail_seq (agent_slug TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID;
     """,
+    # 3: perspectives (perspectives.md §1): one row per open perspective, state as compact JSON
+    """
+    CREATE TABLE perspectives (
+        id TEXT PRIMARY KEY, agent TEXT NOT NULL, state TEXT NOT NULL, updated_ms INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE INDEX perspectives_agent ON perspectives(agent);
+    CREATE INDEX perspectives_updated ON perspectives(updated_ms);
+    """,
 ]
