@@ -11,7 +11,7 @@ from typing import Any
 
 from m1nd.errors import InvalidInputError
 from m1nd.mcp.registry import Param, Tool, register
-from m1nd.store.memory_schema import FACT_TYPES, RESONANCE_TYPES
+from m1nd.memory.fields import FACT_TYPES, RESONANCE_TYPES
 
 ID = Param("id", "string", "Entry id (kn-…; a unique prefix of ≥ 8 hex digits also works).", required=True,
            min_length=1, max_length=200)

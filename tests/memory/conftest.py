@@ -1,0 +1,76 @@
+"""Fixtures of the memory tests: a temporary home, the real CLI run in-process, and raw row access."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from m1nd.cli.app import run
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+class Cli:
+    """``m1nd --home H [--agent A] memory …`` in-process, capturing stdout and stderr separately."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.db_path = home / "memory.db"
+
+    def __call__(self, *args: str, input: str | None = None, agent: str | None = None,
+                 env: dict[str, str | None] | None = None) -> Result:
+        argv = ["--home", str(self.home)] + (["--agent", agent] if agent else []) + ["memory", *args]
+        runner = CliRunner()
+        environ = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None, "M1ND_RESONANCE_BASIS": None,
+                   "M1ND_SKIP_SCHEMA": None}
+        environ.update(env or {})
+        with runner.isolation(input=input, env=environ) as (out, err, _):
+            try:
+                code = run(argv)
+            except SystemExit as e:  # pragma: no cover - run() turns exits into codes
+                code = int(e.code or 0)
+        return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        con = sqlite3.connect(self.db_path)
+        try:
+            return con.execute(sql, params).fetchall()
+        finally:
+            con.close()
+
+    def scalar(self, sql: str, params: tuple = ()) -> Any:
+        return self.rows(sql, params)[0][0]
+
+    def add(self, *args: str, agent: str | None = "alice") -> str:
+        """Add an entry and return its id (via --json)."""
+        r = self("add", *args, "--json", agent=agent)
+        assert r.code == 0, r.err
+        return r.json()["id"]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path / "home")
+
+
+@pytest.fixture
+def service(tmp_path: Path):
+    from m1nd.memory.service import MemoryService
+
+    svc = MemoryService(tmp_path / "svc" / "memory.db")
+    yield svc
+    svc.close()
