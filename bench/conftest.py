@@ -1,0 +1,8 @@
+"""Shared benchmark fixtures. ``bench/`` runs with ``--benchmark-disable`` in CI as a correctness pass."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

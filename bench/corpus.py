@@ -1,0 +1,35 @@
+"""Real corpora for benchmarks: the running interpreter's standard library (without site-packages)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+STDLIB_EXCLUDE = ["site-packages/", "config-*/", "__pycache__/"]
+SUBSET = ("json", "email", "http", "asyncio", "collections", "concurrent", "logging", "urllib", "xml", "unittest")
+
+
+def full() -> bool:
+    return os.environ.get("M1ND_BENCH_FULL", "0") == "1"
+
+
+def copy_subset(dest: Path, packages: tuple[str, ...] = SUBSET) -> Path:
+    """Copy a few stdlib packages into ``dest`` (a plain directory, not a git repo)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in packages:
+        src = STDLIB / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "test", "tests"))
+        elif (STDLIB / f"{name}.py").exists():
+            shutil.copy2(STDLIB / f"{name}.py", dest / f"{name}.py")
+    return dest
+
+
+def workspace(home: Path, key: Path):  # noqa: ANN201
+    from m1nd.config import Settings
+    from m1nd.workspace import Workspace
+
+    return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000))

