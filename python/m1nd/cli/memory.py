@@ -405,7 +405,7 @@ def show_cmd(entry_id: str, content_only: bool, max_bytes: int, as_json: bool) -
         text = "\n".join(lines)
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        path = Path(tempfile.gettempdir()) / f"m1nd-memory-{e.id}.md"
+        path = Path(os.environ.get("TMPDIR") or tempfile.gettempdir()) / f"m1nd-memory-{e.id}.md"
         path.write_text(text, encoding="utf-8")
         out(f"Memory {e.id} is {size} bytes ({text.count(chr(10)) + 1} lines).")
         out(f"Content written to: {path}")
