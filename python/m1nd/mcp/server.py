@@ -1,0 +1,658 @@
+"""The MCP server: JSON-RPC 2.0 protocol core and the stdio transport (spec mcp.md §1-§3, §9; standard library only).
+
+Layout:
+
+- :class:`McpServer` is transport-independent. It takes one decoded :class:`Message` and a :class:`Session` and
+  returns the serialised response (``bytes``) or ``None`` (notifications, client responses, cancelled requests).
+  Tool calls go through :func:`m1nd.mcp.registry.call_tool` on a small pool of daemon threads so a call that runs
+  past the 120 s limit can be abandoned with an ``isError`` ``timeout`` result while the transport keeps serving.
+- :func:`decode` turns one line/body into a :class:`Message` or a ready error response (-32700, -32600).
+- :func:`serve_stdio` runs the newline-delimited stdio transport; :mod:`m1nd.mcp.http` the streamable HTTP one.
+  Both share :class:`Shutdown` (learning.md §4: first SIGTERM/SIGINT/SIGHUP stops reading, lets the call in
+  progress finish for up to 5 s, flushes learned weights, closes the databases and exits 0 / 130; a second signal
+  exits at once).
+
+stdout hygiene: :func:`serve_stdio` moves the protocol stream to a private duplicate of fd 1 and points fd 1 at
+stderr *before* anything else runs, so neither a stray ``print`` nor native code (cmake rebuild chatter, ONNX
+warnings, child processes) can ever corrupt the protocol stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from m1nd.errors import M1ndError
+from m1nd.mcp.registry import ToolResult, call_tool, load_all, unknown_tool_message
+
+log = logging.getLogger(__name__)
+
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+HTTP_DEFAULT_VERSION = "2025-03-26"  # an HTTP request without MCP-Protocol-Version header
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+TOOL_TIMEOUT_S = 120.0
+SHUTDOWN_GRACE_S = 5.0
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# spec mcp.md §9, verbatim.
+INSTRUCTIONS = """\
+m1nd keeps a code graph and a shared memory for this project. Pass the same agent_id on every call.
+Start: health (is the graph ingested?) -> ingest path=<repo root> if empty -> wake (your memories)
+-> drift (what changed since last session) -> trail_list / trail_resume to continue an investigation.
+Find code: activate <words>; explain links: why; blast radius: impact; test a belief: hypothesize.
+Explore step by step: perspective_start, then follow routes (pass route_set_version back every time).
+After using results, call learn with correct / wrong / partial so the graph improves.
+Remember what you learned: memory_add (use a session_id); recall with memory_search.
+Before stopping: trail_save. Responses are capped by max_output_chars; raise it only when needed."""
+
+# Methods that may be called before initialize.
+_PRE_INIT = frozenset({"initialize", "ping", "server/discover"})
+
+
+# -- serialisation --------------------------------------------------------------------------------------------------
+def dumps(obj: Any) -> str:
+    """Compact JSON, UTF-8 friendly; NaN/Infinity are refused (they are not JSON)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def to_wire(text: str) -> bytes:
+    # Lone surrogates (undecodable file names) become JSON \udcXX escapes instead of invalid UTF-8.
+    return text.encode("utf-8", "backslashreplace")
+
+
+def error_response(req_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return to_wire(dumps({"jsonrpc": "2.0", "id": req_id, "error": err}))
+
+
+def result_response(req_id: Any, result: Any) -> bytes:
+    return to_wire(dumps({"jsonrpc": "2.0", "id": req_id, "result": result}))
+
+
+def tool_result_response(req_id: Any, res: ToolResult) -> bytes:
+    """Build the ``tools/call`` response serialising the structured result once (the text content is the same JSON
+    for successes)."""
+    structured = dumps(res.structured)
+    text = res.text() if res.is_error else structured
+    return to_wire(''.join((
+        '{"jsonrpc":"2.0","id":', dumps(req_id), ',"result":{"content":[{"type":"text","text":',
+        json.dumps(text, ensure_ascii=False), '}],"structuredContent":', structured,
+        ',"isError":', "true" if res.is_error else "false", "}}")))
+
+
+# -- decoding -------------------------------------------------------------------------------------------------------
+@dataclass
+class Message:
+    """One decoded JSON-RPC message. ``kind`` is ``request``, ``notification`` or ``response`` (a client's answer to
+    a server request; m1nd sends none, so those are ignored)."""
+
+    kind: str
+    method: str | None = None
+    id: Any = None
+    params: Any = None
+
+    @property
+    def is_request(self) -> bool:
+        return self.kind == "request"
+
+
+class DecodeError(Exception):
+    def __init__(self, response: bytes) -> None:
+        super().__init__("undecodable message")
+        self.response = response
+
+
+def _valid_id(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+
+
+def oversized_error() -> bytes:
+    return error_response(None, INVALID_REQUEST,
+                          f"invalid request: message exceeds {MAX_MESSAGE_BYTES} bytes (4 MiB)")
+
+
+def decode(raw: bytes | str) -> Message:
+    """Parse one line/body. Raises :class:`DecodeError` carrying the error response to send."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise DecodeError(oversized_error())
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise DecodeError(error_response(None, PARSE_ERROR,
+                                         f"parse error: {e.msg} at line {e.lineno} column {e.colno}")) from None
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise DecodeError(error_response(None, PARSE_ERROR, f"parse error: {e}")) from None
+    if isinstance(obj, list):
+        raise DecodeError(error_response(None, INVALID_REQUEST, "batches are not supported"))
+    if not isinstance(obj, dict):
+        raise DecodeError(error_response(None, INVALID_REQUEST, "invalid request: expected a JSON object"))
+    has_id = "id" in obj
+    req_id = obj.get("id")
+    if has_id and not _valid_id(req_id):
+        raise DecodeError(error_response(None, INVALID_REQUEST,
+                                         "invalid request: 'id' must be a string or an integer"))
+    method = obj.get("method")
+    if "method" not in obj and ("result" in obj or "error" in obj):
+        return Message("response", id=req_id)
+    if not has_id and isinstance(method, str):
+        return Message("notification", method=method, params=obj.get("params"))  # never answered, even if bad
+    if obj.get("jsonrpc") != "2.0":
+        raise DecodeError(error_response(req_id, INVALID_REQUEST, "invalid request: 'jsonrpc' must be \"2.0\""))
+    if not isinstance(method, str):
+        raise DecodeError(error_response(req_id, INVALID_REQUEST, "invalid request: 'method' must be a string"))
+    if not has_id:  # pragma: no cover — handled above
+        return Message("notification", method=method, params=obj.get("params"))
+    return Message("request", method=method, id=req_id, params=obj.get("params"))
+
+
+# -- sessions and calls ---------------------------------------------------------------------------------------------
+def _id_key(v: Any) -> tuple[str, Any]:
+    return (type(v).__name__, v)  # "1" and 1 are different ids
+
+
+@dataclass
+class _Call:
+    done: threading.Event = field(default_factory=threading.Event)
+    cancelled: bool = False
+    result: ToolResult | None = None
+
+
+@dataclass
+class Session:
+    """Protocol state of one client: one per stdio process, one per ``Mcp-Session-Id`` over HTTP."""
+
+    id: str | None = None
+    initialized: bool = False
+    protocol_version: str | None = None
+    client_info: dict[str, Any] | None = None
+    created: float = field(default_factory=time.time)
+    last_seen: float = field(default_factory=time.time)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    inflight: dict[tuple[str, Any], _Call] = field(default_factory=dict)
+    cancelled: set[tuple[str, Any]] = field(default_factory=set)
+
+    def cancel(self, req_id: Any) -> None:
+        if not _valid_id(req_id):
+            return
+        key = _id_key(req_id)
+        with self.lock:
+            call = self.inflight.get(key)
+            if call is not None:
+                call.cancelled = True
+                call.done.set()
+            elif len(self.cancelled) < 1000:
+                self.cancelled.add(key)  # not started yet (queued): dropped when dequeued
+
+    def take_cancelled(self, req_id: Any) -> bool:
+        """True (and forget it) when a queued request was cancelled before it started."""
+        with self.lock:
+            key = _id_key(req_id)
+            if key in self.cancelled:
+                self.cancelled.discard(key)
+                return True
+            return False
+
+
+class _Pool:
+    """A fixed set of daemon threads running tool calls (daemon: an abandoned call never blocks exit)."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._q: queue.SimpleQueue[tuple[Any, Future[Any]] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True) for i in range(size)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            fn, fut = item
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as e:  # noqa: BLE001 — handed to the waiting caller
+                fut.set_exception(e)
+
+    def submit(self, fn: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._q.put((fn, fut))
+        return fut
+
+
+class McpServer:
+    """Protocol methods of spec mcp.md §2 over one shared :class:`~m1nd.workspace.Workspace`."""
+
+    def __init__(self, workspace: Any, *, workers: int = 4, tool_timeout: float | None = None) -> None:
+        from m1nd import __version__
+
+        self.workspace = workspace
+        self.version = __version__
+        self.tool_timeout = tool_timeout if tool_timeout is not None else _env_float("M1ND_TOOL_TIMEOUT_S",
+                                                                                      TOOL_TIMEOUT_S)
+        self.tools = load_all()
+        self._pool = _Pool(max(1, workers), "m1nd-tool")
+        self._listing: bytes | None = None
+        self._active = 0
+        self._active_cv = threading.Condition()
+
+    # -- bookkeeping of calls in progress (graceful shutdown waits for them) -------------------------------------
+    def _enter(self) -> None:
+        with self._active_cv:
+            self._active += 1
+
+    def _leave(self) -> None:
+        with self._active_cv:
+            self._active -= 1
+            self._active_cv.notify_all()
+
+    @property
+    def active(self) -> int:
+        return self._active
+
+    def wait_idle(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._active_cv:
+            while self._active > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._active_cv.wait(left)
+        return True
+
+    # -- dispatch -------------------------------------------------------------------------------------------------
+    def handle(self, msg: Message, session: Session) -> bytes | None:
+        """Answer one message; ``None`` when nothing must be sent."""
+        session.last_seen = time.time()
+        if msg.kind == "response":
+            return None
+        if msg.kind == "notification":
+            self._notification(msg, session)
+            return None
+        self._enter()
+        try:
+            return self._request(msg, session)
+        except Exception as e:  # noqa: BLE001 — a protocol-level bug must not kill the transport
+            log.exception("request %r failed", msg.method)
+            return error_response(msg.id, INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
+        finally:
+            self._leave()
+
+    def _notification(self, msg: Message, session: Session) -> None:
+        if msg.method == "notifications/cancelled":
+            params = msg.params if isinstance(msg.params, dict) else {}
+            session.cancel(params.get("requestId"))
+        # notifications/initialized and everything else: accepted silently.
+
+    def _request(self, msg: Message, session: Session) -> bytes | None:
+        method = msg.method
+        assert method is not None
+        if method == "server/discover":
+            return error_response(msg.id, METHOD_NOT_FOUND, f"method not found: {method}", {"method": method})
+        if not session.initialized and method not in _PRE_INIT:
+            return error_response(msg.id, INVALID_REQUEST, "server not initialized; send initialize first")
+        if msg.params is not None and not isinstance(msg.params, dict):
+            return error_response(msg.id, INVALID_PARAMS, "invalid params: 'params' must be an object")
+        params = msg.params or {}
+        if method == "initialize":
+            return self._initialize(msg.id, params, session)
+        if method == "ping":
+            return result_response(msg.id, {})
+        if method == "tools/list":
+            return self._tools_list(msg.id)
+        if method == "tools/call":
+            return self._tools_call(msg.id, params, session)
+        return error_response(msg.id, METHOD_NOT_FOUND, f"method not found: {method}", {"method": method})
+
+    def _initialize(self, req_id: Any, params: dict[str, Any], session: Session) -> bytes:
+        with session.lock:
+            if session.initialized:
+                return error_response(req_id, INVALID_REQUEST,
+                                      "invalid request: already initialized; initialize may be sent once per session")
+            asked = params.get("protocolVersion")
+            version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
+            session.initialized = True
+            session.protocol_version = version
+            info = params.get("clientInfo")
+            session.client_info = info if isinstance(info, dict) else None
+        log.info("session %s initialized (protocol %s, client %s)", session.id or "stdio", version,
+                 (session.client_info or {}).get("name"))
+        return result_response(req_id, {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "m1nd", "version": self.version},
+            "instructions": INSTRUCTIONS,
+        })
+
+    def _tools_list(self, req_id: Any) -> bytes:
+        if self._listing is None:
+            self._listing = to_wire(dumps([t.listing() for t in self.tools.values()]))
+        return b'{"jsonrpc":"2.0","id":' + to_wire(dumps(req_id)) + b',"result":{"tools":' + self._listing + b"}}"
+
+    def _tools_call(self, req_id: Any, params: dict[str, Any], session: Session) -> bytes | None:
+        name = params.get("name")
+        if not isinstance(name, str):
+            return error_response(req_id, INVALID_PARAMS, "invalid params: 'name' must be a string")
+        args = params.get("arguments")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            return error_response(req_id, INVALID_PARAMS, "invalid params: 'arguments' must be an object")
+        if name not in self.tools:
+            return error_response(req_id, INVALID_PARAMS, unknown_tool_message(name), {"tool": name})
+        res = self.run_tool(name, args, session, req_id)
+        if res is None:
+            return None  # cancelled: no response (spec mcp.md §2)
+        try:
+            return tool_result_response(req_id, res)
+        except (TypeError, ValueError) as e:
+            log.exception("result of tool %s cannot be serialised", name)
+            return error_response(req_id, INTERNAL_ERROR, f"internal error: result cannot be serialised ({e})")
+
+    def run_tool(self, name: str, args: dict[str, Any], session: Session, req_id: Any = None) -> ToolResult | None:
+        """Run one tool on the pool with the time limit; ``None`` when the request was cancelled meanwhile."""
+        call = _Call()
+        key = _id_key(req_id) if req_id is not None else None
+        if key is not None:
+            with session.lock:
+                if key in session.cancelled:
+                    session.cancelled.discard(key)
+                    return None
+                session.inflight[key] = call
+
+        def work() -> None:
+            try:
+                call.result = call_tool(self.workspace, name, args)
+            finally:
+                call.done.set()
+
+        self._pool.submit(work)
+        try:
+            finished = call.done.wait(self.tool_timeout)
+        finally:
+            if key is not None:
+                with session.lock:
+                    session.inflight.pop(key, None)
+        if call.cancelled:
+            log.info("tool call %s (id %r) cancelled by the client", name, req_id)
+            return None
+        if not finished or call.result is None:
+            log.warning("tool %s exceeded %.0f s and was abandoned", name, self.tool_timeout)
+            return ToolResult({"error": M1ndError(
+                f"tool '{name}' did not finish within {self.tool_timeout:g} s and was abandoned",
+                code="timeout", recover="narrow the request (smaller top_k, max_hops or path filters) or retry later",
+                details={"timeout_s": self.tool_timeout}).to_dict()}, True)
+        return call.result
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+# -- shutdown -------------------------------------------------------------------------------------------------------
+class Shutdown:
+    """Signal handling shared by both transports (learning.md §4)."""
+
+    SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal_name: str | None = None
+        self.reason: str | None = None
+        self._count = 0
+
+    def install(self) -> None:
+        for name in self.SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self._count += 1
+        name = signal.Signals(signum).name
+        if self._count > 1:
+            try:
+                os.write(2, f"m1nd: {name} again; exiting without flushing\n".encode())
+            finally:
+                os._exit(128 + signum)
+        self.signal_name = name
+        self.trigger(name)
+
+    def trigger(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+        self.event.set()
+
+    def wait(self) -> None:
+        # Short waits keep the main thread responsive to signal handlers on every platform.
+        while not self.event.wait(0.25):
+            pass
+
+    @property
+    def exit_code(self) -> int:
+        return 130 if self.signal_name == "SIGINT" else 0
+
+
+def finish(workspace: Any, shutdown: Shutdown, timeout: float = 15.0) -> int:
+    """Flush learned weights and close the databases (bounded: a stuck tool holding the graph lock cannot hang the
+    exit). Prints the shutdown line for signals; returns the exit code."""
+    flushed: list[int] = []
+
+    def work() -> None:
+        try:
+            if "graph" in workspace.__dict__:
+                flushed.append(int(workspace.graph.flush() or 0))
+        except Exception:  # noqa: BLE001 — report and still close
+            log.exception("flushing learned weights failed")
+        try:
+            workspace.close()
+        except Exception:  # noqa: BLE001
+            log.exception("closing the workspace failed")
+
+    t = threading.Thread(target=work, name="m1nd-flush", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        log.error("flush did not finish within %.0f s; exiting anyway", timeout)
+    n = flushed[0] if flushed else 0
+    if shutdown.signal_name:
+        sys.stderr.write(f"m1nd: shutting down ({shutdown.signal_name}); flushed {n} learned weights\n")
+    else:
+        log.info("m1nd: stopped (%s); flushed %d learned weights", shutdown.reason, n)
+    sys.stderr.flush()
+    return shutdown.exit_code
+
+
+def start_workspace(settings: Any, transport: str) -> Any:
+    from m1nd.workspace import Workspace
+
+    ws = Workspace(settings, transport=transport)
+    ws.on_server_start()
+    return ws
+
+
+# -- stdio ----------------------------------------------------------------------------------------------------------
+class _Output:
+    """The protocol stream: a private duplicate of the original fd 1, written whole lines at a time under a lock."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.broken = False
+
+    def send(self, data: bytes) -> bool:
+        with self.lock:
+            if self.broken:
+                return False
+            mv = memoryview(data + b"\n")
+            try:
+                while mv:
+                    n = os.write(self.fd, mv)
+                    mv = mv[n:]
+            except OSError as e:  # EPIPE: the client went away
+                log.info("stdout closed by the client: %s", e)
+                self.broken = True
+                return False
+            return True
+
+
+def claim_stdout() -> int:
+    """Reserve fd 1 for the protocol: returns a private duplicate of it and points fd 1 (and ``sys.stdout``) at
+    stderr so nothing else can ever write protocol-breaking bytes."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    proto = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return proto
+
+
+TOO_LONG = object()
+
+
+def read_lines(fd: int, limit: int = MAX_MESSAGE_BYTES) -> Any:
+    """Yield the lines of ``fd`` (without the newline; ``\\r`` stripped), or :data:`TOO_LONG` for a line over
+    ``limit`` bytes (the rest of that line is skipped without buffering it). Raw ``os.read``: no buffered-reader
+    lock is held, so a daemon reader never blocks interpreter exit."""
+    buf = bytearray()
+    skipping = False
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except OSError as e:
+            log.info("stdin read failed: %s", e)
+            chunk = b""
+        if not chunk:
+            if skipping:
+                yield TOO_LONG
+            elif buf.strip():
+                yield bytes(buf)
+            return
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl
+            if not skipping:
+                buf += chunk[start:end]
+                if len(buf) > limit + 1:
+                    skipping = True
+                    buf.clear()
+            if nl < 0:
+                break
+            if skipping:
+                skipping = False
+                yield TOO_LONG
+            else:
+                line = bytes(buf[:-1] if buf.endswith(b"\r") else buf)
+                buf.clear()
+                yield TOO_LONG if len(line) > limit else line
+            start = nl + 1
+
+
+class StdioTransport:
+    """Reader thread (decodes, honours cancellations at once, queues the rest in order) + one worker thread that
+    answers requests in order."""
+
+    def __init__(self, server: McpServer, out: _Output, in_fd: int, shutdown: Shutdown) -> None:
+        self.server = server
+        self.out = out
+        self.in_fd = in_fd
+        self.shutdown = shutdown
+        self.session = Session()
+        self.queue: queue.SimpleQueue[Message | bytes | None] = queue.SimpleQueue()
+        self.stopping = threading.Event()  # set on a signal: stop reading and stop taking new requests
+        self.worker_done = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self._read, name="m1nd-stdin", daemon=True).start()
+        threading.Thread(target=self._work, name="m1nd-stdio", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in read_lines(self.in_fd):
+            if self.stopping.is_set():
+                break
+            if line is TOO_LONG:
+                self.queue.put(oversized_error())
+                continue
+            if not line.strip():
+                continue
+            try:
+                msg = decode(line)
+            except DecodeError as e:
+                self.queue.put(e.response)
+                continue
+            if msg.kind == "notification" and msg.method == "notifications/cancelled":
+                self.server.handle(msg, self.session)  # at once: it may target the call in progress
+                continue
+            self.queue.put(msg)
+        self.queue.put(None)  # EOF: answer what is queued, then stop
+
+    def _work(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                item = self.queue.get()
+                if item is None:
+                    self.shutdown.trigger("EOF")
+                    return
+                if self.stopping.is_set():
+                    return
+                if isinstance(item, bytes):
+                    reply: bytes | None = item
+                elif item.is_request and self.session.take_cancelled(item.id):
+                    continue
+                else:
+                    reply = self.server.handle(item, self.session)
+                if reply is not None and not self.out.send(reply):
+                    self.shutdown.trigger("stdout closed")
+                    return
+        finally:
+            self.worker_done.set()
+
+
+def serve_stdio(settings: Any) -> int:
+    """Run ``m1nd serve`` over stdio until EOF or a signal; returns the exit code."""
+    proto_fd = claim_stdout()
+    shutdown = Shutdown()
+    shutdown.install()
+    try:
+        ws = start_workspace(settings, "stdio")
+    except M1ndError as e:
+        sys.stderr.write(f"m1nd: cannot start the MCP server: {e.message} ({e.recover})\n")
+        return 1
+    server = McpServer(ws, workers=4)
+    transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
+    if not shutdown.event.is_set():
+        transport.start()
+        log.info("serving MCP on stdio (%d tools)", len(server.tools))
+        shutdown.wait()
+    if shutdown.signal_name:
+        transport.stopping.set()
+        transport.queue.put(None)  # wake an idle worker
+        if not transport.worker_done.wait(SHUTDOWN_GRACE_S):
+            log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
+    else:  # EOF / closed stdout: the worker drained the queue already
+        transport.worker_done.wait(SHUTDOWN_GRACE_S)
+    return finish(ws, shutdown)
