@@ -15,6 +15,10 @@ Contract
   (ρ, causal strength, multipliers) are float32 arrays of length 16.
 * Output arrays named ``out*`` are owned by the caller and overwritten by the kernel.
 * Every kernel is deterministic: ties are broken by node index / edge position, never by memory addresses.
+* Kernels release the GIL for their inner loops. ``CSRGraph.weights`` is shared and mutated in place by
+  learning; callers serialise writers against readers (the engine holds its graph lock).
+* Derived data kept on a ``CSRGraph``: the relation of each reverse slot and, per relation mask (at most 4),
+  the masked out/in-degree arrays used by hub damping. Relations never change, so these never go stale.
 
 Modules
 -------

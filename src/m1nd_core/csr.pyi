@@ -34,7 +34,8 @@ class CSRGraph:
         rev_indices: npt.NDArray[np.int32],
         rev_edge: npt.NDArray[np.int64],
     ) -> CSRGraph:
-        """Rebuild from saved arrays (validated, shared without copies; ``weights`` must be writable)."""
+        """Rebuild from saved arrays: validated (dtypes, lengths, offsets, ranges, reverse CSR consistent with the
+        forward one) and shared without copies. Only ``weights`` must be writable."""
     @property
     def n_nodes(self) -> int: ...
     @property
@@ -76,6 +77,6 @@ class CSRGraph:
     def in_degree(self, mask: int = 0xFFFFFFFF) -> npt.NDArray[np.int32]:
         """int32[N] in-degree counting only edges whose relation bit is set in ``mask``."""
     def masked_degrees(self, mask: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-        """(out_degree, in_degree) for ``mask``, cached on the graph (read-only arrays; at most 8 masks kept)."""
+        """(out_degree, in_degree) for ``mask``, cached on the graph (read-only arrays; at most 4 masks kept)."""
     def edges_between(self, u: int, v: int) -> npt.NDArray[np.int64]:
         """Ascending forward positions of every edge u→v or v→u."""

@@ -300,7 +300,7 @@ cdef class CSRGraph:
         """
         cached = self._degree_cache.get(mask)
         if cached is None:
-            if len(self._degree_cache) >= 8:
+            if len(self._degree_cache) >= 4:
                 self._degree_cache.pop(next(iter(self._degree_cache)))
             cached = (_ro(self._count(mask, True)), _ro(self._count(mask, False)))
             self._degree_cache[mask] = cached
@@ -380,7 +380,9 @@ cdef class CSRGraph:
                     rev_indptr, rev_indices, rev_edge):
         """Rebuild from saved CSR arrays (no sorting, no copies; arrays are validated and shared).
 
-        ``weights`` must be writable (learning mutates it in place). ``edge_order`` becomes the identity.
+        Checks dtypes, lengths, offsets, index ranges and that the reverse CSR matches the forward one (O(E),
+        vectorised). Only ``weights`` must be writable (learning mutates it in place); the other arrays may be
+        read-only (e.g. ``np.frombuffer`` over stored blobs). ``edge_order`` becomes the identity.
         """
         _check_n_nodes(n_nodes)
         cdef Py_ssize_t N = n_nodes
@@ -400,6 +402,17 @@ cdef class CSRGraph:
         _check_range(rev_edge, "rev_edge", E)
         if E and int(relations.max()) > MAX_RELATION:
             raise ValueError(f"relations must be codes in [0, {MAX_RELATION}]")
+        if E:
+            # the reverse CSR must describe the same edges: rev_edge a bijection, slot k owned by the edge's target
+            # and listing its source (graph.md §16 invariant 2)
+            if np.any(np.bincount(rev_edge, minlength=E) != 1):
+                raise ValueError("rev_edge must be a permutation of [0, E)")
+            owner = np.repeat(np.arange(N, dtype=np.int32), np.diff(rev_indptr))
+            if not np.array_equal(indices[rev_edge], owner):
+                raise ValueError("reverse CSR inconsistent: indices[rev_edge[k]] must be the node owning slot k")
+            src = np.repeat(np.arange(N, dtype=np.int32), np.diff(indptr))
+            if not np.array_equal(src[rev_edge], rev_indices):
+                raise ValueError("reverse CSR inconsistent: rev_indices[k] must be the source of rev_edge[k]")
         cdef CSRGraph g = CSRGraph.__new__(CSRGraph)
         g._bind(N, indptr, indices, weights, base_weights, relations, rev_indptr, rev_indices, rev_edge,
                 np.arange(E, dtype=np.int64))

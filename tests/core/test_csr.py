@@ -205,6 +205,22 @@ def test_from_arrays_rejects_inconsistent_arrays():
         call(weights=ro)
     with pytest.raises(ValueError, match="rev_indices must have dtype int32"):
         call(rev_indices=arrays["rev_indices"].astype(np.int64))
+    with pytest.raises(ValueError, match="rev_edge must be a permutation"):
+        call(rev_edge=np.array([4, 4, 0, 1, 2, 3], I64))
+    with pytest.raises(ValueError, match="indices\\[rev_edge\\[k\\]\\] must be the node owning"):
+        call(rev_edge=np.array([5, 4, 0, 1, 2, 3], I64), rev_indices=np.array([3, 2, 0, 0, 0, 1], I32),
+             rev_indptr=np.array([0, 2, 4, 6, 6], I64), indices=np.array([1, 1, 2, 2, 0, 1], I32))
+    with pytest.raises(ValueError, match="rev_indices\\[k\\] must be the source"):
+        call(rev_indices=np.array([3, 2, 0, 0, 0, 1], I32))
+
+
+def test_from_arrays_accepts_read_only_blobs():
+    g, _ = tiny()
+    names = ("indptr", "indices", "weights", "base_weights", "relations", "rev_indptr", "rev_indices", "rev_edge")
+    blobs = {n: np.frombuffer(np.array(getattr(g, n)).tobytes(), dtype=getattr(g, n).dtype) for n in names}
+    blobs["weights"] = blobs["weights"].copy()
+    h = CSRGraph.from_arrays(4, *(blobs[n] for n in names))
+    assert np.array_equal(h.rev_edge, g.rev_edge) and h.find_edge(0, 2, 2) == 2
 
 
 def test_query_arguments_are_checked():
