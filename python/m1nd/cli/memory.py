@@ -980,7 +980,7 @@ def export_cmd(fmt: str, output: str | None, include_embeddings: bool) -> None:
         out(f"Exported to directory: {root}")
         return
     fh = open(output, "w", encoding="utf-8", newline="") if output else None  # noqa: SIM115
-    stream = fh if fh is not None else click.get_text_stream("stdout")
+    stream = fh if fh is not None else sys.stdout
     try:
         if fmt == "jsonl":
             for e in entries:
@@ -1001,6 +1001,8 @@ def export_cmd(fmt: str, output: str | None, include_embeddings: bool) -> None:
     finally:
         if fh is not None:
             fh.close()
+        else:
+            stream.flush()
     if output:
         out(f"Exported to {output}")
 
