@@ -1,0 +1,156 @@
+"""Per-file extraction: ``extract_file(relpath, data, lang) -> dict`` (the cacheable ``extract_blob``, §11).
+
+The result depends only on ``(relpath, bytes, lang)`` and the language's ``EXTRACTOR_VERSION``
+(:func:`extractor_version`), so the orchestrator may cache it per file and re-use it while size/mtime or the
+content hash are unchanged. It is plain JSON (str / int / bool / None / list / dict):
+
+``lang``, ``version``
+    language and extractor version that produced the blob.
+``line_count``, ``content_hash``, ``is_test``, ``doc``
+    file attributes (``content_hash`` = sha256 of the bytes, ``doc`` = module docstring / package comment).
+``parse_error``
+    ``None`` or a message; a file that fails to parse keeps only its file node (no definitions, references,
+    imports).
+``definitions``
+    list in source order of dicts ``kind, name, parent (index, -1 = file), id (local id path such as
+    "class::Pool::fn::submit", incl. ``#n`` and Go ``recv::`` segments), qname, line_start, line_end,
+    signature (≤ 200), doc (≤ 300), content_hash (sha256 of the span), is_test`` plus language extras
+    (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading).
+``references``
+    unresolved references ``[kind, name, owner, line]``; ``owner`` is the index of the innermost enclosing
+    definition (-1 = the file); ``kind`` is one of
+
+    ``call``         bare call ``f()`` (name ``f``)
+    ``qualified``    ``mod.f()`` / ``pkg.F()`` / ``Type::f()`` / ``Cls.m()``: dotted path whose head is an
+                     import binding, a file-level name or (Java/Rust) a type-like path
+    ``self``         ``self.m()`` / ``this.m()`` / ``cls.m()`` / Go receiver / Rust ``Self::m``: method of the
+                     enclosing type (then its bases)
+    ``super``        ``super().m()`` / ``super.m()``: method of the enclosing type's bases
+    ``method_call``  ``obj.m()`` on a receiver of unknown type (name ``m``)
+    ``new``          ``new X()`` (name ``X``, possibly dotted)
+    ``reference``    a type name used in an annotation / signature / field (possibly dotted)
+    ``base``         base class / embedded struct / embedded interface / supertrait
+    ``implements``   ``implements I`` / ``impl Trait for``
+    ``decorator``    decorator of the owner definition
+``imports``
+    import bindings: dicts ``module`` (language-specific string: Python dotted name, JS specifier, Go import
+    path, Rust ``crate::a::b`` path, Java ``a.b.C``), ``names`` (list of ``[imported, local]``), ``alias``
+    (local name bound to the module itself, or None), ``level`` (Python relative level), ``reexport``,
+    ``star``, ``line``.
+``config_refs``
+    config-file basenames found inside string literals (for ``uses_config``).
+``package``
+    Go package name / Java package declaration / None.
+``extra``
+    language-specific data: Rust ``mods`` (``mod x;`` names), JS ``default_export``, markdown ``mentions``,
+    config ``go_module`` / ``cargo`` / ``tsconfig``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable
+
+from m1nd.ingest.extract import _common
+
+log = logging.getLogger(__name__)
+
+_MODULES: dict[str, str] = {
+    "python": "python",
+    "javascript": "javascript",
+    "typescript": "javascript",
+    "tsx": "javascript",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+    "markdown": "markdown",
+    "config": "config",
+    "other": "other",
+}
+
+_loaded: dict[str, Any] = {}
+
+
+def _module(lang: str) -> Any:
+    name = _MODULES.get(lang)
+    if name is None:
+        raise ValueError(f"unknown language {lang!r}")
+    mod = _loaded.get(name)
+    if mod is None:
+        import importlib
+
+        mod = _loaded[name] = importlib.import_module(f"m1nd.ingest.extract.{name}")
+    return mod
+
+
+def extractor_version(lang: str) -> int:
+    """``EXTRACTOR_VERSION`` of the extractor handling ``lang`` (bump it to force re-extraction)."""
+    return int(_module(lang).EXTRACTOR_VERSION)
+
+
+def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
+    """Extract one file; never raises for bad content (a crash inside an extractor becomes ``parse_error``)."""
+    mod = _module(lang)
+    fn: Callable[..., dict[str, Any]] = mod.extract
+    try:
+        if lang in ("typescript", "tsx", "javascript"):
+            blob = fn(relpath, data, lang)
+        else:
+            blob = fn(relpath, data)
+        if len(blob["imports"]) > 1:
+            blob["imports"].sort(key=lambda imp: imp["line"])
+        return blob
+    except RecursionError:
+        msg = "file too deeply nested to extract"
+    except Exception as e:  # noqa: BLE001 - an extractor bug must not stop the whole ingest
+        log.warning("extractor for %s failed on %s: %r", lang, relpath, e, exc_info=True)
+        msg = f"extractor failed: {type(e).__name__}: {e}"
+    blob = _common.empty_blob(lang, extractor_version(lang), data, _common.is_test_path(relpath, lang))
+    blob["parse_error"] = msg[:300]
+    return blob
+
+
+#: extraction batches larger than this use a process pool (when ``workers`` is None)
+PARALLEL_THRESHOLD = 200
+
+
+def _extract_chunk(items: list[tuple[str, bytes, str]]) -> list[dict[str, Any]]:
+    return [extract_file(rel, data, lang) for rel, data, lang in items]
+
+
+def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None) -> list[dict[str, Any]]:
+    """Extract many files; results are in input order and identical to calling ``extract_file`` one by one.
+
+    ``workers=None`` uses up to 2 processes (bounded by the CPU count) when there are more than 200 items,
+    else runs in-process; ``workers<=1`` forces in-process extraction.
+    """
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1) if len(items) > PARALLEL_THRESHOLD else 1
+    if workers <= 1 or len(items) < 2:
+        return _extract_chunk(items)
+    # chunks balanced by bytes, interleaved so both workers get a similar mix; order is restored afterwards
+    n_chunks = max(workers * 8, 1)
+    order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
+    chunks: list[list[int]] = [[] for _ in range(n_chunks)]
+    sizes = [0] * n_chunks
+    for i in order:
+        k = min(range(n_chunks), key=sizes.__getitem__)
+        chunks[k].append(i)
+        sizes[k] += len(items[i][1]) + 256
+    chunks = [c for c in chunks if c]
+    out: list[dict[str, Any] | None] = [None] * len(items)
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            futs = [ex.submit(_extract_chunk, [items[i] for i in c]) for c in chunks]
+            for c, fut in zip(chunks, futs):
+                for i, blob in zip(c, fut.result()):
+                    out[i] = blob
+    except (OSError, RuntimeError) as e:  # no fork / broken pool: fall back to in-process extraction
+        log.warning("parallel extraction unavailable (%s); extracting in-process", e)
+        return _extract_chunk(items)
+    return out  # type: ignore[return-value]
+
+
+__all__ = ["extract_file", "extractor_version", "extract_many", "PARALLEL_THRESHOLD"]

@@ -1,0 +1,255 @@
+"""Helpers shared by the per-language extractors (no tree-sitter import here: nodes arrive as objects)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from typing import Any
+
+SIG_MAX = 200
+DOC_MAX = 300
+
+_WS = re.compile(r"\s+")
+#: string literals that may name a config file (graph.md §8 ``uses_config``): keep the basename-like token
+_CFG_EXT = re.compile(rb"\.(?:toml|yaml|yml|json|ini|cfg|example)(?![A-Za-z0-9_])")
+_CFG_STEM = re.compile(rb"[A-Za-z0-9_.\-]+$")
+_CFG_MAX = 64
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def line_count(data: bytes) -> int:
+    if not data:
+        return 1
+    n = data.count(b"\n")
+    if not data.endswith(b"\n"):
+        n += 1
+    return max(1, n)
+
+
+def clean_name(name: str) -> str:
+    """Id-safe name: no ``::``, no ``#``, collapsed whitespace."""
+    if "::" in name or "#" in name:
+        name = name.replace("::", "").replace("#", "")
+    if any(c.isspace() for c in name):
+        name = _WS.sub(" ", name).strip()
+    return name
+
+
+def one_line(text: str, limit: int) -> str:
+    text = _WS.sub(" ", text).strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def signature(data: bytes, start: int, end: int, strip_tail: str = "") -> str:
+    """Header text ``data[start:end]`` on one line, without trailing ``strip_tail`` chars, ≤ 200 chars."""
+    raw = data[start:end]
+    if len(raw) > 4 * SIG_MAX:
+        raw = raw[: 4 * SIG_MAX]
+    text = _WS.sub(" ", raw.decode("utf-8", "replace")).strip()
+    if strip_tail:
+        text = text.rstrip(strip_tail + " ").rstrip()
+    if len(text) > SIG_MAX:
+        text = text[: SIG_MAX - 1].rstrip() + "…"
+    return text
+
+
+def first_paragraph(text: str) -> str:
+    """First paragraph of a docstring / doc comment, on one line, ≤ 300 chars."""
+    text = text.strip()
+    if not text:
+        return ""
+    para = re.split(r"\n\s*\n", text, maxsplit=1)[0]
+    return one_line(para, DOC_MAX)
+
+
+_COMMENT_PREFIX = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|//!|#)\s?", re.M)
+
+
+def comment_doc(raw: str) -> str:
+    """Doc text from a block of comment lines (``///``, ``//``, ``/** */``, ``#``), first paragraph."""
+    lines = []
+    for line in raw.splitlines():
+        line = line.strip()
+        if line.endswith("*/"):
+            line = line[:-2]
+        line = _COMMENT_PREFIX.sub("", line, count=1)
+        lines.append(line.rstrip())
+    return first_paragraph("\n".join(lines))
+
+
+def config_tokens(data: bytes, root: Any) -> list[str]:
+    """Config-file basenames mentioned inside string literals (sorted, unique, ≤ 64)."""
+    found: set[str] = set()
+    for m in _CFG_EXT.finditer(data):
+        end = m.end()
+        lo = max(0, m.start() - 80)
+        stem = _CFG_STEM.search(data, lo, m.start())
+        if stem is None:
+            continue
+        start = stem.start()
+        tok = data[start:end]
+        if tok.startswith(b".") and tok.count(b".") == 1:
+            continue
+        node = root.descendant_for_byte_range(start, end)
+        hops = 0
+        while node is not None and hops < 3:
+            if "string" in node.type or node.type == "template_string":
+                found.add(tok.decode("utf-8", "replace"))
+                break
+            node = node.parent
+            hops += 1
+        if len(found) >= _CFG_MAX:
+            break
+    return sorted(found)
+
+
+class Owners:
+    """Innermost enclosing definition of a byte offset.
+
+    Built from properly nested spans ``(start_byte, end_byte, def_index)`` sorted by ``(start, -end)``;
+    :meth:`owner` is one ``bisect`` (-1 = the file). :attr:`parents` gives each definition's parent index.
+    """
+
+    __slots__ = ("bounds", "owners", "parents")
+
+    def __init__(self, spans: list[tuple[int, int, int]], n_defs: int) -> None:
+        bounds: list[int] = [0]
+        owners: list[int] = [-1]
+        parents = [-1] * n_defs
+        stack: list[tuple[int, int]] = []  # (end, idx)
+        for s, e, i in spans:
+            while stack and stack[-1][0] <= s:
+                end, _ = stack.pop()
+                bounds.append(end)
+                owners.append(stack[-1][1] if stack else -1)
+            parents[i] = stack[-1][1] if stack else -1
+            bounds.append(s)
+            owners.append(i)
+            stack.append((e, i))
+        while stack:
+            end, _ = stack.pop()
+            bounds.append(end)
+            owners.append(stack[-1][1] if stack else -1)
+        self.bounds = bounds
+        self.owners = owners
+        self.parents = parents
+
+    def owner(self, pos: int) -> int:
+        return self.owners[bisect_right(self.bounds, pos) - 1]
+
+
+def assign_ids(defs: list[dict[str, Any]]) -> None:
+    """Fill ``id`` (local id path, graph.md §3) and ``qname`` for definitions given in source order.
+
+    ``parent`` must be set (it may point forward: a Go method may precede its receiver type). The ``n``-th
+    definition (n ≥ 2) of the same (kind, name) inside the same container gets ``#n``. An optional ``prefix``
+    (popped) is an id-only segment put before the kind (Go ``recv::Pool``); ``qprefix`` (popped) prefixes the
+    qname.
+    """
+    seen: dict[tuple[int, str, str, str], int] = {}
+    own: list[str] = []
+    for d in defs:
+        p = d["parent"]
+        prefix = d.pop("prefix", "")
+        name = d["name"]
+        key = (p, prefix, d["kind"], name)
+        n = seen.get(key, 0) + 1
+        seen[key] = n
+        seg = f"{d['kind']}::{name}" if n == 1 else f"{d['kind']}::{name}#{n}"
+        own.append(f"{prefix}::{seg}" if prefix else seg)
+    done = [False] * len(defs)
+
+    def resolve(i: int) -> None:
+        chain = []
+        j = i
+        while j >= 0 and not done[j] and len(chain) <= len(defs):
+            chain.append(j)
+            j = defs[j]["parent"]
+        for k in reversed(chain):
+            d = defs[k]
+            p = d["parent"]
+            qp = d.pop("qprefix", "")
+            if p < 0 or p == k:
+                d["parent"] = -1
+                d["id"] = own[k]
+                d["qname"] = f"{qp}.{d['name']}" if qp else d["name"]
+            else:
+                d["id"] = f"{defs[p]['id']}::{own[k]}"
+                d["qname"] = f"{defs[p]['qname']}.{d['name']}"
+            done[k] = True
+
+    for i in range(len(defs)):
+        if not done[i]:
+            resolve(i)
+
+
+def empty_blob(lang: str, version: int, data: bytes, is_test: bool) -> dict[str, Any]:
+    return {
+        "lang": lang,
+        "version": version,
+        "line_count": line_count(data),
+        "content_hash": sha256(data),
+        "is_test": is_test,
+        "parse_error": None,
+        "doc": "",
+        "definitions": [],
+        "references": [],
+        "imports": [],
+        "config_refs": [],
+        "package": None,
+        "extra": {},
+    }
+
+
+def make_def(kind: str, name: str, ls: int, le: int, sig: str, doc: str, h: str, is_test: bool = False,
+             **extra: Any) -> dict[str, Any]:
+    d = {"kind": kind, "name": name, "parent": -1, "line_start": ls, "line_end": le, "signature": sig,
+         "doc": doc, "content_hash": h, "is_test": is_test}
+    if extra:
+        d.update(extra)
+    return d
+
+
+def finish_defs(defs: list[dict[str, Any]], spans: list[tuple[int, int, int]], defer_ids: bool = False) -> Owners:
+    """Sort definitions into source order, compute parents, ids and qnames; returns the owner index.
+
+    ``spans[i] = (start_byte, end_byte, i)`` for ``defs[i]``. After the call ``defs`` is re-ordered in source
+    order and the returned :class:`Owners` maps byte offsets to indices of the re-ordered list. With
+    ``defer_ids`` the caller adjusts parents first and then calls :func:`assign_ids` itself.
+    """
+    order = sorted(range(len(defs)), key=lambda i: (spans[i][0], -spans[i][1], i))
+    new_defs = [defs[i] for i in order]
+    new_spans = [(spans[i][0], spans[i][1], k) for k, i in enumerate(order)]
+    owners = Owners(new_spans, len(new_defs))
+    for k, d in enumerate(new_defs):
+        d["parent"] = owners.parents[k]
+    defs[:] = new_defs
+    if not defer_ids:
+        assign_ids(defs)
+    return owners
+
+
+def is_test_path(relpath: str, lang: str) -> bool:
+    """Test file by path (graph.md §8)."""
+    parts = relpath.split("/")
+    base = parts[-1]
+    dirs = parts[:-1]
+    if lang == "python":
+        return (base.startswith("test_") or base.endswith("_test.py") or base.endswith("_test.pyi")
+                or "tests" in dirs or "test" in dirs)
+    if lang in ("javascript", "typescript", "tsx"):
+        return ".test." in base or ".spec." in base or "__tests__" in dirs
+    if lang == "go":
+        return base.endswith("_test.go")
+    if lang == "rust":
+        return "tests" in dirs
+    if lang == "java":
+        return (base.endswith("Test.java") or base.endswith("Tests.java")
+                or "/".join(dirs).startswith("src/test") or "/src/test/" in "/" + "/".join(dirs) + "/")
+    return "tests" in dirs or "test" in dirs

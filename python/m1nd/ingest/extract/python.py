@@ -1,0 +1,277 @@
+"""Python extractor (graph.md §6): classes, functions (async, decorated, nested), imports, calls, bases,
+annotation and decorator references. One tree-sitter query, one pass over its captures."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from m1nd.ingest import treesitter as ts
+from m1nd.ingest.extract._common import (
+    empty_blob, finish_defs, first_paragraph, config_tokens, is_test_path, make_def, sha256, signature,
+)
+
+EXTRACTOR_VERSION = 1
+LANG = "python"
+
+QUERY = r"""
+(class_definition name: (identifier) @class)
+(function_definition name: (identifier) @fn)
+(type_alias_statement left: (type (identifier) @alias))
+(call function: (identifier) @call)
+(call function: (attribute) @acall)
+(decorator) @dec
+(import_statement) @imp
+(import_from_statement) @impf
+(class_definition superclasses: (argument_list) @bases)
+(typed_parameter type: (type) @type)
+(typed_default_parameter type: (type) @type)
+(function_definition return_type: (type) @type)
+(assignment type: (type) @type)
+"""
+
+#: bases that never produce ``inherits`` edges (graph.md §6)
+SKIP_BASES = frozenset({
+    "object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "Flag", "IntFlag",
+    "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError", "BufferError",
+    "EOFError", "ImportError", "ModuleNotFoundError", "LookupError", "IndexError", "KeyError", "MemoryError",
+    "NameError", "UnboundLocalError", "OSError", "IOError", "EnvironmentError", "BlockingIOError",
+    "ChildProcessError", "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+    "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError",
+    "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError", "ReferenceError",
+    "RuntimeError", "NotImplementedError", "RecursionError", "StopIteration", "StopAsyncIteration",
+    "SyntaxError", "IndentationError", "TabError", "SystemError", "TypeError", "ValueError", "UnicodeError",
+    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError", "Warning", "UserWarning",
+    "DeprecationWarning", "PendingDeprecationWarning", "SyntaxWarning", "RuntimeWarning", "FutureWarning",
+    "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning", "ZeroDivisionError",
+    "OverflowError", "FloatingPointError", "GeneratorExit", "KeyboardInterrupt", "SystemExit",
+    "BaseExceptionGroup", "ExceptionGroup", "int", "str", "dict", "list", "tuple", "set", "frozenset", "float",
+    "bytes", "type",
+})
+
+_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WSB = re.compile(rb"\s+")
+_STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
+
+
+def _docstring(body: Any) -> str:
+    if body is None or body.named_child_count == 0:
+        return ""
+    first = body.named_children[0]
+    if first.type != "expression_statement" or first.named_child_count == 0:
+        return ""
+    s = first.named_children[0]
+    if s.type != "string":
+        return ""
+    text = s.text.decode("utf-8", "replace")
+    m = _STR_PREFIX.match(text)
+    if not m:
+        return ""
+    q = m.group(1)
+    inner = text[m.end():]
+    if inner.endswith(q):
+        inner = inner[: -len(q)]
+    return first_paragraph(inner)
+
+
+def _dotted(node: Any) -> str | None:
+    t = node.text
+    if _DOTTED.fullmatch(t):
+        return t.decode("utf-8", "replace")
+    t = _WSB.sub(b"", t)
+    if _DOTTED.fullmatch(t):
+        return t.decode("utf-8", "replace")
+    return None
+
+
+def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
+    """Identifiers / dotted names inside an annotation (incl. subscripts); string annotations are skipped."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "identifier":
+            out.append((n.text.decode("utf-8", "replace"), n.start_byte))
+        elif t == "attribute":
+            d = _dotted(n)
+            if d is not None:
+                out.append((d, n.start_byte))
+        elif t in ("string", "none", "integer", "float", "true", "false", "ellipsis", "comment"):
+            continue
+        else:
+            stack.extend(n.named_children)
+
+
+def extract(relpath: str, data: bytes) -> dict[str, Any]:
+    file_test = is_test_path(relpath, LANG)
+    blob = empty_blob(LANG, EXTRACTOR_VERSION, data, file_test)
+    tree = ts.parse(LANG, data)
+    root = tree.root_node
+    if root.has_error:
+        line = ts.first_error_line(root)
+        blob["parse_error"] = f"syntax error at line {line}"
+        return blob
+    caps = ts.captures(ts.query(LANG, QUERY), root)
+
+    defs: list[dict[str, Any]] = []
+    spans: list[tuple[int, int, int]] = []
+    in_test_class: set[int] = set()
+    for cap, kind in (("class", "class"), ("fn", "fn"), ("alias", "type")):
+        for name_node in caps.get(cap, ()):
+            node = name_node.parent
+            if kind == "type":
+                node = node.parent
+            name = name_node.text.decode("utf-8", "replace")
+            outer = node
+            par = node.parent
+            if par is not None and par.type == "decorated_definition":
+                outer = par
+            if kind == "type":
+                sig = signature(data, node.start_byte, node.end_byte)
+                doc = ""
+            else:
+                body = node.child_by_field_name("body")
+                sig = signature(data, node.start_byte, body.start_byte if body is not None else node.end_byte,
+                                strip_tail=":")
+                doc = _docstring(body)
+            s, e = outer.start_byte, outer.end_byte
+            is_test = (kind == "fn" and name.startswith("test")) or (kind == "class" and name.startswith("Test"))
+            spans.append((s, e, len(defs)))
+            defs.append(make_def(kind, name, outer.start_point[0] + 1, outer.end_point[0] + 1, sig, doc,
+                                 sha256(data[s:e]), is_test))
+    owners = finish_defs(defs, spans)
+    own = owners.owner
+
+    # imports
+    imports: list[dict[str, Any]] = []
+    bound: set[str] = set()
+    is_init = relpath.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+    for node in caps.get("imp", ()):
+        line = node.start_point[0] + 1
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                mod = child.child_by_field_name("name").text.decode("utf-8", "replace")
+                alias = child.child_by_field_name("alias").text.decode("utf-8", "replace")
+                bound.add(alias)
+            else:
+                mod = child.text.decode("utf-8", "replace")
+                alias = None
+                bound.add(mod.split(".", 1)[0])
+            imports.append({"module": mod, "names": [], "alias": alias, "level": 0, "reexport": False,
+                            "star": False, "line": line})
+    for node in caps.get("impf", ()):
+        line = node.start_point[0] + 1
+        mod_node = node.child_by_field_name("module_name")
+        level = 0
+        mod = ""
+        if mod_node is not None:
+            if mod_node.type == "relative_import":
+                for c in mod_node.named_children:
+                    if c.type == "import_prefix":
+                        level = len(c.text.strip())
+                    else:
+                        mod = c.text.decode("utf-8", "replace")
+            else:
+                mod = mod_node.text.decode("utf-8", "replace")
+        names: list[list[str]] = []
+        star = False
+        for child in node.named_children:
+            if child == mod_node:
+                continue
+            if child.type == "wildcard_import":
+                star = True
+            elif child.type == "aliased_import":
+                nm = child.child_by_field_name("name").text.decode("utf-8", "replace")
+                al = child.child_by_field_name("alias").text.decode("utf-8", "replace")
+                names.append([nm, al])
+                bound.add(al)
+            elif child.type == "dotted_name":
+                nm = child.text.decode("utf-8", "replace")
+                names.append([nm, nm])
+                bound.add(nm)
+        if mod == "__future__":
+            continue
+        imports.append({"module": mod, "names": names, "alias": None, "level": level, "reexport": is_init,
+                        "star": star, "line": line})
+
+    top_names = {d["name"] for d in defs if d["parent"] < 0}
+    heads = bound | top_names
+    refs: list[list[Any]] = []
+    add = refs.append
+
+    # decorators (def -> decorator), remember their call nodes so they are not also counted as calls
+    dec_calls: set[int] = set()
+    for node in caps.get("dec", ()):
+        expr = node.named_children[0] if node.named_child_count else None
+        if expr is None:
+            continue
+        if expr.type == "call":
+            dec_calls.add(expr.start_byte)
+            expr = expr.child_by_field_name("function")
+        if expr is not None and expr.type in ("identifier", "attribute"):
+            d = _dotted(expr)
+            if d is not None:
+                add(["decorator", d, own(node.start_byte), node.start_point[0] + 1])
+
+    for node in caps.get("call", ()):
+        sb = node.start_byte
+        if sb in dec_calls:
+            continue
+        add(["call", node.text.decode("utf-8", "replace"), own(sb), node.start_point[0] + 1])
+
+    for node in caps.get("acall", ()):
+        sb = node.start_byte
+        if sb in dec_calls:
+            continue
+        t = node.text
+        line = node.start_point[0] + 1
+        if _DOTTED.fullmatch(t) is None:
+            t2 = _WSB.sub(b"", t)
+            if t2.startswith(b"super()."):
+                add(["super", t2[8:].decode("utf-8", "replace"), own(sb), line])
+                continue
+            if _DOTTED.fullmatch(t2) is None:
+                attr = node.child_by_field_name("attribute")
+                add(["method_call", attr.text.decode("utf-8", "replace"), own(sb), line])
+                continue
+            t = t2
+        d = t.decode("utf-8", "replace")
+        head, _, rest = d.partition(".")
+        if head in ("self", "cls"):
+            if "." in rest:
+                add(["method_call", rest.rsplit(".", 1)[1], own(sb), line])
+            else:
+                add(["self", rest, own(sb), line])
+        elif head in heads:
+            add(["qualified", d, own(sb), line])
+        else:
+            add(["method_call", d.rsplit(".", 1)[1], own(sb), line])
+
+    for node in caps.get("bases", ()):
+        for b in node.named_children:
+            if b.type == "keyword_argument":
+                continue
+            if b.type == "subscript":
+                b = b.child_by_field_name("value")
+            if b is None or b.type not in ("identifier", "attribute"):
+                continue
+            d = _dotted(b)
+            if d is None or d.rsplit(".", 1)[-1] in SKIP_BASES:
+                continue
+            add(["base", d, own(b.start_byte), b.start_point[0] + 1])
+
+    names_pos: list[tuple[str, int]] = []
+    for node in caps.get("type", ()):
+        line = node.start_point[0] + 1
+        names_pos.clear()
+        _type_names(node, names_pos)
+        for name, pos in names_pos:
+            add(["reference", name, own(pos), line])
+
+    blob["definitions"] = defs
+    blob["references"] = refs
+    blob["imports"] = imports
+    blob["config_refs"] = config_tokens(data, root)
+    # module docstring
+    blob["doc"] = _docstring(root)
+    return blob
