@@ -1,0 +1,290 @@
+"""Baselines of the graph and its learned weights, and ``drift`` against them (learning.md §5).
+
+A baseline is a compact snapshot stored in ``graph.db``: counts, both generation counters, the sorted external ids
+(``nodes_blob``), the learned weights that differ from ``w0`` (``weights_blob``: sorted 12-byte records
+``blake2b-64(src \\0 dst \\0 relation) ‖ float32 w``, little-endian) and the file hashes (``files_blob``, used by
+``diverge``). ``m1nd serve`` records a ``server_start`` baseline once per process (:func:`record_server_start`);
+``persist action="baseline"`` records ``manual`` ones. The newest 20 of each kind are kept.
+
+``drift`` compares the current in-memory graph (including this process's unflushed learning) with a baseline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import struct
+import time
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from m1nd.errors import InvalidInputError, NotFoundError
+from m1nd.graph.model import Graph, relation_name
+from m1nd.learning import edge_label
+from m1nd.store.graph_repo import now_ms
+
+if TYPE_CHECKING:
+    from m1nd.codegraph import CodeGraph
+
+KEEP_PER_KIND = 20
+RECORD = struct.Struct("<8sf")
+_DIGITS = re.compile(r"^-?\d+$")
+SINCE_ERROR = 'since must be "last_session", "this_session", an ISO-8601 time or epoch milliseconds'
+NO_BASELINE = 'no baseline yet; run m1nd serve once, or call persist with action="baseline"'
+
+
+@dataclass
+class Baseline:
+    id: int
+    kind: str
+    created_ms: int
+    pid: int
+    graph_generation: int
+    weights_generation: int
+    node_count: int
+    edge_count: int
+    nodes_blob: bytes | None = None
+    weights_blob: bytes | None = None
+    files_blob: bytes | None = None
+
+    def nodes(self) -> list[str]:
+        if not self.nodes_blob:
+            return []
+        text = zlib.decompress(self.nodes_blob).decode("utf-8")
+        return text.split("\n") if text else []
+
+    def weights(self) -> dict[bytes, float]:
+        if not self.weights_blob:
+            return {}
+        raw = zlib.decompress(self.weights_blob)
+        return {d: float(w) for d, w in RECORD.iter_unpack(raw)}
+
+    def files(self) -> dict[str, str]:
+        """relpath -> content hash (for ``diverge``)."""
+        if not self.files_blob:
+            return {}
+        out = {}
+        for line in zlib.decompress(self.files_blob).decode("utf-8").split("\n"):
+            if line:
+                path, _, h = line.partition("\t")
+                out[path] = h
+        return out
+
+    def header(self) -> dict[str, Any]:
+        return {"kind": self.kind, "created_ms": self.created_ms, "graph_generation": self.graph_generation,
+                "weights_generation": self.weights_generation}
+
+
+_COLS = ("id, kind, created_ms, pid, graph_generation, weights_generation, node_count, edge_count")
+
+
+# -- edge digests ------------------------------------------------------------------------------------------------
+def edge_digest(src: str, dst: str, relation: str) -> bytes:
+    return hashlib.blake2b(f"{src}\0{dst}\0{relation}".encode(), digest_size=8).digest()
+
+
+def _digests(g: Graph, positions: np.ndarray) -> list[bytes]:
+    src, dst = g.edge_endpoints()
+    rel = g.engine.csr.relations
+    ext = g.nodes.ext_id
+    return [edge_digest(ext[int(src[p])], ext[int(dst[p])], relation_name(int(rel[p]))) for p in positions.tolist()]
+
+
+def _digest_index(g: Graph) -> dict[bytes, int]:
+    """digest -> forward edge position for every edge of this generation (computed once, cached on the graph)."""
+    cached = g.extra.get("edge_digest_index")
+    if cached is None:
+        cached = dict(zip(_digests(g, np.arange(g.e, dtype=np.int64)), range(g.e)))
+        g.extra["edge_digest_index"] = cached
+    return cached
+
+
+def _changed_positions(g: Graph) -> np.ndarray:
+    w = g.engine.weights
+    return np.nonzero(w != np.asarray(g.engine.csr.base_weights))[0]
+
+
+# -- recording ---------------------------------------------------------------------------------------------------
+def snapshot(cg: CodeGraph, kind: str) -> int:
+    """Record a baseline of the current graph; returns its id. Keeps the newest 20 of ``kind``."""
+    if kind not in ("server_start", "manual"):
+        raise ValueError(kind)
+    with cg.lock:
+        g = cg.graph()
+        nodes_blob = zlib.compress("\n".join(sorted(g.nodes.ext_id)).encode("utf-8"), 6)
+        changed = _changed_positions(g)
+        w = g.engine.weights
+        recs = sorted(zip(_digests(g, changed), (float(w[p]) for p in changed.tolist())))
+        weights_blob = zlib.compress(b"".join(RECORD.pack(d, x) for d, x in recs), 6)
+        db = cg.store.db
+        with db.write():
+            files = db.all("SELECT relpath, content_hash FROM files ORDER BY relpath")
+            files_blob = zlib.compress("\n".join(f"{p}\t{h or ''}" for p, h in files).encode("utf-8"), 6)
+            gen, wgen = cg.store.generations()
+            db.execute("INSERT INTO baselines(kind, created_ms, pid, graph_generation, weights_generation, node_count, "
+                       "edge_count, nodes_blob, weights_blob, files_blob) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (kind, now_ms(), os.getpid(), gen, wgen, g.n, g.e, nodes_blob, weights_blob, files_blob))
+            bid = db.last_insert_rowid()
+            db.execute("DELETE FROM baselines WHERE kind = ? AND id NOT IN "
+                       "(SELECT id FROM baselines WHERE kind = ? ORDER BY created_ms DESC, id DESC LIMIT ?)",
+                       (kind, kind, KEEP_PER_KIND))
+    return int(bid)
+
+
+def record_server_start(cg: CodeGraph) -> int:
+    """Called once by ``m1nd serve`` (``Workspace.on_server_start``) after loading, before the first request."""
+    bid = snapshot(cg, "server_start")
+    cg.server_baseline_id = bid  # type: ignore[attr-defined]
+    return bid
+
+
+def record_manual(cg: CodeGraph) -> int:
+    return snapshot(cg, "manual")
+
+
+# -- lookup ------------------------------------------------------------------------------------------------------
+def _row(r: tuple[Any, ...]) -> Baseline:
+    return Baseline(*[int(x) if i != 1 else x for i, x in enumerate(r)])
+
+
+def _fetch(cg: CodeGraph, where: str, params: tuple[Any, ...] = ()) -> Baseline | None:
+    r = cg.store.db.one(f"SELECT {_COLS} FROM baselines WHERE {where} ORDER BY created_ms DESC, id DESC LIMIT 1",
+                        params)
+    return _row(r) if r else None
+
+
+def load_blobs(cg: CodeGraph, b: Baseline) -> Baseline:
+    r = cg.store.db.one("SELECT nodes_blob, weights_blob, files_blob FROM baselines WHERE id = ?", (b.id,))
+    if r:
+        b.nodes_blob, b.weights_blob, b.files_blob = r
+    return b
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+        f"{ms % 1000:03d}Z"
+
+
+def parse_since(since: str) -> int | None:
+    """``last_session``/``this_session`` → None; ISO-8601 or epoch ms → epoch ms; anything else → error."""
+    s = since.strip()
+    if s in ("last_session", "this_session"):
+        return None
+    if _DIGITS.match(s):
+        return int(s)
+    try:
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00") if s.endswith(("Z", "z")) else s)
+    except ValueError:
+        raise InvalidInputError(SINCE_ERROR, details={"argument": "since"}) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
+    """The baseline for a ``since`` value (learning.md §5) and an optional note saying how it was chosen."""
+    when = parse_since(since)
+    own_id = getattr(cg, "server_baseline_id", None)
+    if when is not None:
+        b = _fetch(cg, "created_ms <= ?", (when,))
+        if b is None:
+            oldest = cg.store.db.one("SELECT MIN(created_ms) FROM baselines")
+            if not oldest or oldest[0] is None:
+                raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
+            raise NotFoundError(f"no baseline at or before {iso(when)}; oldest is {iso(int(oldest[0]))}",
+                                recover="pass a later time, or since=\"last_session\"")
+        return b, None
+    if own_id is None:
+        b = _fetch(cg, "kind = 'server_start'")
+        if b is not None:
+            return b, "this process has no baseline of its own; using the newest server_start baseline"
+        b = _fetch(cg, "kind = 'manual'")
+        if b is not None:
+            return b, "no server_start baseline exists; using the newest manual baseline"
+        raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
+    own = _fetch(cg, "id = ?", (own_id,))
+    if since.strip() == "last_session":
+        started_ms = int(cg.started * 1000)
+        b = _fetch(cg, "kind = 'server_start' AND id != ? AND created_ms < ?", (own_id, started_ms))
+        if b is not None:
+            return b, None
+        if own is not None:
+            return own, "no baseline from a previous server start; using this session's own baseline"
+    elif own is not None:
+        return own, None
+    b = _fetch(cg, "kind = 'server_start'") or _fetch(cg, "kind = 'manual'")
+    if b is None:
+        raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
+    return b, "this session's baseline was pruned; using the newest remaining baseline"
+
+
+# -- drift -------------------------------------------------------------------------------------------------------
+def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: bool = True, top_n: int = 20,
+          max_list: int = 50) -> dict[str, Any]:
+    started = time.perf_counter()
+    with cg.lock:
+        g = cg.graph()
+        base, note = select_baseline(cg, since)
+        load_blobs(cg, base)
+        then = base.nodes()
+        then_set = set(then)
+        now_ids = g.nodes.ext_id
+        now_set = set(now_ids)
+        new_nodes = sorted(now_set - then_set)
+        removed = sorted(then_set - now_set)
+        out: dict[str, Any] = {
+            "since": since, "baseline": base.header(),
+        }
+        if note:
+            out["baseline_note"] = note
+        out.update({
+            "node_count_delta": g.n - base.node_count, "edge_count_delta": g.e - base.edge_count,
+            "new_nodes": new_nodes[:max_list], "removed_nodes": removed[:max_list],
+            "new_nodes_total": len(new_nodes), "removed_nodes_total": len(removed),
+        })
+        if include_weight_drift:
+            out.update(_weight_drift(g, base, top_n))
+        out["learn_events_since"] = int(cg.store.db.scalar(
+            "SELECT COUNT(*) FROM learn_log WHERE created_ms >= ?", (base.created_ms,), default=0))
+        out["queries_processed"] = int(cg.queries_processed)
+        out["uptime_seconds"] = round(time.time() - cg.started, 3)
+    out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return out
+
+
+def _weight_drift(g: Graph, base: Baseline, top_n: int) -> dict[str, Any]:
+    old = base.weights()
+    w = g.engine.weights
+    w0 = np.asarray(g.engine.csr.base_weights)
+    changed = _changed_positions(g)
+    drifts: dict[int, tuple[float, float]] = {}  # position -> (old, new)
+    seen: set[bytes] = set()
+    for d, p in zip(_digests(g, changed), changed.tolist()):
+        seen.add(d)
+        drifts[p] = (old.get(d, float(w0[p])), float(w[p]))
+    missing = [d for d in old if d not in seen]  # learned at the baseline, back at w0 (or gone) now
+    if missing:
+        index = _digest_index(g)
+        for d in missing:
+            p = index.get(d)
+            if p is not None:
+                drifts[p] = (old[d], float(w[p]))
+    rows = [(new - o, p, o, new) for p, (o, new) in drifts.items() if abs(new - o) > 1e-6]
+    rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+    top = []
+    for delta, p, o, new in rows[:top_n]:
+        edge, s, t, rel = edge_label(g, p)
+        top.append({"edge": edge, "source": s, "target": t, "relation": rel, "old": round(o, 4),
+                    "new": round(new, 4), "delta": round(delta, 4)})
+    return {"top_weight_drifts": top, "weights_changed_total": len(rows),
+            "strengthened_total": sum(1 for r in rows if r[0] > 0),
+            "weakened_total": sum(1 for r in rows if r[0] < 0)}
+
+
+__all__ = ["Baseline", "drift", "edge_digest", "iso", "parse_since", "record_manual", "record_server_start",
+           "select_baseline", "snapshot"]

@@ -1,0 +1,339 @@
+"""Explicit feedback learning (``learn``, learning.md §2) and learned-weight helpers (§1, §12).
+
+``learn`` turns an agent's verdict on query results into bounded Hebbian updates on the *linking paths* between the
+query's seeds and the reported nodes: ``correct`` strengthens every edge on those paths (plus direct edges among the
+reported nodes), ``wrong`` weakens the edge through which each rejected node is reached, ``partial`` does both at
+half rate for its confirmed / rejected lists. Nothing else changes: no global decay, no homeostasis, ``w0`` stays
+untouched, and every update is soft-bounded in ``[W_MIN, W_MAX]`` by the native kernel.
+
+Durability: the changed edges (as deltas, so concurrent processes compose), their ``n_ltp``/``n_ltd`` counters and a
+``learn_log`` row are committed in one transaction before the response, and ``weights_generation`` is bumped.
+
+Weight helpers used by the CLI (``m1nd weights stats|reset``) live here too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from m1nd.errors import InvalidInputError, UnknownNodeError
+from m1nd.graph.engine import W_MAX, W_MIN
+from m1nd.graph.model import Graph, relation_name
+from m1nd.graph.schema import RELATION_CODES
+from m1nd.graph.seeds import closest_ids, select_seeds
+from m1nd.store.graph_repo import now_ms
+
+if TYPE_CHECKING:
+    from m1nd.codegraph import CodeGraph
+
+log = logging.getLogger(__name__)
+
+FEEDBACKS = ("correct", "wrong", "partial")
+MAX_SEEDS = 10
+PAIR_BUDGET = 2000
+LEARN_LOG_KEEP = 10_000
+
+
+# -- shared helpers ----------------------------------------------------------------------------------------------
+def normalise_query(q: str) -> str:
+    """Case-fold and collapse whitespace (the query-log key written by ``activate``)."""
+    return " ".join(q.casefold().split())
+
+
+def resolve_ids(g: Graph, ids: list[str], *, argument: str, max_listed: int = 10) -> list[int]:
+    """External ids (or relpath / ``file::relpath``) → node indices, de-duplicated in order.
+
+    Unknown ids raise ``unknown_node: node(s) not in the graph: <id>, …; closest: …`` listing at most
+    ``max_listed`` ids and the closest known ids of the first one.
+    """
+    out: list[int] = []
+    seen: set[int] = set()
+    unknown: list[str] = []
+    for raw in ids:
+        i = g.seeds.ext_lookup.get(raw.strip()) if raw.strip() else None
+        if i is None:
+            if raw not in unknown:
+                unknown.append(raw)
+            continue
+        if i not in seen:
+            seen.add(i)
+            out.append(int(i))
+    if unknown:
+        raise unknown_nodes_error(g, unknown, argument=argument, max_listed=max_listed)
+    return out
+
+
+def unknown_nodes_error(g: Graph, unknown: list[str], *, argument: str, max_listed: int = 10) -> UnknownNodeError:
+    close = closest_ids(g.seeds, g.nodes, unknown[0]) if g.n else []
+    listed = ", ".join(unknown[:max_listed]) + (f", … ({len(unknown)} in all)" if len(unknown) > max_listed else "")
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    return UnknownNodeError(f"node(s) not in the graph: {listed}{hint}",
+                            details={"argument": argument, "unknown": unknown[:max_listed], "closest": close})
+
+
+def edge_label(g: Graph, p: int) -> tuple[str, str, str, str]:
+    """(``"<src label> -> <dst label>"``, src ext id, dst ext id, relation name) of forward edge position p."""
+    src, dst = g.edge_endpoints()
+    u, v = int(src[p]), int(dst[p])
+    t = g.nodes
+    return (f"{t.label[u]} -> {t.label[v]}", t.ext_id[u], t.ext_id[v],
+            relation_name(int(g.engine.csr.relations[p])))
+
+
+# -- learn -------------------------------------------------------------------------------------------------------
+def _query_seeds(cg: CodeGraph, g: Graph, agent_id: str, query: str) -> tuple[list[int], str]:
+    key = normalise_query(query)
+    st = cg.agent(agent_id)
+    for q, seeds in reversed(st.query_log):
+        if q == key:
+            idx = g.nodes.index
+            found = [idx[s] for s in seeds if s in idx]
+            return found[:MAX_SEEDS], "query_log"
+    s = select_seeds(g.seeds, g.nodes, query, max_seeds=MAX_SEEDS)
+    return [int(i) for i in s.nodes.tolist()[:MAX_SEEDS]], "recomputed"
+
+
+def validate_learn(feedback: str, strength: float, node_ids: list[str], wrong_node_ids: list[str] | None) -> None:
+    """The argument checks of learning.md §2 that need no graph (messages exactly as the spec table)."""
+    if feedback not in FEEDBACKS:
+        raise InvalidInputError(f'feedback must be "correct", "wrong" or "partial" (got "{feedback}")',
+                                details={"argument": "feedback", "allowed": list(FEEDBACKS)})
+    if wrong_node_ids and feedback != "partial":
+        raise InvalidInputError('wrong_node_ids is only valid with feedback="partial"',
+                                details={"argument": "wrong_node_ids"})
+    if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not (0.0 <= strength <= 1.0):
+        raise InvalidInputError(f"strength must be between 0.0 and 1.0 (got {strength})",
+                                details={"argument": "strength"})
+    if wrong_node_ids:
+        confirmed = {n.strip() for n in node_ids}
+        for n in wrong_node_ids:
+            if n.strip() in confirmed:
+                raise InvalidInputError(f"node '{n}' is both confirmed and rejected",
+                                        details={"argument": "wrong_node_ids"})
+
+
+def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: list[str], *, strength: float = 0.2,
+          wrong_node_ids: list[str] | None = None, max_path_hops: int = 3, paths_per_pair: int = 3) -> dict[str, Any]:
+    """Apply explicit feedback (learning.md §2) and commit it before returning."""
+    started = time.perf_counter()
+    validate_learn(feedback, strength, node_ids, wrong_node_ids)
+    wrong_node_ids = list(wrong_node_ids or [])
+    with cg.lock:
+        g = cg.require_graph()
+        confirmed = resolve_ids(g, node_ids, argument="node_ids")
+        rejected = resolve_ids(g, wrong_node_ids, argument="wrong_node_ids") if wrong_node_ids else []
+        overlap = set(confirmed) & set(rejected)
+        if overlap:  # same node through two spellings (relpath vs id)
+            i = next(iter(overlap))
+            raise InvalidInputError(f"node '{g.nodes.ext_id[i]}' is both confirmed and rejected",
+                                    details={"argument": "wrong_node_ids"})
+        seeds, seed_source = _query_seeds(cg, g, agent_id, query)
+        eng = g.engine
+        rate = float(strength) / 2.0 if feedback == "partial" else float(strength)
+
+        ltp: dict[int, set[int]] = {}  # edge position -> reported nodes it serves
+        ltd: dict[int, set[int]] = {}
+        no_path: list[tuple[int, int]] = []
+
+        def linking(s: int, r: int) -> list[Any]:
+            paths, _total, _exh, _short = eng.k_paths(s, r, max_hops=max_path_hops, max_paths=paths_per_pair,
+                                                      budget=PAIR_BUDGET)
+            if not paths:
+                no_path.append((s, r))
+            return paths
+
+        positive = confirmed if feedback in ("correct", "partial") else []
+        negative = confirmed if feedback == "wrong" else rejected
+        for r in positive:
+            for s in seeds:
+                if s == r:
+                    continue
+                for p in linking(s, r):
+                    for e in p.edges.tolist():
+                        ltp.setdefault(int(e), set()).add(r)
+        if feedback == "correct":
+            for a_i, a in enumerate(confirmed):
+                for b in confirmed[a_i + 1:]:
+                    for e in eng.edges_between(a, b).tolist():
+                        ltp.setdefault(int(e), set()).update((a, b))
+        for r in negative:
+            for s in seeds:
+                if s == r:
+                    continue
+                for p in linking(s, r):
+                    if len(p.edges):
+                        ltd.setdefault(int(p.edges[-1]), set()).add(r)
+                for e in eng.edges_between(s, r).tolist():
+                    ltd.setdefault(int(e), set()).add(r)
+        both = set(ltp) & set(ltd)  # partial: selected for LTP and LTD -> unchanged
+        for e in both:
+            del ltp[e]
+            del ltd[e]
+
+        positions = np.asarray(sorted(ltp) + sorted(ltd), dtype=np.int64)
+        signs = np.asarray([1] * len(ltp) + [-1] * len(ltd), dtype=np.int8)
+        w = eng.weights
+        before = w[positions].astype(np.float64) if len(positions) else np.zeros(0)
+        if len(positions) and rate > 0:
+            eng.hebbian(positions, signs, rate)
+        after = w[positions].astype(np.float64) if len(positions) else np.zeros(0)
+        changed_mask = after != before
+        changed = positions[changed_mask]
+        deltas = (after - before)[changed_mask]
+        nodes_hit: set[int] = set()
+        for p in changed.tolist():
+            nodes_hit |= ltp.get(int(p)) or ltd.get(int(p)) or set()
+
+        pending_ltp = getattr(cg, "_pending_ltp", {})  # co-activation counts of these edges travel with them
+        pending_ltd = getattr(cg, "_pending_ltd", {})
+        ltp_counts = {int(p): 1 + pending_ltp.pop(int(p), 0) for p in changed.tolist() if int(p) in ltp}
+        ltd_counts = {int(p): 1 + pending_ltd.pop(int(p), 0) for p in changed.tolist() if int(p) in ltd}
+        try:
+            with cg.store.db.write():
+                if len(changed):
+                    cg.write_weights(g, changed, ltp=ltp_counts, ltd=ltd_counts)
+                cg.store.db.execute(
+                    "INSERT INTO learn_log(agent_id, query, feedback, strength, node_ids_json, edges_adjusted, "
+                    "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (agent_id, query, feedback, float(strength),
+                     json.dumps({"node_ids": [g.nodes.ext_id[i] for i in confirmed],
+                                 "wrong_node_ids": [g.nodes.ext_id[i] for i in rejected]}, ensure_ascii=False),
+                     int(len(changed)), now_ms()))
+                cg.store.db.execute(
+                    "DELETE FROM learn_log WHERE id <= (SELECT id FROM learn_log ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                    (LEARN_LOG_KEEP,))
+                wgen = cg.store.bump("weights_generation") if len(changed) else cg.store.generations()[1]
+        except BaseException:
+            # Nothing was committed: undo the in-memory update so memory and database agree.
+            if len(positions):
+                w[positions] = before.astype(np.float32)
+            raise
+
+    t = g.nodes
+    out: dict[str, Any] = {
+        "edges_adjusted": int(len(changed)),
+        "nodes_affected": len(nodes_hit),
+        "plasticity_delta": rate,
+        "elapsed_ms": None,
+        "query": query,
+        "feedback": feedback,
+        "seed_source": seed_source,
+        "seeds_used": [{"node_id": t.ext_id[s], "label": t.label[s]} for s in seeds[:MAX_SEEDS]],
+        "strengthened": int(np.count_nonzero(deltas > 0)),
+        "weakened": int(np.count_nonzero(deltas < 0)),
+        "mean_weight_change": round(float(deltas.mean()), 6) if len(deltas) else 0.0,
+        "pairs_without_path": [{"seed": t.ext_id[s], "node": t.ext_id[r]} for s, r in no_path[:10]],
+        "pairs_without_path_total": len(no_path),
+        "weights_generation": int(wgen),
+    }
+    if not seeds:
+        words = " ".join(dict.fromkeys(t.label[i] for i in confirmed[:3]))
+        out["hint"] = (f"no seed matched the query, so only direct edges among the reported nodes could change; "
+                       f"next time pass a query that names the code, e.g. \"{words}\"")
+    elif not len(changed) and rate > 0:
+        out["hint"] = "no linking path within max_path_hops; raise max_path_hops or check the node ids with why"
+    out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return out
+
+
+# -- persist (lifecycle tool, learning.md §4) ----------------------------------------------------------------------
+PERSIST_ACTIONS = ("save", "status", "baseline")
+
+
+def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
+    """``save`` flushes dirty learned weights now, ``status`` only reports, ``baseline`` records a manual baseline."""
+    from m1nd.baselines import record_manual
+
+    started = time.perf_counter()
+    if action not in PERSIST_ACTIONS:
+        raise InvalidInputError(f"action must be one of {', '.join(PERSIST_ACTIONS)} (got '{action}')",
+                                details={"argument": "action"})
+    out: dict[str, Any] = {"action": action}
+    flushed = 0
+    with cg.lock:
+        cg.graph()
+        if action == "save":
+            flushed = cg.flush()
+        elif action == "baseline":
+            out["baseline_id"] = record_manual(cg)
+        _, wgen = cg.store.generations()
+        out.update({"flushed_edges": int(flushed), "dirty_weights": int(len(cg.dirty_positions())),
+                    "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms),
+                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)})
+    return out
+
+
+# -- weight statistics and reset (CLI, learning.md §12) -----------------------------------------------------------
+def weight_stats(cg: CodeGraph, top: int = 20) -> dict[str, Any]:
+    with cg.lock:
+        g = cg.graph()
+        w = g.engine.weights.astype(np.float64)
+        w0 = np.asarray(g.engine.csr.base_weights, dtype=np.float64)
+        diff = w - w0
+        changed = np.nonzero(np.abs(diff) > 1e-7)[0]
+        order = changed[np.lexsort((changed, -np.abs(diff[changed])))][:top]
+        rows = []
+        for p in order.tolist():
+            edge, s, d, rel = edge_label(g, p)
+            rows.append({"edge": edge, "source": s, "target": d, "relation": rel, "w0": round(float(w0[p]), 4),
+                         "w": round(float(w[p]), 4), "delta": round(float(diff[p]), 4)})
+        _, wgen = cg.store.generations()
+        return {"edges_total": int(g.e), "strengthened": int(np.count_nonzero(diff > 1e-7)),
+                "weakened": int(np.count_nonzero(diff < -1e-7)),
+                "mean_abs_change": round(float(np.abs(diff).mean()), 6) if g.e else 0.0,
+                "weights_generation": int(wgen), "top": rows}
+
+
+def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | None = None,
+                  apply: bool = False) -> dict[str, Any]:
+    """``w ← w0`` for the selected edges (all, one relation, and/or the edges touching one node).
+
+    The reset is absolute and runs on the database (so edges learned by other processes are reset too) in one
+    transaction that bumps ``weights_generation``; every process picks it up at its next call.
+    """
+    where = ["e.w != e.w0"]
+    params: list[Any] = []
+    if relation is not None:
+        code = RELATION_CODES.get(relation)
+        if code is None:
+            raise InvalidInputError(f"unknown relation '{relation}'; valid: {', '.join(RELATION_CODES)}",
+                                    details={"argument": "relation"})
+        where.append("e.relation = ?")
+        params.append(code)
+    with cg.lock:
+        if node is not None:
+            g = cg.graph()
+            i = g.seeds.ext_lookup.get(node.strip())
+            if i is None:
+                raise unknown_nodes_error(g, [node], argument="node")
+            where.append("(e.src = n.id OR e.dst = n.id)")
+            params.append(g.nodes.ext_id[i])
+            base = "FROM edges e, nodes n WHERE n.ext_id = ? AND "
+            params = params[-1:] + params[:-1]
+        else:
+            base = "FROM edges e WHERE "
+        cond = base + " AND ".join(where)
+        db = cg.store.db
+        with db.write():
+            rows = db.all(f"SELECT e.src, e.dst, e.relation, e.w0, e.w {cond}", params)
+            if apply and rows:
+                ts = now_ms()
+                db.executemany("UPDATE edges SET w = w0, updated_ms = ? WHERE src = ? AND dst = ? AND relation = ?",
+                               [(ts, r[0], r[1], r[2]) for r in rows])
+                wgen = cg.store.bump("weights_generation")
+            else:
+                wgen = cg.store.generations()[1]
+        if apply and rows:
+            cg.graph()  # patch the in-memory weights now
+    return {"applied": bool(apply and rows), "edges_selected": len(rows),
+            "mean_abs_change": round(sum(abs(r[4] - r[3]) for r in rows) / len(rows), 6) if rows else 0.0,
+            "relation": relation, "node": node, "weights_generation": int(wgen)}
+
+
+__all__ = ["FEEDBACKS", "PERSIST_ACTIONS", "persist", "W_MAX", "W_MIN", "learn", "normalise_query", "resolve_ids", "unknown_nodes_error",
+           "validate_learn", "weight_stats", "weights_reset", "edge_label"]
