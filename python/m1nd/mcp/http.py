@@ -121,6 +121,9 @@ class Handler(BaseHTTPRequestHandler):
     server: _HttpServer
     timeout = 300  # idle keep-alive connections are dropped after 5 minutes
 
+    def version_string(self) -> str:
+        return self.server_version
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — signature of the base class
         log.debug("%s %s", self.address_string(), format % args)
 

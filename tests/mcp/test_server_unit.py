@@ -1,0 +1,364 @@
+"""The protocol core of ``m1nd.mcp.server`` in-process: decoding, method dispatch, errors, time limit, cancellation,
+stdin line framing and the HTTP guards. No subprocess, no graph (tool calls use a fake ``call_tool``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from m1nd.mcp import server as S
+from m1nd.mcp.http import HostRefused, check_host, origin_allowed
+from m1nd.mcp.registry import ToolResult
+
+SPEC = Path("/work/shared/spec/mcp.md")
+
+
+class FakeWorkspace:
+    pass
+
+
+@pytest.fixture
+def fake_tools(monkeypatch: pytest.MonkeyPatch):
+    """Replace tool execution by a scripted function ``behaviour(name, args) -> ToolResult``."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    behaviour: dict[str, Any] = {}
+
+    def fake_call_tool(ws: Any, name: str, args: dict[str, Any]) -> ToolResult:
+        calls.append((name, args))
+        fn = behaviour.get(name)
+        if fn is not None:
+            return fn(args)
+        return ToolResult({"ok": True, "name": name, "response_chars": 10}, False)
+
+    monkeypatch.setattr(S, "call_tool", fake_call_tool)
+    return calls, behaviour
+
+
+def make_server(timeout: float = 5.0) -> S.McpServer:
+    return S.McpServer(FakeWorkspace(), workers=2, tool_timeout=timeout)
+
+
+def rpc(server: S.McpServer, session: S.Session, method: str, params: Any = None, req_id: Any = 1) -> dict | None:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    out = server.handle(S.decode(json.dumps(msg).encode()), session)
+    return None if out is None else json.loads(out)
+
+
+def ready() -> tuple[S.McpServer, S.Session]:
+    srv, sess = make_server(), S.Session()
+    assert "result" in rpc(srv, sess, "initialize", {"protocolVersion": "2025-06-18"})
+    return srv, sess
+
+
+# -- decoding ---------------------------------------------------------------------------------------------------------
+def _decode_error(raw: bytes) -> dict[str, Any]:
+    with pytest.raises(S.DecodeError) as e:
+        S.decode(raw)
+    return json.loads(e.value.response)
+
+
+@pytest.mark.parametrize(("raw", "code", "message"), [
+    (b'{"jsonrpc": "2.0", "id": 1 "method": "ping"}', -32700,
+     "parse error: Expecting ',' delimiter at line 1 column 28"),
+    (b"\xff\xfe", -32700, "parse error"),
+    (b"[]", -32600, "batches are not supported"),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "batches are not supported"),
+    (b'"ping"', -32600, "invalid request: expected a JSON object"),
+    (b'{"id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
+    (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600, "invalid request: 'method' must be a string"),
+    (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
+    (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
+    (b"{}", -32600, "invalid request"),
+], ids=["bad-json", "bad-utf8", "empty-batch", "batch", "not-object", "no-jsonrpc", "jsonrpc-1", "method-type",
+        "float-id", "bool-id", "null-id", "empty-object"])
+def test_decode_errors(raw: bytes, code: int, message: str) -> None:
+    r = _decode_error(raw)
+    assert r["jsonrpc"] == "2.0"
+    assert r["error"]["code"] == code
+    assert r["error"]["message"].startswith(message)
+    if code == -32700 or "batch" in message or "'id'" in message:
+        assert r["id"] is None
+
+
+def test_decode_keeps_the_id_of_an_invalid_request() -> None:
+    assert _decode_error(b'{"id": "x", "method": "ping"}')["id"] == "x"
+
+
+def test_decode_kinds() -> None:
+    assert S.decode(b'{"jsonrpc":"2.0","id":"a","method":"ping"}').kind == "request"
+    assert S.decode(b'{"jsonrpc":"2.0","method":"notifications/initialized"}').kind == "notification"
+    # A notification is never answered, not even when malformed.
+    assert S.decode(b'{"method":"notifications/initialized"}').kind == "notification"
+    assert S.decode(b'{"jsonrpc":"2.0","id":3,"result":{}}').kind == "response"
+
+
+def test_decode_refuses_oversized_messages() -> None:
+    r = _decode_error(b" " * (S.MAX_MESSAGE_BYTES + 1))
+    assert r["error"]["code"] == -32600 and "4 MiB" in r["error"]["message"]
+
+
+# -- lifecycle --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["tools/list", "tools/call", "resources/list"])
+def test_requests_before_initialize_are_refused(method: str) -> None:
+    r = rpc(make_server(), S.Session(), method, {})
+    assert r["error"] == {"code": -32600, "message": "server not initialized; send initialize first"}
+
+
+def test_ping_and_discover_before_initialize() -> None:
+    srv, sess = make_server(), S.Session()
+    assert rpc(srv, sess, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    r = rpc(srv, sess, "server/discover", {})
+    assert r["error"]["code"] == -32601 and r["error"]["message"] == "method not found: server/discover"
+
+
+@pytest.mark.parametrize(("asked", "got"), [("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"),
+                                            ("2025-03-26", "2025-03-26"), ("2024-11-05", "2024-11-05"),
+                                            ("2026-07-28", "2025-11-25"), ("1999-01-01", "2025-11-25"),
+                                            (None, "2025-11-25")])
+def test_initialize_negotiates_the_version(asked: str | None, got: str) -> None:
+    params = {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    if asked:
+        params["protocolVersion"] = asked
+    r = rpc(make_server(), S.Session(), "initialize", params)["result"]
+    assert r["protocolVersion"] == got
+    assert r["capabilities"] == {"tools": {"listChanged": False}}
+    assert r["serverInfo"]["name"] == "m1nd" and r["serverInfo"]["version"]
+    assert r["instructions"] == S.INSTRUCTIONS
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="spec not available")
+def test_instructions_are_the_spec_text_verbatim() -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    section = text.split("## 9.", 1)[1]
+    block = re.search(r"```\n(.*?)\n```", section, re.S)
+    assert block is not None
+    assert S.INSTRUCTIONS == block.group(1)
+
+
+def test_second_initialize_is_refused() -> None:
+    srv, sess = ready()
+    r = rpc(srv, sess, "initialize", {"protocolVersion": "2025-06-18"}, req_id=2)
+    assert r["error"]["code"] == -32600 and "initialize" in r["error"]["message"]
+
+
+def test_unknown_method_names_it_in_data() -> None:
+    srv, sess = ready()
+    r = rpc(srv, sess, "resources/list", {})
+    assert r["error"] == {"code": -32601, "message": "method not found: resources/list",
+                          "data": {"method": "resources/list"}}
+
+
+def test_notifications_are_never_answered() -> None:
+    srv, sess = ready()
+    for method in ("notifications/initialized", "notifications/whatever", "tools/list"):
+        assert srv.handle(S.Message("notification", method=method), sess) is None
+    assert srv.handle(S.Message("response", id=5), sess) is None
+
+
+def test_params_must_be_an_object() -> None:
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/list", [1, 2])
+    assert r["error"]["code"] == -32602
+
+
+# -- tools ------------------------------------------------------------------------------------------------------------
+def test_tools_list_is_one_page_of_full_listings() -> None:
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/list", {})["result"]
+    assert "nextCursor" not in r
+    names = [t["name"] for t in r["tools"]]
+    assert names == list(srv.tools)
+    for t in r["tools"]:
+        assert set(t) == {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+    # The cached listing is reused with the right id.
+    assert rpc(srv, sess, "tools/list", req_id="again")["id"] == "again"
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"arguments": {}}, "invalid params: 'name' must be a string"),
+    ({"name": 5}, "invalid params: 'name' must be a string"),
+    ({"name": "health", "arguments": [1]}, "invalid params: 'arguments' must be an object"),
+    ({"name": "activat", "arguments": {}}, "unknown tool 'activat' (did you mean 'activate'? call tools/list)"),
+    ({"name": "zzzzzz"}, "unknown tool 'zzzzzz' (call tools/list)"),
+], ids=["no-name", "name-type", "arguments-type", "did-you-mean", "unknown"])
+def test_malformed_tools_call_is_invalid_params(params: dict[str, Any], message: str, fake_tools) -> None:
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/call", params)
+    assert r["error"]["code"] == -32602
+    assert r["error"]["message"] == message
+    assert fake_tools[0] == []
+
+
+def test_tools_call_success_shape(fake_tools) -> None:
+    calls, behaviour = fake_tools
+    behaviour["health"] = lambda a: ToolResult({"status": "ok", "note": "naïve \u2028 \"q\"\n", "response_chars": 1},
+                                               False)
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/call", {"name": "health", "arguments": {"agent_id": "a"}, "_meta": {"x": 1}})["result"]
+    assert r["isError"] is False
+    assert r["structuredContent"]["note"] == "naïve \u2028 \"q\"\n"
+    assert json.loads(r["content"][0]["text"]) == r["structuredContent"]
+    assert r["content"][0]["type"] == "text"
+    assert calls == [("health", {"agent_id": "a"})]
+
+
+def test_missing_arguments_default_to_an_empty_object(fake_tools) -> None:
+    srv, sess = ready()
+    rpc(srv, sess, "tools/call", {"name": "health"})
+    assert fake_tools[0] == [("health", {})]
+
+
+def test_tool_errors_are_results(fake_tools) -> None:
+    _, behaviour = fake_tools
+    err = {"code": "invalid_argument", "message": "missing required argument 'query' (string)",
+           "recover": "fix the argument and call again", "details": {"argument": "query"}}
+    behaviour["activate"] = lambda a: ToolResult({"error": err}, True)
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/call", {"name": "activate", "arguments": {"agent_id": "a"}})["result"]
+    assert r["isError"] is True
+    assert r["structuredContent"] == {"error": err}
+    assert r["content"][0]["text"] == ("Error (invalid_argument): missing required argument 'query' (string) "
+                                       "Recover: fix the argument and call again")
+
+
+def test_real_validation_error_through_the_registry() -> None:
+    srv, sess = ready()  # real call_tool: validation fails before any handler touches the (fake) workspace
+    r = rpc(srv, sess, "tools/call", {"name": "activate", "arguments": {"agent_id": "a", "top_k": "5"}})["result"]
+    assert r["isError"] is True and "'query'" in r["content"][0]["text"]
+    r = rpc(srv, sess, "tools/call", {"name": "activate", "arguments": {"agent_id": "a", "query": "x", "topk": 5}})
+    assert "unknown argument 'topk' (did you mean 'top_k'?)" in r["result"]["content"][0]["text"]
+
+
+def test_unserialisable_result_is_internal_error(fake_tools) -> None:
+    _, behaviour = fake_tools
+    behaviour["health"] = lambda a: ToolResult({"x": float("nan"), "response_chars": 1}, False)
+    srv, sess = ready()
+    r = rpc(srv, sess, "tools/call", {"name": "health", "arguments": {}})
+    assert r["error"]["code"] == -32603 and r["error"]["message"].startswith("internal error")
+
+
+def test_slow_tool_times_out(fake_tools) -> None:
+    _, behaviour = fake_tools
+    release = threading.Event()
+    behaviour["health"] = lambda a: (release.wait(10), ToolResult({"response_chars": 1}, False))[1]
+    srv = make_server(timeout=0.2)
+    sess = S.Session()
+    rpc(srv, sess, "initialize", {})
+    started = time.monotonic()
+    r = rpc(srv, sess, "tools/call", {"name": "health", "arguments": {}})["result"]
+    assert time.monotonic() - started < 5
+    assert r["isError"] is True
+    assert r["structuredContent"]["error"]["code"] == "timeout"
+    assert r["content"][0]["text"].startswith("Error (timeout): tool 'health' did not finish within 0.2 s")
+    release.set()
+    # The server keeps serving (the abandoned call occupies one pool thread, the other answers).
+    behaviour["health"] = lambda a: ToolResult({"response_chars": 1}, False)
+    assert rpc(srv, sess, "tools/call", {"name": "health", "arguments": {}}, req_id=3)["result"]["isError"] is False
+
+
+def test_cancelled_call_gets_no_response(fake_tools) -> None:
+    _, behaviour = fake_tools
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(a: dict[str, Any]) -> ToolResult:
+        entered.set()
+        release.wait(10)
+        return ToolResult({"response_chars": 1}, False)
+
+    behaviour["health"] = slow
+    srv, sess = ready()
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(rpc(srv, sess, "tools/call", {"name": "health"}, req_id=7)))
+    t.start()
+    assert entered.wait(5)
+    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": 7}), sess)
+    t.join(5)
+    release.set()
+    assert out == [None]
+
+
+def test_cancel_before_start_drops_the_request(fake_tools) -> None:
+    srv, sess = ready()
+    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": "q"}), sess)
+    assert sess.take_cancelled("q") is True
+    assert sess.take_cancelled("q") is False
+    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": 9}), sess)
+    assert rpc(srv, sess, "tools/call", {"name": "health"}, req_id=9) is None
+    assert fake_tools[0] == []
+    assert rpc(srv, sess, "tools/call", {"name": "health"}, req_id="9") is not None  # "9" is not 9
+
+
+def test_wait_idle_tracks_requests_in_progress(fake_tools) -> None:
+    _, behaviour = fake_tools
+    release = threading.Event()
+    behaviour["health"] = lambda a: (release.wait(10), ToolResult({"response_chars": 1}, False))[1]
+    srv, sess = ready()
+    t = threading.Thread(target=rpc, args=(srv, sess, "tools/call", {"name": "health"}))
+    t.start()
+    time.sleep(0.1)
+    assert srv.wait_idle(0.1) is False
+    release.set()
+    assert srv.wait_idle(5) is True
+    t.join()
+
+
+# -- stdin framing ----------------------------------------------------------------------------------------------------
+def _lines_from(chunks: list[bytes], limit: int) -> list[Any]:
+    r, w = os.pipe()
+
+    def feed() -> None:
+        for c in chunks:
+            os.write(w, c)
+            time.sleep(0.01)
+        os.close(w)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        return list(S.read_lines(r, limit))
+    finally:
+        t.join()
+        os.close(r)
+
+
+def test_read_lines_framing() -> None:
+    out = _lines_from([b'{"a":', b'1}\n\n{"b":2}\r\n', b"x" * 50, b"y\nshort\n", b"tail"], limit=20)
+    assert out == [b'{"a":1}', b"", b'{"b":2}', S.TOO_LONG, b"short", b"tail"]
+
+
+def test_read_lines_limit_is_exact() -> None:
+    out = _lines_from([b"a" * 20 + b"\n" + b"b" * 21 + b"\n" + b"c" * 22], limit=20)
+    assert out == [b"a" * 20, S.TOO_LONG, S.TOO_LONG]
+
+
+# -- HTTP guards ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("host", "bound"), [("127.0.0.1", "127.0.0.1"), ("localhost", "127.0.0.1"),
+                                             ("::1", "::1"), ("[::1]", "::1"), ("127.0.0.2", "127.0.0.2")])
+def test_loopback_hosts_accepted(host: str, bound: str) -> None:
+    assert check_host(host) == bound
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com", ""])
+def test_other_hosts_refused(host: str) -> None:
+    with pytest.raises(HostRefused, match="loopback only"):
+        check_host(host)
+
+
+@pytest.mark.parametrize(("origin", "ok"), [
+    (None, True), ("http://localhost", True), ("http://localhost:3000", True), ("http://127.0.0.1:7341", True),
+    ("http://[::1]:8080", True), ("https://evil.example", False), ("http://localhost.evil.com", False),
+    ("http://127.0.0.1.nip.io", False), ("null", False), ("http://localhost:80/path", False),
+])
+def test_origin_guard(origin: str | None, ok: bool) -> None:
+    assert origin_allowed(origin) is ok
