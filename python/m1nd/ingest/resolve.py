@@ -21,6 +21,7 @@ Order of work:
 
 from __future__ import annotations
 
+import gc
 import logging
 import posixpath
 from dataclasses import dataclass, field
@@ -91,6 +92,7 @@ FN_KINDS = frozenset({K_FN})
 ANY_SYMBOL = frozenset({K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL})
 
 W0 = {r.code: r.w0 for r in RELATIONS}
+_W_CACHE: dict[tuple[int, float], float] = {}
 
 FAMILY = {"python": "py", "javascript": "js", "typescript": "js", "tsx": "js", "go": "go", "rust": "rs",
           "java": "java", "other": "other", "markdown": "md", "config": "cfg"}
@@ -224,6 +226,7 @@ class _Resolver:
         self.impls_of: dict[int, list[int]] = {}
         self.impl_type: dict[int, int] = {}
         self.global_memo: dict[tuple[str, str, str, str], tuple[int, float]] = {}
+        self.fns_lower_memo: dict[int, dict[str, list[int]]] = {}
 
     # -------------------------------------------------------------------------------------------- nodes
 
@@ -344,7 +347,10 @@ class _Resolver:
         if src < 0 or dst < 0 or src == dst:
             return
         key = (src, dst, rel)
-        w = round(W0[rel] * factor, 6)
+        wk = (rel, factor)
+        w = _W_CACHE.get(wk)
+        if w is None:
+            w = _W_CACHE[wk] = round(W0[rel] * factor, 6)
         got = self.edges.get(key)
         if got is None:
             self.edges[key] = [w, 1]
@@ -1431,17 +1437,45 @@ class _Resolver:
                 if not stripped:
                     continue
                 best: list[int] = []
-                for rank, sf in enumerate([main_subject] + imp_files if main_subject >= 0 else imp_files):
-                    if sf < 0:
-                        continue
-                    found = [s for s in self.file_by_idx[sf].syms
-                             if s >= 0 and self.kind[s] == K_FN and self.label[s].lower() == stripped
-                             and not self.is_test[s]]
+                for sf in ([main_subject] + imp_files if main_subject >= 0 else imp_files):
+                    found = self._fns_by_lower(sf).get(stripped)
                     if found:
                         best = found
                         break
+                if len(best) > 1:
+                    best = self._prefer_container(best, f, idx)
                 if len(best) == 1:
                     self.edge(idx, best[0], TESTS, 1.0)
+
+    def _prefer_container(self, cands: list[int], f: _File, test_fn: int) -> list[int]:
+        """Several same-named subject functions: keep those whose container is named like the test's subject
+        (``TestPool.test_get`` / ``test_pool.py`` -> a method of ``Pool``)."""
+        hints = set()
+        p = self.parent[test_fn]
+        if self.kind[p] in CLASSLIKE:
+            h = _strip_test_name(self.label[p])
+            if h:
+                hints.add(h)
+        for n in _subject_basenames(f.base, f.fam):
+            hints.add(n.split(".", 1)[0].lower())
+        hints = {h.replace("_", "") for h in hints}
+        kept = [c for c in cands if self.label[self.parent[c]].lower().replace("_", "") in hints] or cands
+        if len({self.parent[c] for c in kept}) == 1:
+            return kept[:1]  # redefinitions / overloads in one container are one logical function
+        return kept
+
+    def _fns_by_lower(self, file_idx: int) -> dict[str, list[int]]:
+        """Non-test functions of a file by lower-cased name (memoised)."""
+        memo = self.fns_lower_memo
+        got = memo.get(file_idx)
+        if got is None:
+            got = {}
+            kind, label, is_test = self.kind, self.label, self.is_test
+            for s in self.file_by_idx[file_idx].syms:
+                if s >= 0 and kind[s] == K_FN and not is_test[s]:
+                    got.setdefault(label[s].lower(), []).append(s)
+            memo[file_idx] = got
+        return got
 
     def _subject_file(self, f: _File, by_base: dict[str, list[int]]) -> int:
         names = _subject_basenames(f.base, f.fam)
@@ -1624,15 +1658,22 @@ def resolve(extracts: dict[str, dict[str, Any]], *, git: GitData | None = None,
     namespace
         id prefix of a secondary root (``ns::file::…``); None for the primary root.
     """
-    r = _Resolver(extracts, git, mtimes or {}, namespace)
-    r.build_nodes()
-    r.build_indexes()
-    r.resolve_refs()
-    r.tests_edges()
-    r.mentions()
-    r.uses_config()
-    r.co_changes()
-    return r.output()
+    # bulk construction of ~10^5 small objects: the cyclic GC only costs time here (nothing is cyclic garbage)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        r = _Resolver(extracts, git, mtimes or {}, namespace)
+        r.build_nodes()
+        r.build_indexes()
+        r.resolve_refs()
+        r.tests_edges()
+        r.mentions()
+        r.uses_config()
+        r.co_changes()
+        return r.output()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 __all__ = ["NodeRecord", "EdgeRecord", "GraphParts", "resolve"]

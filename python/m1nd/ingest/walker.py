@@ -137,6 +137,14 @@ class GitignoreMatcher:
     def __bool__(self) -> bool:
         return bool(self._rules)
 
+    def prunes_dir(self, reldir: str) -> bool:
+        """True when everything below directory ``reldir`` is matched for sure (no negation could re-include)."""
+        if not self._rules or any(neg for neg, _, _ in self._rules):
+            return False
+        parts = reldir.split("/")
+        dirs = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        return any(rx.match(d) for _, _, rx in self._rules for d in dirs)
+
     def matches(self, relpath: str) -> bool:
         """True when the file ``relpath`` (or one of its parent directories) is matched (after negations)."""
         if not self._rules:
@@ -206,7 +214,7 @@ def _git_list(root: Path, warnings: list[str]) -> list[str] | None:
     return paths
 
 
-def _scandir_list(root: Path, prune_hidden: bool) -> list[str]:
+def _scandir_list(root: Path, prune_hidden: bool, excl: GitignoreMatcher | None = None) -> list[str]:
     out: list[str] = []
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
@@ -226,6 +234,8 @@ def _scandir_list(root: Path, prune_hidden: bool) -> list[str]:
                     continue
                 if is_dir:
                     if name in ALWAYS_SKIPPED_DIRS or (prune_hidden and name.startswith(".")):
+                        continue
+                    if excl is not None and excl.prunes_dir(rel):
                         continue
                     stack.append((entry.path, rel))
                 else:
@@ -259,7 +269,8 @@ def walk(root: Path, *, include_dotfiles: bool = False, dotfile_patterns: Iterab
     source = "git"
     if rels is None:
         source = "scandir"
-        rels = _scandir_list(root, prune_hidden=not include_dotfiles and not dot_matcher)
+        rels = _scandir_list(root, prune_hidden=not include_dotfiles and not dot_matcher,
+                             excl=excl_matcher if excl_matcher else None)
 
     files: dict[str, WalkedFile] = {}
     for raw in rels:
