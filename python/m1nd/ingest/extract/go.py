@@ -118,7 +118,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     defs: list[dict[str, Any]] = []
     spans: list[tuple[int, int, int]] = []
-    for name_node in caps.get("type", ()) + caps.get("alias", ()):
+    for name_node in [*caps.get("type", ()), *caps.get("alias", ())]:
         spec = name_node.parent
         tnode = spec.child_by_field_name("type")
         kind = "type"
