@@ -1,0 +1,134 @@
+"""Perspective state (perspectives.md §1): what is persisted, what is only cached in the process.
+
+Persisted (compact JSON in ``graph.db`` table ``perspectives``): identity, query and seeds, mode, anchor, focus,
+lens, the current route set and its version, the history stack of checkpoints, visited nodes, the query activation
+(top 500 by external id), branch bookkeeping and timestamps. Everything is keyed by external ids, so a state
+survives a re-ingest that renumbers nodes.
+
+Cached only in the process (rebuilt on demand for the current graph generation): dense arrays of the query
+activation, the anchor activation and the anchor hop distances, and the activation used by ``compare``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from m1nd.perspectives.lens import Lens
+
+HISTORY_MAX = 200
+SEEN_MAX = 5000
+QUERY_ACT_TOP = 500
+ID_RE = re.compile(r"^persp_[a-z0-9]{1,16}_[0-9]{3,}$")
+BRANCH_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
+
+
+def agent_slug(agent_id: str) -> str:
+    """``agent_id`` case-folded, characters outside ``[a-z0-9]`` removed, first 16 characters, ``agent`` if empty."""
+    s = "".join(ch for ch in agent_id.casefold() if ch.isascii() and (ch.isdigit() or "a" <= ch <= "z"))
+    return s[:16] or "agent"
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class Perspective:
+    perspective_id: str
+    agent_id: str
+    query: str
+    seeds: list[list[Any]]  # [[ext id, relevance], ...] (≤ 24)
+    mode: str  # "anchored" | "local"
+    mode_effective: str
+    anchor_node: str | None
+    focus_node: str
+    lens: Lens
+    routes: list[dict[str, Any]]
+    route_set_version: int
+    cache_generation: int
+    semantic_backend: str = "trigram"
+    diagnostic: dict[str, Any] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+    seen_targets: list[str] = field(default_factory=list)
+    query_act: dict[str, float] = field(default_factory=dict)
+    follows: list[str] = field(default_factory=list)  # families of every follow, in order
+    nav_event_count: int = 0
+    branch_of: str | None = None
+    branch_name: str | None = None
+    tree_root: str | None = None
+    branch_seq: int = 0  # branches made in this tree (kept on the root)
+    lock_ids: list[str] = field(default_factory=list)
+    refresh_version: int = 0  # version produced by the last refresh after a graph change
+    created_ms: int = 0
+    last_accessed_ms: int = 0
+    # -- process-only caches (never serialised) --
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    _PERSISTED = ("perspective_id", "agent_id", "query", "seeds", "mode", "mode_effective", "anchor_node",
+                  "focus_node", "routes", "route_set_version", "cache_generation", "semantic_backend", "diagnostic",
+                  "history", "visited", "seen_targets", "query_act", "follows", "nav_event_count", "branch_of",
+                  "branch_name", "tree_root", "branch_seq", "lock_ids", "refresh_version", "created_ms",
+                  "last_accessed_ms")
+
+    def to_json(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self._PERSISTED}
+        d["lens"] = self.lens.to_json()
+        return d
+
+    def encode(self) -> str:
+        return dumps(self.to_json())
+
+    @classmethod
+    def decode(cls, text: str) -> Perspective:
+        d = json.loads(text)
+        d["lens"] = Lens.from_json(d.get("lens"))
+        known = set(cls._PERSISTED) | {"lens"}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def memory_bytes(self) -> int:
+        """Length of the compact JSON encoding of the state (perspectives.md §6 list)."""
+        return len(self.encode().encode("utf-8"))
+
+    def clone(self, new_id: str) -> Perspective:
+        d = copy.deepcopy(self.to_json())
+        d["perspective_id"] = new_id
+        d["lens"] = Lens.from_json(d["lens"])
+        p = Perspective(**d)
+        # caches describe the same graph and the same seeds/anchor: share the arrays (they are never mutated)
+        p.cache = {k: v for k, v in self.cache.items() if k != "compare"}
+        return p
+
+    # -- navigation bookkeeping ----------------------------------------------------------------------------------
+    def checkpoint(self, route: dict[str, Any] | None) -> dict[str, Any]:
+        return {"focus": self.focus_node, "routes": self.routes, "route_set_version": self.route_set_version,
+                "mode_effective": self.mode_effective, "route_id": route["route_id"] if route else None,
+                "family": route["family"] if route else None, "generation": self.cache_generation,
+                "diagnostic": self.diagnostic}
+
+    def push(self, cp: dict[str, Any]) -> None:
+        self.history.append(cp)
+        if len(self.history) > HISTORY_MAX:
+            del self.history[: len(self.history) - HISTORY_MAX]
+
+    def visit(self, ext: str) -> None:
+        if ext not in self.visited:
+            self.visited.append(ext)
+
+    def remember_targets(self) -> None:
+        seen = set(self.seen_targets)
+        for r in self.routes:
+            if r["target_node"] not in seen:
+                self.seen_targets.append(r["target_node"])
+                seen.add(r["target_node"])
+        if len(self.seen_targets) > SEEN_MAX:
+            del self.seen_targets[: len(self.seen_targets) - SEEN_MAX]
+
+    @property
+    def last_family(self) -> str | None:
+        """Family of the last followed route still on the history stack (back undoes a follow)."""
+        return self.history[-1]["family"] if self.history else None

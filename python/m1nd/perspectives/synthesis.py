@@ -1,0 +1,848 @@
+"""Route synthesis (perspectives.md §2) and probable connections (§6 affinity) on one graph generation.
+
+Pure functions of a :class:`~m1nd.graph.model.Graph` plus a small :class:`SynthesisInput`; nothing here touches the
+store or per-agent state, so the same input always gives the same routes, ids and order.
+
+Pipeline for a focus ``f``:
+
+1. Eight families propose candidates (at most 4 each, strongest by *family strength*: the product of ŵ along the
+   path — times ``c`` for the causal families —, the similarity for ``semantic_affinity``, pagerank for ``hub``).
+   Lens filters (kinds, path prefix, tests) are applied before the per-family cap so a filtered family still
+   proposes its best admissible targets.
+2. Every candidate gets the five real score terms (local activation, path coherence, novelty, anchor relevance,
+   continuity) and ``score = Σ weight · term``.
+3. A target proposed by several families keeps its best route and lists the others in ``also_families``; the set
+   is sorted (score, family order, ext id), capped at ``top_k`` and given content-addressed ids.
+
+The semantic backend is the trigram index (activation.md §3) until code-node embeddings exist; a provider registered
+with :func:`register_semantic_backend` (``fn(graph, node_index) -> (similarity float32[N] in [0, 1], name) | None``)
+takes over without changing anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from m1nd.graph.activation import DIMENSIONS, WEIGHTS
+from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
+from m1nd.graph.nodes import KIND_CODE
+from m1nd.graph.schema import (CALLS, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS, INHERITS, MENTIONS,
+                               REEXPORTS, REFERENCES, RELATIONS, TESTS, USES_CONFIG)
+from m1nd.graph.semantic import node_text_words
+from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
+
+ALL = 0xFFFFFFFF
+STRUCT_FAMILY_MASK = sum(1 << r for r in (CONTAINS, INHERITS, IMPLEMENTS, REFERENCES, REEXPORTS, DECLARES_MODULE,
+                                          MENTIONS))
+CAUSAL_FAMILY_MASK = sum(1 << r for r in (IMPORTS, CALLS, INHERITS, IMPLEMENTS, REFERENCES, REEXPORTS))
+FAMILY_ORDER = {f: k for k, f in enumerate(FAMILIES)}
+PER_FAMILY = 4
+SIBLINGS = 5
+SEMANTIC_POOL = 10
+SEMANTIC_FLOOR = 0.15
+CAUSAL_MIN = 0.1
+LOCAL_HOPS = 3
+ANCHOR_HOPS = 8
+HUB_DEGREE = 50
+HUB_TOP_SHARE = 0.02
+DIR, FILE, SECTION = KIND_CODE["dir"], KIND_CODE["file"], KIND_CODE["section"]
+
+VERB = {
+    "contains": "contains", "imports": "imports", "calls": "calls", "inherits": "inherits from",
+    "implements": "implements", "references": "references", "tests": "tests", "co_changes": "changes together with",
+    "reexports": "re-exports", "declares_module": "declares module", "uses_config": "reads configuration",
+    "mentions": "mentions",
+}
+FAMILY_EXPLANATION = {
+    "structural_neighbor": "Direct structural neighbour (contains, inherits, implements, references, re-exports, "
+                           "mentions) or a sibling in the same container",
+    "causal_downstream": "Code that depends on the focus (imports, calls, inherits or references it), up to 2 hops",
+    "causal_upstream": "Code the focus depends on (what it imports, calls, inherits or references), up to 2 hops",
+    "semantic_affinity": "Not connected within one hop but similar in name and purpose (semantic backend)",
+    "co_change": "Files changed together with the focus's file in the git history",
+    "test_coverage": "Tests exercising the focus, or the subject a test focus exercises",
+    "configuration": "Configuration files read by the focus's code, or documentation sections that mention it",
+    "hub": "A highly connected node (top 2 % by rank, or 50+ connections) within 2 hops",
+}
+
+SemanticProvider = Callable[[Graph, int], "tuple[np.ndarray, str] | None"]
+_SEMANTIC_PROVIDERS: list[SemanticProvider] = []
+
+
+def register_semantic_backend(fn: SemanticProvider) -> None:
+    """Hook for code-node embeddings (issue 6): ``fn(g, i)`` returns (similarity to node i in [0, 1], backend)."""
+    if fn not in _SEMANTIC_PROVIDERS:
+        _SEMANTIC_PROVIDERS.append(fn)
+
+
+def unregister_semantic_backend(fn: SemanticProvider) -> None:
+    if fn in _SEMANTIC_PROVIDERS:
+        _SEMANTIC_PROVIDERS.remove(fn)
+
+
+# -- per-graph facts (cached on the Graph object, so a new generation starts fresh) ------------------------------
+class GraphFacts:
+    def __init__(self, g: Graph) -> None:
+        t = g.nodes
+        eng = g.engine
+        self.n = g.n
+        self.deg = (eng.degree("out", STRUCTURAL_MASK).astype(np.int64)
+                    + eng.degree("in", STRUCTURAL_MASK).astype(np.int64))
+        pr = t.pagerank
+        thr = float(np.quantile(pr, 1.0 - HUB_TOP_SHARE)) if g.n else 0.0
+        self.hub_by_rank = (pr >= thr) & (pr > 0)
+        self.hub = self.hub_by_rank | (self.deg >= HUB_DEGREE)
+        kind = t.kind
+        group = np.full(g.n, 1, np.int8)  # symbols
+        group[kind == DIR] = 0
+        group[kind == FILE] = 2
+        group[kind == SECTION] = 3
+        self.group = group
+        self._recency: np.ndarray | None = None
+        self._nsum: tuple[np.ndarray, np.ndarray] | None = None
+        self.sim_cache: dict[int, tuple[np.ndarray, str]] = {}
+
+    def recency(self, g: Graph) -> np.ndarray:
+        """r(n) = 0.6·recency + 0.4·churn (activation.md §4), once per generation."""
+        if self._recency is None:
+            t = g.nodes
+            newest = int(t.last_change_ms.max(initial=0))
+            age = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
+            self._recency = (0.6 * np.exp(-math.log(2) * age / 14.0) + 0.4 * t.churn).astype(np.float32)
+        return self._recency
+
+    def neighbourhood_sums(self, g: Graph) -> tuple[np.ndarray, np.ndarray]:
+        """Per node: Σ ŵ and count over its distinct structural neighbours (max ŵ per neighbour pair)."""
+        if self._nsum is None:
+            src, dst = g.edge_endpoints()
+            rel = g.engine.csr.relations
+            keep = ((STRUCTURAL_MASK >> rel.astype(np.int64)) & 1).astype(bool) & (src != dst)
+            a = np.minimum(src[keep], dst[keep]).astype(np.int64)
+            b = np.maximum(src[keep], dst[keep]).astype(np.int64)
+            w = g.engine.weights[keep].astype(np.float64)
+            key = a * max(1, g.n) + b
+            order = np.lexsort((-w, key))
+            key, a, b, w = key[order], a[order], b[order], w[order]
+            first = np.ones(len(key), bool)
+            first[1:] = key[1:] != key[:-1]
+            a, b, w = a[first], b[first], w[first]
+            s = np.bincount(a, w, minlength=g.n) + np.bincount(b, w, minlength=g.n)
+            c = np.bincount(a, minlength=g.n) + np.bincount(b, minlength=g.n)
+            self._nsum = (s, c)
+        return self._nsum
+
+
+def facts(g: Graph) -> GraphFacts:
+    f = g.extra.get("perspective_facts")
+    if f is None:
+        f = g.extra["perspective_facts"] = GraphFacts(g)
+    return f
+
+
+def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
+    """Similarity of every node to node i by the semantic backend (float32[N]; self included)."""
+    fx = facts(g)
+    hit = fx.sim_cache.get(i)
+    if hit is not None:
+        return hit
+    out: tuple[np.ndarray, str] | None = None
+    for fn in _SEMANTIC_PROVIDERS:
+        r = fn(g, i)
+        if r is not None:
+            out = (np.asarray(r[0], np.float32), r[1])
+            break
+    if out is None:
+        t = g.nodes
+        words = node_text_words(t.label[i], t.qname[i], t.doc[i])
+        out = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
+    if len(fx.sim_cache) > 256:
+        fx.sim_cache.clear()
+    fx.sim_cache[i] = out
+    return out
+
+
+# -- adjacency helpers ------------------------------------------------------------------------------------------
+@dataclass
+class Adj:
+    nbr: np.ndarray  # int32 neighbour node
+    pos: np.ndarray  # int64 forward edge position
+    rel: np.ndarray  # uint8 relation
+    fwd: np.ndarray  # bool: True when the edge goes node -> nbr
+
+
+def adjacency(g: Graph, u: int, mask: int = ALL) -> Adj:
+    eng = g.engine
+    rel_all = eng.csr.relations
+    po, tgt = eng.out_edges(u)
+    pi, src = eng.in_edges(u)
+    nbr = np.concatenate([tgt, src]).astype(np.int32)
+    pos = np.concatenate([po, pi]).astype(np.int64)
+    fwd = np.concatenate([np.ones(len(po), bool), np.zeros(len(pi), bool)])
+    rel = rel_all[pos]
+    if mask != ALL:
+        keep = ((mask >> rel.astype(np.int64)) & 1).astype(bool)
+        nbr, pos, rel, fwd = nbr[keep], pos[keep], rel[keep], fwd[keep]
+    return Adj(nbr, pos, rel, fwd)
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(len(starts)), counts)
+    if total == 0:
+        return np.zeros(0, np.int64), owner
+    offs = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(total)
+    return offs.astype(np.int64), owner
+
+
+def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(owner index into ``nodes``, neighbour, edge position) for both directions of every node, vectorised."""
+    c = g.engine.csr
+    nodes = np.asarray(nodes, np.int64)
+    if len(nodes) == 0:
+        z = np.zeros(0, np.int64)
+        return z, z.astype(np.int32), z
+    fs, fe = c.indptr[nodes], c.indptr[nodes + 1]
+    fpos, fown = _ranges(fs, fe - fs)
+    rs, re_ = c.rev_indptr[nodes], c.rev_indptr[nodes + 1]
+    rpos, rown = _ranges(rs, re_ - rs)
+    epos = c.rev_edge[rpos]
+    owner = np.concatenate([fown, rown])
+    nbr = np.concatenate([c.indices[fpos], c.rev_indices[rpos]]).astype(np.int32)
+    pos = np.concatenate([fpos, epos]).astype(np.int64)
+    if mask != ALL:
+        keep = ((mask >> c.relations[pos].astype(np.int64)) & 1).astype(bool)
+        owner, nbr, pos = owner[keep], nbr[keep], pos[keep]
+    return owner, nbr, pos
+
+
+# -- local activation ---------------------------------------------------------------------------------------------
+@dataclass
+class Fused:
+    dims: dict[str, np.ndarray]
+    used: list[str]
+    seed_arr: np.ndarray | None = None
+    cc: np.ndarray | None = None
+
+    def at(self, g: Graph, idx: np.ndarray) -> np.ndarray:
+        """Fused activation (activation.md §7, no priming) at the given nodes."""
+        idx = np.asarray(idx, np.int64)
+        if not self.used or len(idx) == 0:
+            return np.zeros(len(idx), np.float32)
+        total = sum(WEIGHTS[d] for d in self.used)
+        comb = np.zeros(len(idx), np.float64)
+        active = np.zeros(len(idx), np.int8)
+        for d in self.used:
+            v = self.dims[d][idx].astype(np.float64)
+            comb += (WEIGHTS[d] / total) * v
+            active += v > 0.01
+        bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0))
+        return (np.minimum(1.0, comb * bonus) * (0.9 + 0.1 * g.nodes.pagerank[idx])).astype(np.float32)
+
+
+def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: list[str] | tuple[str, ...], *,
+                     max_hops: int, semantic: np.ndarray | None = None, full_temporal: bool = False) -> Fused:
+    """D1–D4 of activation.md §2–§5 from explicit seeds (no query, no priming, no learning).
+
+    ``semantic`` is the similarity array for D2 (the caller's backend); D3 is evaluated lazily at the nodes asked for
+    unless ``full_temporal``.
+    """
+    n = g.n
+    eng = g.engine
+    seeds = np.asarray(seeds, np.int32)
+    amps = np.minimum(1.0, np.asarray(amps, np.float32))
+    want = set(dimensions)
+    zero = np.zeros(n, np.float32)
+    dims = {d: zero for d in DIMENSIONS}
+    if len(seeds) == 0:
+        return Fused(dims, [])
+    if "structural" in want:
+        dims["structural"], _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="both",
+                                           mask=STRUCTURAL_MASK, rev_mult=RHO)
+    if "semantic" in want and semantic is not None:
+        keep = np.nonzero(semantic >= SEMANTIC_FLOOR)[0]
+        if len(keep) > 200:
+            keep = keep[np.argpartition(-semantic[keep], 200)[:200]]
+        d2 = np.zeros(n, np.float32)
+        d2[keep] = semantic[keep]
+        dims["semantic"] = d2
+    if "causal" in want:
+        fwd, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="forward",
+                            mask=CAUSAL_MASK, fwd_mult=CAUSAL)
+        rev, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="reverse",
+                            mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
+        dims["causal"] = np.maximum(fwd, 0.7 * rev).astype(np.float32)
+    fused = Fused(dims, [])
+    if "temporal" in want and g.has_git:
+        seed_arr = np.zeros(n, np.float32)
+        seed_arr[seeds] = amps
+        cc = np.zeros(n, np.float32)
+        t = g.nodes
+        w = eng.weights
+        for s, a in zip(seeds.tolist(), amps.tolist()):
+            f = int(t.file_of[s]) if t.file_of[s] >= 0 else s
+            ad = adjacency(g, f, 1 << CO_CHANGES)
+            if len(ad.nbr):
+                np.maximum.at(cc, ad.nbr, (a * w[ad.pos]).astype(np.float32))
+        r = facts(g).recency(g)
+        d3 = (r * np.maximum(np.maximum(seed_arr, cc), 0.5 * dims["structural"])).astype(np.float32)
+        dims["temporal"] = d3
+        fused.seed_arr, fused.cc = seed_arr, cc
+    fused.used = [d for d in DIMENSIONS if d in want and float(dims[d].max(initial=0.0)) > 0.0]
+    return fused
+
+
+# -- candidates -------------------------------------------------------------------------------------------------
+@dataclass
+class Candidate:
+    target: int
+    family: str
+    path: list[int]
+    steps: list[tuple[int, bool]]  # per edge: (forward edge position, traversed forward?)
+    strength: float
+    reason: str
+    similarity: float | None = None  # virtual (semantic) paths
+
+
+@dataclass
+class SynthesisInput:
+    focus: int
+    lens: Lens
+    anchored: bool  # mode_effective == anchored
+    anchor_act: np.ndarray | None  # dense, None without anchor
+    query_act: np.ndarray | None  # dense
+    visited: list[int]
+    seen_targets: set[int] = field(default_factory=set)
+    last_family: str | None = None
+
+
+@dataclass
+class RouteSet:
+    routes: list[dict[str, Any]]
+    diagnostic: dict[str, Any] | None
+    semantic_backend: str
+
+
+def _label(g: Graph, i: int) -> str:
+    return g.nodes.label[i]
+
+
+def _edge_reason(g: Graph, u: int, v: int, pos: int) -> str:
+    """Sentence for the edge at ``pos`` read in its stored direction, whichever end u/v is its source."""
+    c = g.engine.csr
+    rel = RELATIONS[int(c.relations[pos])].name
+    src = u if int(c.indices[pos]) == v else v
+    dst = v if src == u else u
+    return f"{_label(g, src)} {VERB[rel]} {_label(g, dst)}"
+
+
+def _best_per_target(cands: list[Candidate]) -> dict[int, Candidate]:
+    best: dict[int, Candidate] = {}
+    for c in cands:
+        o = best.get(c.target)
+        if o is None or c.strength > o.strength:
+            best[c.target] = c
+    return best
+
+
+def _top(g: Graph, cands: list[Candidate], admissible: Callable[[int], bool], k: int = PER_FAMILY) -> list[Candidate]:
+    best = [c for c in _best_per_target(cands).values() if admissible(c.target)]
+    pr = g.nodes.pagerank
+    best.sort(key=lambda c: (-round(c.strength, 9), -float(pr[c.target]), c.target))
+    return best[:k]
+
+
+def _structural(g: Graph, f: int) -> list[Candidate]:
+    out: list[Candidate] = []
+    w = g.engine.weights
+    ad = adjacency(g, f, STRUCT_FAMILY_MASK)
+    for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+        if v == f:
+            continue
+        out.append(Candidate(v, "structural_neighbor", [f, v], [(p, fw)], float(w[p]), _edge_reason(g, f, v, p)))
+    # siblings: other children of f's container, by pagerank
+    up = adjacency(g, f, 1 << CONTAINS)
+    parents = [(p, pp) for p, pp, fw in zip(up.nbr.tolist(), up.pos.tolist(), up.fwd.tolist()) if not fw]
+    if parents:
+        parent, ppos = parents[0]
+        down = adjacency(g, parent, 1 << CONTAINS)
+        kids = [(v, p) for v, p, fw in zip(down.nbr.tolist(), down.pos.tolist(), down.fwd.tolist()) if fw and v != f]
+        pr = g.nodes.pagerank
+        kids.sort(key=lambda kv: (-float(pr[kv[0]]), kv[0]))
+        for v, p in kids[:SIBLINGS]:
+            out.append(Candidate(v, "structural_neighbor", [f, parent, v], [(ppos, False), (p, True)],
+                                 float(w[ppos]) * float(w[p]), f"Sibling of {_label(g, f)} in {_label(g, parent)}"))
+    return out
+
+
+def _causal(g: Graph, f: int, downstream: bool) -> list[Candidate]:
+    """downstream: nodes depending on f (edges traversed backwards); upstream: what f depends on (forward)."""
+    family = "causal_downstream" if downstream else "causal_upstream"
+    w = g.engine.weights
+    rel_all = g.engine.csr.relations
+    out: list[Candidate] = []
+
+    def step(u: int) -> list[tuple[int, int, float]]:
+        ad = adjacency(g, u, CAUSAL_FAMILY_MASK)
+        sel = ad.fwd != downstream
+        nb, pos = ad.nbr[sel], ad.pos[sel]
+        s = CAUSAL[rel_all[pos]] * w[pos]
+        return list(zip(nb.tolist(), pos.tolist(), s.tolist()))
+
+    for x, p1, s1 in step(f):
+        if x == f or s1 < CAUSAL_MIN:
+            continue
+        r1 = RELATIONS[int(rel_all[p1])].name
+        reason = (f"{_label(g, x)} {VERB[r1]} {_label(g, f)}" if downstream
+                  else f"{_label(g, f)} {VERB[r1]} {_label(g, x)}")
+        out.append(Candidate(x, family, [f, x], [(p1, not downstream)], s1, reason))
+        for t2, p2, s2 in step(x):
+            s = s1 * s2
+            if t2 in (f, x) or s < CAUSAL_MIN:
+                continue
+            r2 = RELATIONS[int(rel_all[p2])].name
+            rels = f"{r1}, {r2}" if r1 != r2 else r1
+            reason = (f"Depends on {_label(g, f)} through {rels} (2 hops)" if downstream
+                      else f"{_label(g, f)} depends on it through {rels} (2 hops)")
+            out.append(Candidate(t2, family, [f, x, t2], [(p1, not downstream), (p2, not downstream)], s, reason))
+    return out
+
+
+def _semantic(g: Graph, f: int, sim: np.ndarray, near: np.ndarray) -> list[Candidate]:
+    fx = facts(g)
+    cand = np.nonzero((sim >= SEMANTIC_FLOOR) & (fx.group == fx.group[f]))[0]
+    cand = cand[(cand != f) & ~near[cand]]
+    if len(cand) > SEMANTIC_POOL:
+        cand = cand[np.lexsort((cand, -sim[cand]))][:SEMANTIC_POOL]
+    return [Candidate(int(t), "semantic_affinity", [f, int(t)], [], float(sim[t]),
+                      f"Similar purpose (similarity {float(sim[t]):.2f})", similarity=float(sim[t]))
+            for t in cand.tolist()]
+
+
+def _file(g: Graph, f: int) -> int:
+    k = int(g.nodes.kind[f])
+    if k in (FILE, DIR):
+        return f
+    fo = int(g.nodes.file_of[f])
+    return fo if fo >= 0 else f
+
+
+def _co_change(g: Graph, f: int) -> list[Candidate]:
+    if int(g.nodes.kind[f]) == DIR:
+        return []
+    F = _file(g, f)
+    t = g.nodes
+    w = g.engine.weights
+    base = g.engine.csr.base_weights
+    ad = adjacency(g, F, 1 << CO_CHANGES)
+    out = []
+    for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+        if v == F:
+            continue
+        s = max(0.0, (float(base[p]) - 0.2) / 0.6)
+        m = int(min(int(t.commit_count[F]), int(t.commit_count[v])))
+        if m > 0 and s > 0:
+            reason = f"Changed together in {max(1, round(s * m))} of {m} commits"
+        else:
+            reason = f"Changed together with {_label(g, F)} (strength {s:.2f})"
+        out.append(Candidate(v, "co_change", [F, v], [(p, fw)], float(w[p]), reason))
+    return out
+
+
+def _test_functions(g: Graph, u: int) -> int:
+    t = g.nodes
+    if int(t.kind[u]) != FILE:
+        return 1
+    count = 0
+    frontier = [u]
+    for _ in range(2):
+        nxt = []
+        for x in frontier:
+            ad = adjacency(g, x, 1 << CONTAINS)
+            for v, fw in zip(ad.nbr.tolist(), ad.fwd.tolist()):
+                if fw:
+                    nxt.append(v)
+                    if t.is_test[v] and int(t.kind[v]) == KIND_CODE["fn"]:
+                        count += 1
+        frontier = nxt
+    return count
+
+
+def _tests(g: Graph, f: int) -> list[Candidate]:
+    t = g.nodes
+    w = g.engine.weights
+    out = []
+    if bool(t.is_test[f]):
+        ad = adjacency(g, f, 1 << TESTS)
+        for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+            if fw and v != f:
+                out.append(Candidate(v, "test_coverage", [f, v], [(p, True)], float(w[p]),
+                                     f"Subject of test {_label(g, f)}"))
+        return out
+    subjects = [f]
+    F = _file(g, f)
+    if F != f and int(t.kind[f]) != DIR:
+        subjects.append(F)
+    for s in subjects:
+        ad = adjacency(g, s, 1 << TESTS)
+        for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+            if fw or v == f:
+                continue
+            k = _test_functions(g, v)
+            out.append(Candidate(v, "test_coverage", [v, s], [(p, True)], float(w[p]),
+                                 f"Tests {_label(g, s)} ({k} test function{'s' if k != 1 else ''})"))
+    return out
+
+
+def _configuration(g: Graph, f: int) -> list[Candidate]:
+    t = g.nodes
+    w = g.engine.weights
+    out = []
+    cfg = 1 << USES_CONFIG
+    F = _file(g, f)
+    if int(t.kind[f]) != DIR:
+        ad = adjacency(g, F, cfg)
+        for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+            if fw and v != f:
+                out.append(Candidate(v, "configuration", [F, v], [(p, True)], float(w[p]),
+                                     f"Reads configuration {_label(g, v)}"))
+            elif not fw and v != f and t.lang[F] == "config":
+                out.append(Candidate(v, "configuration", [v, F], [(p, True)], float(w[p]),
+                                     f"{_label(g, v)} reads configuration {_label(g, F)}"))
+    # configuration reached within 2 hops: a neighbour of f that reads a config file
+    ad = adjacency(g, f, STRUCTURAL_MASK & ~cfg)
+    seen: set[int] = set()
+    for x, p1, fw1 in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+        if x == f or x in seen:
+            continue
+        seen.add(x)
+        a2 = adjacency(g, x, cfg)
+        for v, p2, fw2 in zip(a2.nbr.tolist(), a2.pos.tolist(), a2.fwd.tolist()):
+            if fw2 and v != f:
+                out.append(Candidate(v, "configuration", [f, x, v], [(p1, fw1), (p2, True)],
+                                     float(w[p1]) * float(w[p2]),
+                                     f"{_label(g, x)} reads configuration {_label(g, v)}"))
+    # documentation sections that mention f
+    ad = adjacency(g, f, 1 << MENTIONS)
+    for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
+        if not fw and v != f:
+            out.append(Candidate(v, "configuration", [v, f], [(p, True)], float(w[p]), f"Documented in {_label(g, v)}"))
+    return out
+
+
+def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                     np.ndarray]:
+    """u's distinct neighbours (sorted) with the strongest edge to each: (nbr, position, u->nbr?, ŵ)."""
+    ad = adjacency(g, u, mask)
+    keep = ad.nbr != u
+    nb, pos, fw = ad.nbr[keep].astype(np.int64), ad.pos[keep], ad.fwd[keep]
+    wv = g.engine.weights[pos].astype(np.float64)
+    if len(nb) == 0:
+        return nb, pos, fw, wv
+    order = np.lexsort((pos, -wv, nb))
+    nb, pos, fw, wv = nb[order], pos[order], fw[order], wv[order]
+    first = np.ones(len(nb), bool)
+    first[1:] = nb[1:] != nb[:-1]
+    return nb[first], pos[first], fw[first], wv[first]
+
+
+def _hubs(g: Graph, f: int) -> list[Candidate]:
+    fx = facts(g)
+    hops = g.engine.bfs_hops(f, max_hops=2, mode="both", mask=STRUCTURAL_MASK)
+    cand = np.nonzero((hops > 0) & fx.hub)[0]
+    cand = cand[cand != f]
+    if len(cand) == 0:
+        return []
+    pr = g.nodes.pagerank
+    cand = cand[np.lexsort((cand, -pr[cand]))][: PER_FAMILY * 2]
+    out = []
+    fn, fp, ffw, fwv = best_edges(g, f)
+    for t_ in cand.tolist():
+        deg = int(fx.deg[t_])
+        why = "top 2 % by rank" if fx.hub_by_rank[t_] else f"degree ≥ {HUB_DEGREE}"
+        reason = f"Hub: {_label(g, t_)} connects to {deg} nodes ({why})"
+        if int(hops[t_]) == 1:
+            k = int(np.searchsorted(fn, t_))
+            if k < len(fn) and fn[k] == t_:
+                out.append(Candidate(t_, "hub", [f, t_], [(int(fp[k]), bool(ffw[k]))], float(pr[t_]), reason))
+            continue
+        tn, tp, tfw, twv = best_edges(g, t_)
+        common, i1, i2 = np.intersect1d(fn, tn, assume_unique=True, return_indices=True)
+        if len(common) == 0:
+            continue
+        s = fwv[i1] * twv[i2]
+        j = int(np.lexsort((common, -s))[0])
+        x = int(common[j])
+        # the second step is read from x to t: flip the direction recorded from t's side
+        out.append(Candidate(t_, "hub", [f, x, t_], [(int(fp[i1[j]]), bool(ffw[i1[j]])),
+                                                     (int(tp[i2[j]]), not bool(tfw[i2[j]]))],
+                             float(pr[t_]), reason))
+    return out
+
+
+# -- scoring and assembly ---------------------------------------------------------------------------------------
+def route_id(focus_ext: str, target_ext: str, family: str) -> str:
+    return "R_" + hashlib.sha256(f"{focus_ext}\0{target_ext}\0{family}".encode()).hexdigest()[:8]
+
+
+def peekable(g: Graph, i: int) -> bool:
+    t = g.nodes
+    return (int(t.kind[i]) != DIR and bool(t.source_path[i]) and int(t.line_start[i]) >= 1
+            and int(t.line_end[i]) >= int(t.line_start[i]))
+
+
+def path_coherence(weights: list[float], similarity: float | None) -> float:
+    if similarity is not None:
+        return 0.5 * similarity
+    if not weights:
+        return 0.0
+    gm = math.exp(sum(math.log(max(1e-9, x)) for x in weights) / len(weights))
+    return gm / (1.0 + 0.1 * (len(weights) - 1))
+
+
+def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
+    f = inp.focus
+    lens = inp.lens
+    t = g.nodes
+    w = g.engine.weights
+    fams = [fam for fam in FAMILIES if fam in lens.route_families]
+    sim, backend = semantic_similarity(g, f)
+    near = np.zeros(g.n, bool)
+    near_f = adjacency(g, f)
+    near[near_f.nbr] = True
+    near[f] = True
+
+    kind_codes = {KIND_CODE[k] for k in lens.node_kinds}
+    prefix = lens.path_prefix
+
+    def admissible_for(family: str) -> Callable[[int], bool]:
+        def ok(i: int) -> bool:
+            if kind_codes and int(t.kind[i]) not in kind_codes:
+                return False
+            if prefix and not t.source_path[i].startswith(prefix):
+                return False
+            if not lens.include_tests and family != "test_coverage" and bool(t.is_test[i]):
+                return False
+            return True
+        return ok
+
+    raw_total = 0
+    cands: list[Candidate] = []
+    for fam in fams:
+        if fam == "structural_neighbor":
+            got = _structural(g, f)
+        elif fam == "causal_downstream":
+            got = _causal(g, f, True)
+        elif fam == "causal_upstream":
+            got = _causal(g, f, False)
+        elif fam == "semantic_affinity":
+            got = _semantic(g, f, sim, near)
+        elif fam == "co_change":
+            got = _co_change(g, f)
+        elif fam == "test_coverage":
+            got = _tests(g, f)
+        elif fam == "configuration":
+            got = _configuration(g, f)
+        else:
+            got = _hubs(g, f)
+        got = [c for c in got if c.target != f]
+        raw_total += len(got)
+        cands.extend(_top(g, got, admissible_for(fam)))
+
+    if not cands:
+        if g.n == 0:
+            diag = {"reason": "graph_empty", "suggestion": "call ingest with path=<repo root>"}
+        elif raw_total:
+            diag = {"reason": "filtered_out", "suggestion": "the lens filters removed every route; start a perspective "
+                    "with a wider lens (fewer node_kinds, no path_prefix, include_tests=true)"}
+        else:
+            diag = {"reason": "dead_end", "suggestion": "nothing connects to this focus; call perspective_back, or "
+                    "perspective_start with other words"}
+        return RouteSet([], diag, backend)
+
+    targets = np.asarray([c.target for c in cands], np.int64)
+    uniq = np.unique(targets)
+    fused = fused_activation(g, np.asarray([f]), np.asarray([1.0]), lens.dimensions, max_hops=LOCAL_HOPS, semantic=sim)
+    L = dict(zip(uniq.tolist(), fused.at(g, uniq).tolist()))
+    lmax = max(L.values()) if L else 0.0
+    visited = set(inp.visited)
+    others = np.asarray(sorted(visited - {f}), np.int64)
+    qa = inp.query_act
+    qmax = float(qa.max(initial=0.0)) if qa is not None else 0.0
+    weights = lens.weights(inp.anchored)
+
+    novelty: dict[int, float] = {}
+    for x in uniq.tolist():
+        if x in visited:
+            novelty[x] = 0.0
+        elif x in inp.seen_targets:
+            novelty[x] = 0.5
+        elif len(others) and bool(np.isin(adjacency(g, x).nbr, others).any()):
+            novelty[x] = 0.5
+        else:
+            novelty[x] = 1.0
+
+    scored: list[tuple[float, Candidate, dict[str, float]]] = []
+    for c in cands:
+        ws = [float(w[p]) for p, _ in c.steps]
+        terms = {
+            "local_activation": (L[c.target] / lmax) if lmax > 0 else 0.0,
+            "path_coherence": path_coherence(ws, c.similarity),
+            "novelty": novelty[c.target],
+            "anchor_relevance": float(inp.anchor_act[c.target]) if inp.anchor_act is not None else 0.0,
+            "continuity": (0.7 * (float(qa[c.target]) / qmax if qmax > 0 else 0.0)
+                           + 0.3 * (1.0 if inp.last_family == c.family else 0.0)),
+        }
+        score = round(sum(weights[k] * terms[k] for k in TERMS), 4)
+        scored.append((score, c, terms))
+
+    by_target: dict[int, list[tuple[float, Candidate, dict[str, float]]]] = {}
+    for s in scored:
+        by_target.setdefault(s[1].target, []).append(s)
+    chosen = []
+    for x, lst in by_target.items():
+        lst.sort(key=lambda s: (-s[0], FAMILY_ORDER[s[1].family]))
+        best = lst[0]
+        also = sorted({s[1].family for s in lst[1:]} - {best[1].family}, key=FAMILY_ORDER.__getitem__)
+        chosen.append((best, also))
+    chosen.sort(key=lambda b: (-b[0][0], FAMILY_ORDER[b[0][1].family], t.ext_id[b[0][1].target]))
+    chosen = chosen[: lens.top_k]
+
+    fext = t.ext_id[f]
+    routes: list[dict[str, Any]] = []
+    used_ids: set[str] = set()
+    rel_all = g.engine.csr.relations
+    for k, ((score, c, terms), also) in enumerate(chosen, start=1):
+        rid = route_id(fext, t.ext_id[c.target], c.family)
+        base, n = rid, 2
+        while rid in used_ids:
+            rid = f"{base}_{n}"
+            n += 1
+        used_ids.add(rid)
+        if c.similarity is not None:
+            rels = ["similar_to"]
+        else:
+            rels = [relation_name(int(rel_all[p]), forward=fw) for p, fw in c.steps]
+        routes.append({
+            "route_id": rid, "index": k, "target_node": t.ext_id[c.target], "target_label": t.label[c.target],
+            "target_kind": t.kind_name(c.target), "family": c.family, "score": score,
+            "path": [t.ext_id[i] for i in c.path], "path_labels": [t.label[i] for i in c.path],
+            "path_relations": rels, "reason": c.reason, "peek_available": peekable(g, c.target),
+            "also_families": also, "strength": round(c.strength, 6),
+            "breakdown": {k2: round(v, 4) for k2, v in terms.items()},
+            "weights": {k2: round(v, 4) for k2, v in weights.items()},
+        })
+    return RouteSet(routes, None, backend)
+
+
+def path_preview(labels: list[str]) -> list[str]:
+    return labels if len(labels) <= 6 else [*labels[:2], "…", *labels[-2:]]
+
+
+def public_route(r: dict[str, Any]) -> dict[str, Any]:
+    """The route object of every route list (perspectives.md §2)."""
+    return {"route_id": r["route_id"], "index": r["index"], "target_node": r["target_node"],
+            "target_label": r["target_label"], "target_kind": r["target_kind"], "family": r["family"],
+            "score": r["score"], "path_preview": path_preview(r["path_labels"]), "reason": r["reason"],
+            "peek_available": r["peek_available"], "also_families": list(r["also_families"])}
+
+
+# -- anchor caches ------------------------------------------------------------------------------------------------
+def anchor_caches(g: Graph, anchor: int) -> tuple[np.ndarray, np.ndarray]:
+    """anchor_act (§2 kernel from the anchor, 8 hops, threshold 0.01; 1.0 at the anchor) and undirected hop
+    distances (≤ 9, -1 beyond)."""
+    act, _ = g.engine.spread([anchor], [1.0], decay=0.55, threshold=0.01, max_hops=ANCHOR_HOPS, mode="both",
+                             mask=STRUCTURAL_MASK, rev_mult=RHO)
+    act[anchor] = 1.0
+    hops = g.engine.bfs_hops(anchor, max_hops=ANCHOR_HOPS + 1, mode="both", mask=STRUCTURAL_MASK)
+    return act, hops
+
+
+def region(g: Graph, anchor: int, limit: int = 2000) -> list[int]:
+    """The anchor's 2-hop neighbourhood (undirected, structural), nearest first, at most ``limit`` nodes."""
+    hops = g.engine.bfs_hops(anchor, max_hops=2, mode="both", mask=STRUCTURAL_MASK)
+    idx = np.nonzero(hops >= 0)[0]
+    idx = idx[np.lexsort((idx, hops[idx]))]
+    return idx[:limit].tolist()
+
+
+# -- affinity -----------------------------------------------------------------------------------------------------
+MAX_TWO_HOP = 500
+SEMANTIC_NEAREST = 20
+
+
+def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, dict[str, Any] | None]:
+    """Probable connections of node x: same kind group, never directly connected (perspectives.md §6)."""
+    fx = facts(g)
+    t = g.nodes
+    w = g.engine.weights
+    nsum, ncount = fx.neighbourhood_sums(g)
+    sim, backend = semantic_similarity(g, x)
+    nb, _pos, _fw, pw = best_edges(g, x)
+    direct = np.zeros(g.n, bool)
+    direct[adjacency(g, x).nbr] = True
+    direct[x] = True
+    same = fx.group == fx.group[x]
+    shared = np.zeros(g.n, np.int64)
+    summin = np.zeros(g.n, np.float64)
+    if len(nb):
+        own, c, pos = multi_adjacency(g, nb, STRUCTURAL_MASK)
+        wc = w[pos].astype(np.float64)
+        ok = (c != x)
+        own, c, wc = own[ok], c[ok].astype(np.int64), wc[ok]
+        # one contribution per (shared neighbour, candidate) pair: the strongest edge between them
+        key = own.astype(np.int64) * max(1, g.n) + c
+        order = np.lexsort((-wc, key))
+        key, own, c, wc = key[order], own[order], c[order], wc[order]
+        first = np.ones(len(key), bool)
+        first[1:] = key[1:] != key[:-1]
+        own, c, wc = own[first], c[first], wc[first]
+        shared = np.bincount(c, minlength=g.n)
+        summin = np.bincount(c, np.minimum(pw[own], wc), minlength=g.n)
+    two_hop = np.nonzero((shared > 0) & same & ~direct)[0]
+    if len(two_hop) > MAX_TWO_HOP:
+        two_hop = two_hop[np.lexsort((two_hop, -summin[two_hop], -shared[two_hop]))][:MAX_TWO_HOP]
+    sem_pool = np.nonzero((sim >= SEMANTIC_FLOOR) & same & ~direct)[0]
+    if len(sem_pool) > SEMANTIC_NEAREST:
+        sem_pool = sem_pool[np.lexsort((sem_pool, -sim[sem_pool]))][:SEMANTIC_NEAREST]
+    pool = np.union1d(two_hop, sem_pool)
+    sx = float(pw.sum()) if len(nb) else 0.0
+    out = []
+    for c_ in pool.tolist():
+        inter = float(summin[c_])
+        union = sx + float(nsum[c_]) - inter
+        s_nb = inter / union if union > 0 and inter > 0 else 0.0
+        s_sem = float(sim[c_]) if sim[c_] >= SEMANTIC_FLOOR else 0.0
+        parts = [s for s in (s_nb, s_sem) if s > 0]
+        if not parts:
+            continue
+        strength = 1.0 - math.prod(1.0 - s for s in parts)
+        if len(parts) == 1:
+            strength = min(0.6, strength)
+        strength = min(0.85, strength)
+        if strength < 0.15:
+            continue
+        reasons = []
+        if s_nb > 0:
+            k = int(shared[c_])
+            u = int(len(nb) + int(ncount[c_]) - k)
+            reasons.append(f"Shares {k} of {u} neighbours (weighted {s_nb:.2f})")
+        if s_sem > 0:
+            reasons.append(f"Similar purpose by embedding ({s_sem:.2f})" if backend == "embedding"
+                           else f"Similar name and purpose ({backend} similarity {s_sem:.2f})")
+        out.append((strength, c_, s_nb, s_sem, "; ".join(reasons)))
+    out.sort(key=lambda r: (-round(r[0], 6), t.ext_id[r[1]]))
+    cands = [{"node_id": t.ext_id[c_], "label": t.label[c_], "kind": t.kind_name(c_), "strength": round(s, 4),
+              "reason": why, "sources": {"neighbourhood": round(a, 4), "semantic": round(b, 4)},
+              "is_hypothetical": True} for s, c_, a, b, why in out[:top_k]]
+    diag = None
+    if not cands:
+        diag = {"reason": "no_affinity",
+                "suggestion": ("no node of the same kind shares enough neighbours or purpose with this target; "
+                               "try another route, or missing for structural holes")}
+    return cands, backend, diag
