@@ -482,3 +482,17 @@ def test_show_and_archive(ws) -> None:
     with pytest.raises(InvalidInputError):
         show(ws.graph, "nope")
     json.dumps(t)
+
+
+def test_save_captures_the_callers_open_perspectives(ws) -> None:
+    from m1nd.trails import show
+
+    p = call(ws, "perspective_start", "explorer", query="session pool acquire")
+    focus = p["focus_node"]
+    focus_id = focus["node_id"] if isinstance(focus, dict) else focus
+    r = call(ws, "trail_save", "explorer", label="captured")
+    t = show(ws.graph, r["trail_id"])
+    assert {"node_external_id": focus_id, "annotation": "", "relevance": 0.5} in t["visited_nodes"]
+    assert t["activation_boosts"][focus_id] == 0.45  # 0.2 + 0.5 * 0.5
+    other = call(ws, "trail_save", "someone-else", label="nothing open")
+    assert other["nodes_saved"] == 0

@@ -10,15 +10,12 @@ from m1nd.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
 
 
 def _captured_nodes(ws: Any, agent_id: str) -> list[str]:
-    """Visited nodes of the caller's open perspectives, when the perspectives service offers them."""
-    svc = getattr(ws, "perspectives", None)
-    fn = getattr(svc, "visited_nodes", None)
-    if fn is None:
-        return []
+    """Visited nodes of the caller's open perspectives (learning.md §8 capture)."""
     try:
-        return [str(x) for x in fn(agent_id)]
-    except (KeyError, LookupError):
+        from m1nd.perspectives.service import service_for
+    except ImportError:  # perspectives not available: nothing to capture
         return []
+    return [str(x) for x in service_for(ws).visited_nodes(agent_id)]
 
 
 def _save(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
