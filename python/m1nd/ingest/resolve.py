@@ -153,7 +153,7 @@ AMBIG = -3
 
 class _File:
     __slots__ = ("rel", "idx", "lang", "fam", "blob", "syms", "dir", "bindings", "stars", "binding_state",
-                 "import_edges", "externals", "pkg", "rust_key", "base")
+                 "import_edges", "externals", "pkg", "rust_key", "base", "ext_star")
 
     def __init__(self, rel: str, idx: int, lang: str, blob: dict[str, Any]) -> None:
         self.rel = rel
@@ -166,6 +166,7 @@ class _File:
         self.base = rel.rsplit("/", 1)[-1]
         self.bindings: dict[str, int] = {}
         self.stars: list[int] = []
+        self.ext_star = False  # a star import from outside the graph: unknown names may come from it
         self.binding_state = 0  # 0 = not computed, 1 = in progress, 2 = done
         self.import_edges: list[tuple[int, int, float]] = []  # (target, relation, factor)
         self.externals: set[str] = set()
@@ -384,8 +385,11 @@ class _Resolver:
             fam = f.fam
             if fam == "py":
                 b = self.bindings_of(f).get(name)
-                if b is not None and b >= 0 and (self.kind[b] in want or self.kind[b] in (K_FILE, K_DIR)):
-                    return b
+                if b is not None:
+                    if b == EXTERNAL:
+                        return EXTERNAL
+                    if b >= 0 and (self.kind[b] in want or self.kind[b] in (K_FILE, K_DIR)):
+                        return b
                 path = self.py_path.get(target)
                 if path is not None:
                     sub = self.py_node(f"{path}/{name}" if path else name)
@@ -394,8 +398,10 @@ class _Resolver:
                 for s in self.bindings_stars(f):
                     if s != target:
                         got = self.member(s, name, want, depth + 1)
-                        if got >= 0:
+                        if got >= 0 or got == EXTERNAL:
                             return got
+                if f.ext_star:
+                    return EXTERNAL
             elif fam == "js":
                 return self.js_export(f, name, want, depth)
             elif fam == "rs":
@@ -405,13 +411,15 @@ class _Resolver:
                     if sub is not None:
                         return sub
                 b = self.bindings_of(f).get(name)
-                if b is not None and b >= 0:
+                if b is not None and (b >= 0 or b == EXTERNAL):
                     return b
                 for s in self.bindings_stars(f):
                     if s != target:
                         got = self.member(s, name, want, depth + 1)
-                        if got >= 0:
+                        if got >= 0 or got == EXTERNAL:
                             return got
+                if f.ext_star:
+                    return EXTERNAL
             return NOTFOUND
         if k == K_DIR:
             rel = self.src_path[target]
@@ -547,10 +555,12 @@ class _Resolver:
             got = self.member(s, name, want)
             if got >= 0:
                 return got, 1.0
+            if got == EXTERNAL:
+                return EXTERNAL, 0.0
         got = self.same_package(f, name, want)
         if got >= 0:
             return got, 0.9
-        if name in BUILTINS.get(f.fam, ()):
+        if f.ext_star or name in BUILTINS.get(f.fam, ()):
             return EXTERNAL, 0.0
         return self.global_lookup(f, name, want, category)
 
@@ -662,8 +672,10 @@ class _Resolver:
         for i, seg in enumerate(rest):
             last = i == len(rest) - 1
             nxt = self.member(cur, seg, want if last else ANY_SYMBOL)
-            if nxt < 0 and not last:
+            if nxt < 0 and nxt != EXTERNAL and not last:
                 nxt = self.member(cur, seg, want)
+            if nxt == EXTERNAL:
+                return EXTERNAL, 0.0
             if nxt < 0:
                 return NOTFOUND, 0.0
             cur = nxt
@@ -770,6 +782,8 @@ class _Resolver:
                 f.externals.add(shown)
                 for _, local in names:
                     b[local] = EXTERNAL
+                if imp.get("star"):
+                    f.ext_star = True
                 continue
             if imp.get("star"):
                 f.import_edges.append((target, IMPORTS, 1.0))
@@ -793,7 +807,7 @@ class _Resolver:
                     if is_init and imp.get("reexport") and self._under(self.src_path[got], f.dir):
                         f.import_edges.append((got, REEXPORTS, 1.0))
                 else:
-                    b[local] = NOTFOUND
+                    b[local] = EXTERNAL if got == EXTERNAL else NOTFOUND
                     file_edge = True
             if file_edge:
                 f.import_edges.append((target, IMPORTS, 1.0))
@@ -902,7 +916,7 @@ class _Resolver:
                     if re:
                         f.import_edges.append((got, REEXPORTS, 1.0))
                 if not re:
-                    b[local] = got if got >= 0 else NOTFOUND
+                    b[local] = got if got >= 0 or got == EXTERNAL else NOTFOUND
 
     def js_default(self, target: int) -> int:
         got = self.js_default_memo.get(target)
@@ -931,12 +945,12 @@ class _Resolver:
             for orig, alias in imp.get("names") or ():
                 if alias == name:
                     t = self.js_module(f, imp["module"])
-                    if t is not None:
-                        return self.member(t, orig, want, depth + 1) if orig != "default" else self.js_default(t)
+                    if t is None:
+                        return EXTERNAL
+                    return self.member(t, orig, want, depth + 1) if orig != "default" else self.js_default(t)
             if imp.get("alias") == name:
                 t = self.js_module(f, imp["module"])
-                if t is not None:
-                    return t
+                return t if t is not None else EXTERNAL
         for imp in f.blob.get("imports") or ():
             if imp.get("reexport") and imp.get("star"):
                 t = self.js_module(f, imp["module"])
@@ -948,6 +962,9 @@ class _Resolver:
         b = self.bindings_of(f).get(name)
         if b is not None and b >= 0 and self.kind[b] in want:
             return b
+        if any(imp.get("reexport") and imp.get("star") and self.js_module(f, imp["module"]) is None
+               for imp in f.blob.get("imports") or ()):
+            return EXTERNAL
         return NOTFOUND
 
     # -------------------------------------------------------------------------------------------- go
