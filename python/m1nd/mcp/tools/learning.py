@@ -54,7 +54,7 @@ register(Tool(
         SchemaParam("strength", "number", "Learning rate (0 = no-op).", default=0.2,
                     schema_extra=(("minimum", 0.0), ("maximum", 1.0))),
         Param("wrong_node_ids", "string[]", "Rejected results of a partial answer (only with feedback=partial).",
-              **NODE_LIST),
+              default=(), **NODE_LIST),
         Param("max_path_hops", "integer", "Length of the linking paths.", default=3, minimum=1, maximum=5),
         Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.", default=3, minimum=1,
               maximum=10),

@@ -38,11 +38,11 @@ register(Tool(
     params=(
         Param("label", "string", "Short name of the investigation.", required=True, min_length=1, max_length=200),
         Param("hypotheses", "object[]", "{statement, confidence=0.5, supporting_nodes=[], contradicting_nodes=[]}",
-              max_items=100),
+              default=(), max_items=100),
         Param("conclusions", "object[]", "{statement, confidence=0.5, from_hypotheses=[statements], "
-              "supporting_nodes=[]}", max_items=100),
-        Param("open_questions", "string[]", max_items=100, max_length=1000),
-        Param("tags", "string[]", max_items=50, pattern=TAG_PATTERN),
+              "supporting_nodes=[]}", default=(), max_items=100),
+        Param("open_questions", "string[]", default=(), max_items=100, max_length=1000),
+        Param("tags", "string[]", default=(), max_items=50, pattern=TAG_PATTERN),
         Param("summary", "string", "Generated when omitted.", max_length=2000),
         Param("visited_nodes", "object[]", "{node_external_id, annotation, relevance=0.5}; captured when omitted.",
               max_items=2000),
@@ -96,7 +96,7 @@ register(Tool(
     params=(
         Param("filter_agent_id", "string", "Only this agent's trails.", max_length=64),
         Param("filter_status", "string", enum=STATUSES),
-        Param("filter_tags", "string[]", "Any of these tags.", max_items=50, max_length=64),
+        Param("filter_tags", "string[]", "Any of these tags.", default=(), max_items=50, max_length=64),
         Param("limit", "integer", default=50, minimum=1, maximum=500),
     ),
     handler=_list, read_only=True,
