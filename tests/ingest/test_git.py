@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_invariants, build, git, write_files
-from m1nd.ingest.gitdata import read_git, worktree_state
+from m1nd.ingest.gitdata import read_git, status, worktree_state
 from m1nd.ingest.walker import walk
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -116,10 +116,19 @@ def test_no_git(tmp_path) -> None:
     gd = read_git(root)
     assert not gd.available and gd.reason and gd.files == {} and gd.co_change == []
     assert worktree_state(root) is None
+    st = status(root)
+    assert st["available"] is False and st["missing_git"] is False
     g = build(root)
     n = g.node("file::m.py")
     assert n.last_change_ms == os.stat(root / "m.py").st_mtime_ns // 1_000_000 and n.churn == 0.0
     assert g.stats["git"]["available"] is False
+
+
+def test_status(repo) -> None:
+    st = status(repo / "sub")
+    assert st["available"] and st["toplevel"] == str(repo) and len(st["head"]) == 40
+    gd = read_git(repo / "sub", window_days=30)
+    assert (gd.window_days, gd.max_commits) == (30, 5000)
 
 
 def test_worktree_state(repo) -> None:

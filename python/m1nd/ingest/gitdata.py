@@ -42,6 +42,9 @@ class GitData:
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: (a_relpath, b_relpath, n, s) with a < b
     co_change: list[tuple[str, str, int, float]] = field(default_factory=list)
+    #: the parameters the history was read with (lets a cache tell whether it can be re-used)
+    window_days: int = 365
+    max_commits: int = 5000
 
     def churn(self, relpath: str) -> float:
         got = self.files.get(relpath)
@@ -97,22 +100,23 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
 
     root = Path(root)
     tp = toplevel_and_prefix(root)
+    params = {"window_days": int(window_days), "max_commits": int(max_commits)}
     if tp is None:
         rc, _, err = run_git(root, "--version", timeout=10.0)
         if rc == -1:
-            return GitData(False, reason=err or "git not available")
-        return GitData(False, reason="not inside a git work tree")
+            return GitData(False, reason=err or "git not available", **params)
+        return GitData(False, reason="not inside a git work tree", **params)
     top, prefix = tp
     prefix = unicodedata.normalize("NFC", prefix)
     rc, out, err = run_git(top, "rev-parse", "--verify", "-q", "HEAD", timeout=30.0)
     if rc != 0:
-        return GitData(False, reason="the repository has no commits yet" if rc > 0 else err)
+        return GitData(False, reason="the repository has no commits yet" if rc > 0 else err, **params)
     head = out.decode("ascii", "replace").strip() or None
     rc, out, err = run_git(top, "log", "--no-merges", f"--since={int(window_days)}.days.ago",
                            f"--max-count={int(max_commits)}", "--format=%x1e%H%x1f%at", "--name-only",
                            "--no-renames", timeout=300.0)
     if rc != 0:
-        return GitData(False, reason=f"git log failed: {err[:200]}", head=head)
+        return GitData(False, reason=f"git log failed: {err[:200]}", head=head, **params)
     text = out.decode("utf-8", "surrogateescape")
 
     last: dict[str, int] = {}
@@ -139,7 +143,7 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
 
     files = {p: (last[p], count[p]) for p in sorted(count)}
     co = _co_change(pairs, count)
-    return GitData(True, reason=None, head=head, commits_read=commits, files=files, co_change=co)
+    return GitData(True, reason=None, head=head, commits_read=commits, files=files, co_change=co, **params)
 
 
 def _co_change(pairs: dict[tuple[str, str], int], count: dict[str, int]) -> list[tuple[str, str, int, float]]:
@@ -186,3 +190,24 @@ def worktree_state(root: Path) -> str | None:
     h.update(b"\0")
     h.update(status)
     return h.hexdigest()
+
+
+def status(root: Path) -> dict[str, object]:
+    """Cheap git facts about ``root`` for health reports.
+
+    ``{"available": bool, "missing_git": bool, "toplevel": str | None, "head": str | None, "reason": str | None}``;
+    ``missing_git`` is true when the ``git`` executable is missing but ``root`` (or a parent) holds a ``.git``.
+    """
+    root = Path(root)
+    rc, _, err = run_git(root, "--version", timeout=10.0)
+    if rc == -1:
+        has_dot_git = any((p / ".git").exists() for p in (root, *root.parents))
+        return {"available": False, "missing_git": has_dot_git, "toplevel": None, "head": None,
+                "reason": err or "git not available"}
+    tp = toplevel_and_prefix(root)
+    if tp is None:
+        return {"available": False, "missing_git": False, "toplevel": None, "head": None,
+                "reason": "not inside a git work tree"}
+    rc, out, _ = run_git(root, "rev-parse", "-q", "--verify", "HEAD", timeout=30.0)
+    head = out.decode("ascii", "replace").strip() if rc == 0 else None
+    return {"available": True, "missing_git": False, "toplevel": str(tp[0]), "head": head, "reason": None}

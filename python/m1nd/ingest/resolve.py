@@ -1670,8 +1670,8 @@ def resolve(extracts: dict[str, dict[str, Any]], *, git: GitData | None = None,
     git
         :func:`m1nd.ingest.gitdata.read_git` result, or None (temporal data from ``mtimes``).
     mtimes
-        relpath -> modification time in **nanoseconds** (``WalkedFile.mtime_ns``), used for files without
-        commits in the git window.
+        relpath -> modification time, used for files without commits in the git window: nanoseconds
+        (``WalkedFile.mtime_ns``) or milliseconds (values below 10**14 are taken as milliseconds).
     namespace
         id prefix of a secondary root (``ns::file::…``); None for the primary root.
     """
