@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,7 @@ from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MA
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import (CALLS, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS, INHERITS, MENTIONS,
                                REEXPORTS, REFERENCES, RELATIONS, TESTS, USES_CONFIG)
-from m1nd.graph.semantic import node_text_words
+from m1nd.graph.seeds import identifier_parts
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
 ALL = 0xFFFFFFFF
@@ -73,6 +74,17 @@ FAMILY_EXPLANATION = {
 
 SemanticProvider = Callable[[Graph, int], "tuple[np.ndarray, str] | None"]
 _SEMANTIC_PROVIDERS: list[SemanticProvider] = []
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def node_words(label: str, qname: str, doc: str) -> list[str]:
+    """Identifier words of a node's text (label, qname, first doc line) for the trigram backend."""
+    words = identifier_parts(label) + identifier_parts(qname)
+    if doc:
+        words += [w.lower() for w in _WORD.findall(doc.split("\n", 1)[0])]
+    return [w for w in words if len(w) >= 2]
 
 
 def register_semantic_backend(fn: SemanticProvider) -> None:
@@ -159,7 +171,9 @@ def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
             break
     if out is None:
         t = g.nodes
-        words = node_text_words(t.label[i], t.qname[i], t.doc[i])
+        # files and dirs: their qname is the relpath, whose directory words would make every sibling "similar"
+        qname = "" if int(t.kind[i]) in (FILE, DIR) else t.qname[i]
+        words = node_words(t.label[i], qname, t.doc[i])
         out = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
     if len(fx.sim_cache) > 256:
         fx.sim_cache.clear()
