@@ -344,7 +344,7 @@ class _Resolver:
 
     # -------------------------------------------------------------------------------------------- edges
 
-    def edge(self, src: int, dst: int, rel: int, factor: float) -> None:
+    def edge(self, src: int, dst: int, rel: int, factor: float, n: int = 1) -> None:
         if src < 0 or dst < 0 or src == dst:
             return
         key = (src, dst, rel)
@@ -354,9 +354,9 @@ class _Resolver:
             w = _W_CACHE[wk] = round(W0[rel] * factor, 6)
         got = self.edges.get(key)
         if got is None:
-            self.edges[key] = [w, 1]
+            self.edges[key] = [w, n]
         else:
-            got[1] += 1
+            got[1] += n
             if w > got[0]:
                 got[0] = w
 
@@ -1321,7 +1321,7 @@ class _Resolver:
                 owner = syms[ref[2]] if ref[2] >= 0 else f.idx
                 if owner < 0:
                     continue
-                self._resolve_hierarchy(f, owner, kind, ref[1])
+                self._resolve_hierarchy(f, owner, kind, ref[1], ref[3])
         # Rust impls: impl -> type reference and the type index used by method lookup
         for f in files:
             if f.fam != "rs":
@@ -1341,34 +1341,34 @@ class _Resolver:
                 owner = syms[ref[2]] if ref[2] >= 0 else f.idx
                 if owner < 0:
                     continue
-                self._resolve_ref(f, owner, kind, ref[1])
+                self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
-    def _count(self, res: int) -> None:
+    def _count(self, res: int, n: int) -> None:
         if res == NOTFOUND:
-            self.unresolved += 1
+            self.unresolved += n
         elif res == AMBIG:
-            self.ambiguous += 1
+            self.ambiguous += n
 
-    def _resolve_hierarchy(self, f: _File, owner: int, kind: str, name: str) -> None:
+    def _resolve_hierarchy(self, f: _File, owner: int, kind: str, name: str, n: int) -> None:
         want = BASE_KINDS if kind == "base" else IMPL_KINDS
         got, factor = self.lookup(f, self.parent[owner] if owner != f.idx else f.idx, name, want, "type")
         if got < 0:
-            self._count(got)
+            self._count(got, n)
             return
         if got == owner:
             return
         rel = INHERITS if kind == "base" else IMPLEMENTS
         if self.kind[owner] == K_IMPL:
-            self.edge(owner, got, IMPLEMENTS, factor)
+            self.edge(owner, got, IMPLEMENTS, factor, n)
             ty = self.impl_type_of(owner)
             if ty >= 0:
-                self.edge(ty, got, IMPLEMENTS, factor)
+                self.edge(ty, got, IMPLEMENTS, factor, n)
                 self.bases.setdefault(ty, []).append(got)
             return
-        self.edge(owner, got, rel, factor)
+        self.edge(owner, got, rel, factor, n)
         self.bases.setdefault(owner, []).append(got)
 
-    def _resolve_ref(self, f: _File, owner: int, kind: str, name: str) -> None:
+    def _resolve_ref(self, f: _File, owner: int, kind: str, name: str, n: int) -> None:
         if kind == "call":
             got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
             rel = CALLS
@@ -1419,9 +1419,9 @@ class _Resolver:
         else:
             return
         if got < 0:
-            self._count(got)
+            self._count(got, n)
             return
-        self.edge(owner, got, rel, factor)
+        self.edge(owner, got, rel, factor, n)
 
     # -------------------------------------------------------------------------------------------- §8
 

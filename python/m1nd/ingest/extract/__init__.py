@@ -17,8 +17,9 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     signature (≤ 200), doc (≤ 300), content_hash (sha256 of the span), is_test`` plus language extras
     (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading).
 ``references``
-    unresolved references ``[kind, name, owner, line]``; ``owner`` is the index of the innermost enclosing
-    definition (-1 = the file); ``kind`` is one of
+    unresolved references ``[kind, name, owner, count]``, one per distinct (kind, name, owner) with its number
+    of occurrences; ``owner`` is the index of the innermost enclosing definition (-1 = the file); ``kind`` is
+    one of
 
     ``call``         bare call ``f()`` (name ``f``)
     ``qualified``    ``mod.f()`` / ``pkg.F()`` / ``Type::f()`` / ``Cls.m()``: dotted path whose head is an

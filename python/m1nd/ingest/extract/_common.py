@@ -207,6 +207,15 @@ def empty_blob(lang: str, version: int, data: bytes, is_test: bool) -> dict[str,
     }
 
 
+def pack_refs(refs: list[list[Any]]) -> list[list[Any]]:
+    """``[kind, name, owner, ...]`` occurrences -> ``[kind, name, owner, count]`` (first-occurrence order)."""
+    counts: dict[tuple[str, str, int], int] = {}
+    for r in refs:
+        key = (r[0], r[1], r[2])
+        counts[key] = counts.get(key, 0) + 1
+    return [[k, n, o, c] for (k, n, o), c in counts.items()]
+
+
 def make_def(kind: str, name: str, ls: int, le: int, sig: str, doc: str, h: str, is_test: bool = False,
              **extra: Any) -> dict[str, Any]:
     d = {"kind": kind, "name": name, "parent": -1, "line_start": ls, "line_end": le, "signature": sig,

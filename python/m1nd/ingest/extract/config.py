@@ -12,7 +12,7 @@ from typing import Any
 
 from m1nd.ingest.extract._common import empty_blob
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "config"
 
 _GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.M)

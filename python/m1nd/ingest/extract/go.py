@@ -9,10 +9,11 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    pack_refs,
     assign_ids, comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "go"
 
 QUERY = r"""
@@ -261,7 +262,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             add(["reference", d["recv"], i, d["line_start"]])
 
     blob["definitions"] = defs
-    blob["references"] = refs
+    blob["references"] = pack_refs(refs)
     blob["imports"] = imports
     blob["config_refs"] = config_tokens(data, root)
     return blob

@@ -14,10 +14,11 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    pack_refs,
     clean_name, comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 
 _COMMON = r"""
 (function_declaration name: (identifier) @fn.name) @fn
@@ -364,7 +365,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             add(["reference", name, own(sb), node.start_point[0] + 1])
 
     blob["definitions"] = defs
-    blob["references"] = refs
+    blob["references"] = pack_refs(refs)
     blob["imports"] = imports
     blob["config_refs"] = config_tokens(data, root)
     if default_export is not None:

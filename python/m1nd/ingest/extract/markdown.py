@@ -11,7 +11,7 @@ from m1nd.ingest.extract._common import (
     assign_ids, clean_name, empty_blob, first_paragraph, line_count, make_def, sha256,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "markdown"
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

@@ -9,7 +9,7 @@ from typing import Any
 
 from m1nd.ingest.extract._common import assign_ids, empty_blob, is_test_path, make_def, sha256, signature
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "other"
 
 _DEF = re.compile(

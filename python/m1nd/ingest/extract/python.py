@@ -4,6 +4,7 @@ annotation and decorator references. One tree-sitter query, one pass over its ca
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Any
 
 from m1nd.ingest import treesitter as ts
@@ -11,7 +12,7 @@ from m1nd.ingest.extract._common import (
     empty_blob, finish_defs, first_paragraph, config_tokens, is_test_path, make_def, sha256, signature,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "python"
 
 QUERY = r"""
@@ -140,7 +141,6 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             defs.append(make_def(kind, name, outer.start_point[0] + 1, outer.end_point[0] + 1, sig, doc,
                                  sha256(data[s:e]), is_test))
     owners = finish_defs(defs, spans)
-    own = owners.owner
 
     # imports
     imports: list[dict[str, Any]] = []
@@ -196,8 +196,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
-    refs: list[list[Any]] = []
-    add = refs.append
+    # references deduplicated per (kind, name, owner) with an occurrence count
+    counts: dict[tuple[str, str, int], int] = {}
+    get = counts.get
+    bounds, owner_of = owners.bounds, owners.owners
 
     # decorators (def -> decorator), remember their call nodes so they are not also counted as calls
     dec_calls: set[int] = set()
@@ -211,41 +213,46 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if expr is not None and expr.type in ("identifier", "attribute"):
             d = _dotted(expr)
             if d is not None:
-                add(["decorator", d, own(node.start_byte), node.start_point[0] + 1])
+                key = ("decorator", d, owner_of[bisect_right(bounds, node.start_byte) - 1])
+                counts[key] = get(key, 0) + 1
 
     for node in caps.get("call", ()):
         sb = node.start_byte
         if sb in dec_calls:
             continue
-        add(["call", node.text.decode("utf-8", "replace"), own(sb), node.start_point[0] + 1])
+        key = ("call", node.text.decode("utf-8", "replace"), owner_of[bisect_right(bounds, sb) - 1])
+        counts[key] = get(key, 0) + 1
 
     for node in caps.get("acall", ()):
         sb = node.start_byte
         if sb in dec_calls:
             continue
+        o = owner_of[bisect_right(bounds, sb) - 1]
         t = node.text
-        line = node.start_point[0] + 1
         if _DOTTED.fullmatch(t) is None:
             t2 = _WSB.sub(b"", t)
             if t2.startswith(b"super()."):
-                add(["super", t2[8:].decode("utf-8", "replace"), own(sb), line])
+                key = ("super", t2[8:].decode("utf-8", "replace"), o)
+                counts[key] = get(key, 0) + 1
                 continue
             if _DOTTED.fullmatch(t2) is None:
                 attr = node.child_by_field_name("attribute")
-                add(["method_call", attr.text.decode("utf-8", "replace"), own(sb), line])
+                key = ("method_call", attr.text.decode("utf-8", "replace"), o)
+                counts[key] = get(key, 0) + 1
                 continue
             t = t2
         d = t.decode("utf-8", "replace")
         head, _, rest = d.partition(".")
-        if head in ("self", "cls"):
+        if head == "self" or head == "cls":
             if "." in rest:
-                add(["method_call", rest.rsplit(".", 1)[1], own(sb), line])
+                key = ("method_call", rest.rsplit(".", 1)[1], o)
             else:
-                add(["self", rest, own(sb), line])
+                key = ("self", rest, o)
         elif head in heads:
-            add(["qualified", d, own(sb), line])
+            key = ("qualified", d, o)
         else:
-            add(["method_call", d.rsplit(".", 1)[1], own(sb), line])
+            key = ("method_call", d.rsplit(".", 1)[1], o)
+        counts[key] = get(key, 0) + 1
 
     for node in caps.get("bases", ()):
         for b in node.named_children:
@@ -258,15 +265,18 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             d = _dotted(b)
             if d is None or d.rsplit(".", 1)[-1] in SKIP_BASES:
                 continue
-            add(["base", d, own(b.start_byte), b.start_point[0] + 1])
+            key = ("base", d, owner_of[bisect_right(bounds, b.start_byte) - 1])
+            counts[key] = get(key, 0) + 1
 
     names_pos: list[tuple[str, int]] = []
     for node in caps.get("type", ()):
-        line = node.start_point[0] + 1
         names_pos.clear()
         _type_names(node, names_pos)
         for name, pos in names_pos:
-            add(["reference", name, own(pos), line])
+            key = ("reference", name, owner_of[bisect_right(bounds, pos) - 1])
+            counts[key] = get(key, 0) + 1
+
+    refs = [[k, n, o, c] for (k, n, o), c in counts.items()]
 
     blob["definitions"] = defs
     blob["references"] = refs

@@ -11,10 +11,11 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    pack_refs,
     comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
 )
 
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 LANG = "rust"
 
 QUERY = r"""
@@ -290,7 +291,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         add(["reference", name, own(sb), node.start_point[0] + 1])
 
     blob["definitions"] = defs
-    blob["references"] = refs
+    blob["references"] = pack_refs(refs)
     blob["imports"] = imports
     blob["config_refs"] = config_tokens(data, root)
     if mods:
