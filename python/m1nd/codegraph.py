@@ -99,12 +99,13 @@ class CodeGraph:
         started = time.perf_counter()
         hit = cache.load(self.workdir, gen)
         if hit is not None:
-            arrays, payload = hit
-            nodes: NodeTable = payload["nodes"]
-            engine = Engine.from_arrays(nodes.n, arrays)
-            g = Graph(nodes, engine, payload["seeds"], payload["trigram"], gen, payload["has_git"])
-            self._watermark_ms = payload["watermark_ms"]
-            self._weights_generation = payload["weights_generation"]
+            nodes = NodeTable.from_arrays(hit["nodes"])
+            engine = Engine.from_arrays(nodes.n, hit["csr"])
+            meta = hit["meta"]
+            g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id),
+                      TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]))
+            self._watermark_ms = int(meta["watermark_ms"][0])
+            self._weights_generation = int(meta["weights_generation"][0])
             self._graph = g
             self._synced = engine.weights.copy()
             _, wgen = self.store.generations()
@@ -122,9 +123,12 @@ class CodeGraph:
             self._synced = g.engine.weights.copy()
             self._weights_generation = wgen
             self._watermark_ms = watermark
-            cache.save(self.workdir, gen, g.engine.arrays(),
-                       {"nodes": g.nodes, "seeds": g.seeds, "trigram": g.trigram, "has_git": has_git,
-                        "watermark_ms": watermark, "weights_generation": wgen})
+            # the cache holds the weights as loaded; later learning is re-read through the watermark
+            cache.save(self.workdir, gen, {
+                "csr": g.engine.arrays(), "nodes": g.nodes.arrays(), "seeds": g.seeds.arrays(),
+                "tri": g.trigram.arrays(),
+                "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
+                         "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
         self._pending_ltp.clear()
         self._pending_ltd.clear()
@@ -139,11 +143,18 @@ class CodeGraph:
         nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
         return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git)
 
+    def build_cache(self) -> None:
+        """Build the current generation's arrays and indexes and write the on-disk cache (no-op if present)."""
+        gen, _ = self.store.generations()
+        if cache.path_for(self.workdir, gen).exists():
+            return
+        self._load(gen)
+
     def _sync_weights(self, wgen: int) -> None:
         """Another process (or our own flush) changed learned weights: patch them in place."""
         g = self._graph
         assert g is not None and self._synced is not None
-        rows = self.store.edge_weights_since(self._watermark_ms - 1)
+        rows = self.store.edge_weights_since(self._watermark_ms)
         idx = g.nodes.index
         w = g.engine.weights
         for src, dst, rel, w_db, upd in rows:
@@ -258,11 +269,11 @@ class CodeGraph:
 
     # -- ingest ---------------------------------------------------------------------------------------------------
     def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
-        from m1nd.ingestion import run_ingest
+        from m1nd.ingestion import run_ingest_isolated
 
         with self.lock:
             self.flush()
-            report = run_ingest(self, path, **opts)
+            report = run_ingest_isolated(self.settings, path, opts)
             self.graph()  # load the new generation now (builds and caches the arrays)
             return report
 
@@ -284,7 +295,7 @@ class CodeGraph:
         started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
-            if not tokenize(query) and not g.seeds.ext_lookup.get(query.strip()):
+            if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
                 raise InvalidInputError("query has no searchable words", details={"argument": "query"},
                                         recover="use identifiers, file names or a few descriptive words")
             params = A.ActivationParams(top_k=top_k, dimensions=tuple(dimensions or A.DIMENSIONS), max_hops=max_hops,
@@ -411,7 +422,7 @@ class CodeGraph:
         started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
-            if not tokenize(query) and not g.seeds.ext_lookup.get(query.strip()):
+            if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
                 raise InvalidInputError("query has no searchable words", details={"argument": "query"})
             run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id))
             top, _ = A.ranked(g, run, 200)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import hashlib
 import logging
+import os
 import re
 import sys
 import time
@@ -21,7 +23,8 @@ from m1nd.errors import InvalidInputError
 from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.config import Settings
+    from m1nd.store.graph_repo import GraphStore
 
 log = logging.getLogger(__name__)
 NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -31,14 +34,16 @@ class Progress:
     """Progress lines on stderr (only when stderr is a terminal, or M1ND_PROGRESS=1), never on stdout."""
 
     def __init__(self, enabled: bool | None = None) -> None:
-        import os
-
         self.enabled = (sys.stderr.isatty() or os.environ.get("M1ND_PROGRESS") == "1") if enabled is None else enabled
         self.t0 = time.perf_counter()
 
     def __call__(self, msg: str) -> None:
         if self.enabled:
-            print(f"m1nd ingest [{time.perf_counter() - self.t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+            rss = ""
+            if os.environ.get("M1ND_PROGRESS_RSS") == "1":
+                with open("/proc/self/statm") as f:
+                    rss = f" (rss {int(f.read().split()[1]) * 4096 >> 20} MB)"
+            print(f"m1nd ingest [{time.perf_counter() - self.t0:6.1f}s] {msg}{rss}", file=sys.stderr, flush=True)
 
 
 def _compress(obj: Any) -> bytes:
@@ -73,7 +78,7 @@ def git_status(root: Path) -> dict[str, Any]:
     return gitdata.status(root) if hasattr(gitdata, "status") else {"available": False}
 
 
-def run_ingest(cg: CodeGraph, path: str, *, mode: str = "replace", namespace: str | None = None,
+def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace: str | None = None,
                incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
                exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = 365,
                embed: str = "background", progress: Progress | None = None) -> dict[str, Any]:
@@ -82,8 +87,9 @@ def run_ingest(cg: CodeGraph, path: str, *, mode: str = "replace", namespace: st
 
     started = time.perf_counter()
     say = progress or Progress()
-    store = cg.store
-    p = cg.resolve_path(path)
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        p = Path.cwd() / p
     if not p.exists():
         raise InvalidInputError(f"path '{path}' does not exist", recover="pass an existing directory (the repo root)")
     if not (p.is_dir() or p.is_file()):
@@ -152,8 +158,6 @@ def run_ingest(cg: CodeGraph, path: str, *, mode: str = "replace", namespace: st
                 skipped["binary"] = skipped.get("binary", 0) + 1
                 continue
             data, _text = got
-            import hashlib
-
             h = hashlib.sha256(data).hexdigest()
             if incremental and old is not None and old.extractor_version == version and old.content_hash == h:
                 extracts[f.relpath] = _decompress(old.blob)
@@ -212,7 +216,7 @@ def run_ingest(cg: CodeGraph, path: str, *, mode: str = "replace", namespace: st
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
             }
 
-        report = _write(cg, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
+        report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
         say(f"done in {report['elapsed_ms'] / 1000:.1f}s")
         return report
     finally:
@@ -223,11 +227,10 @@ def _round(v: Any) -> Any:
     return round(v, 6) if isinstance(v, float) else v
 
 
-def _write(cg: CodeGraph, root: Path, namespace: str | None, mode: str, parts: Any,
+def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, parts: Any,
            file_rows: list[list[Any]], removed_files: list[str], touch: list[tuple[int, str]], git: Any,
            state: str | None, make_report: Any) -> dict[str, Any]:
     """Diff the new node/edge sets against the stored ones and write everything in one transaction."""
-    store = cg.store
     db = store.db
     with db.write():
         roots = store.roots()
@@ -289,3 +292,87 @@ def _write(cg: CodeGraph, root: Path, namespace: str | None, mode: str, parts: A
         store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
                           report=report)
     return report
+
+
+def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
+    """Entry point of the ingest child process: returns {"report": …} or {"error": …} (never raises)."""
+    import logging as _logging
+
+    from m1nd.errors import M1ndError
+    from m1nd.store.graph_repo import GraphStore
+
+    _logging.basicConfig(stream=sys.stderr, level=os.environ.get("M1ND_LOG_LEVEL", "WARNING").upper())
+    store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
+    try:
+        report = run_ingest(store, path, **opts)
+        _report_peak("ingest")
+    except M1ndError as e:
+        return {"error": e.to_dict(), "kind": type(e).__name__}
+    except Exception as e:  # noqa: BLE001 — reported to the parent, which raises it as an internal error
+        log.exception("ingest failed")
+        return {"error": {"code": "internal", "message": f"internal error ({type(e).__name__}): {e}",
+                          "recover": "details were logged to stderr; retry or report", "details": {}},
+                "kind": "M1ndError"}
+    finally:
+        store.close()
+    return {"report": report}
+
+
+def _child_build_cache(settings: Settings) -> None:
+    """Second child: build the new generation's arrays and indexes and write the cache, so the parent only maps
+    the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+    from m1nd.codegraph import CodeGraph
+
+    cg = CodeGraph(settings)
+    try:
+        cg.build_cache()
+    except Exception:  # noqa: BLE001 — the parent rebuilds from rows if the cache is missing
+        log.exception("building the graph cache after ingest failed")
+    finally:
+        cg.store.close()
+    _report_peak("cache build")
+
+
+def _report_peak(what: str) -> None:
+    if os.environ.get("M1ND_PROGRESS_RSS") == "1":
+        import resource
+
+        print(f"m1nd {what}: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MB", file=sys.stderr)
+
+
+def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
+    """Run the ingest in a short-lived child process.
+
+    Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
+    tables); in a child they are returned to the OS when it exits, so a long-running server's footprint stays that of
+    the graph it holds. Set ``M1ND_INGEST_INPROCESS=1`` to run in this process (debugging).
+    """
+    import concurrent.futures
+    import multiprocessing
+
+    from m1nd import errors
+    from m1nd.store.graph_repo import GraphStore
+
+    abs_path = str(Path(path).expanduser() if Path(path).expanduser().is_absolute() else Path.cwd() / path)
+    if os.environ.get("M1ND_INGEST_INPROCESS") == "1":
+        store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
+        try:
+            return run_ingest(store, abs_path, **opts)
+        finally:
+            store.close()
+    ctx = multiprocessing.get_context("spawn")
+    try:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, max_tasks_per_child=1) as ex:
+            out = ex.submit(_child_ingest, settings, abs_path, opts).result()
+            if "report" in out and out["report"].get("changed"):
+                ex.submit(_child_build_cache, settings).result()
+    except concurrent.futures.process.BrokenProcessPool as e:
+        raise errors.M1ndError("internal error: the ingest process died (out of memory or killed); the previous "
+                               "graph is unchanged", recover="retry; exclude large generated directories") from e
+    if "error" in out:
+        e = out["error"]
+        cls = getattr(errors, out.get("kind", "M1ndError"), errors.M1ndError)
+        if not (isinstance(cls, type) and issubclass(cls, errors.M1ndError)):
+            cls = errors.M1ndError
+        raise cls(e["message"], recover=e.get("recover"), details=e.get("details"), code=e.get("code"))
+    return out["report"]

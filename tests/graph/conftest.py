@@ -89,3 +89,8 @@ def build_small_graph(has_git: bool = True) -> Graph:
 @pytest.fixture
 def small_graph() -> Graph:
     return build_small_graph()
+
+
+@pytest.fixture
+def small_graph_no_git() -> Graph:
+    return build_small_graph(has_git=False)

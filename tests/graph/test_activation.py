@@ -42,10 +42,8 @@ def test_disabled_dimension_gets_zero_weight(small_graph) -> None:
     assert not run.dims["causal"].any() and not run.dims["semantic"].any()
 
 
-def test_temporal_inactive_without_git() -> None:
-    from conftest import build_small_graph
-
-    g = build_small_graph(has_git=False)
+def test_temporal_inactive_without_git(small_graph_no_git) -> None:
+    g = small_graph_no_git
     run = A.run_activation(g, "session pool", A.ActivationParams())
     assert "temporal" not in run.used
 

@@ -36,7 +36,7 @@ def test_ingest_builds_the_expected_graph(repo, ws_factory) -> None:
     nodes, edges = snapshot(ws)
     assert "file::src/shop/cart.py::class::Cart::fn::add_item" in nodes
     ls, le = nodes["file::src/shop/cart.py::class::Cart::fn::add_item"][5:7]
-    assert (ls, le) == (14, 16)
+    assert (ls, le) == (13, 15)
     rel = {name: code for code, name in enumerate(
         ["contains", "imports", "calls", "inherits", "implements", "references", "tests", "co_changes"])}
     assert ("file::src/shop/cart.py::class::Cart::fn::add_item",

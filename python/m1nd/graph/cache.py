@@ -1,8 +1,9 @@
 """On-disk cache of a loaded graph generation, so start-up skips rebuilding arrays and indexes.
 
-``graph.csr-<gen>.npz`` holds the CSR arrays (spec graph.md §1); ``graph.index-<gen>.pkl`` the node table and the
-query indexes. Both are caches: deleting them only costs a rebuild from ``graph.db``. They live in the workspace
-directory (mode 0700) written by this user only, which is why loading a pickle from there is acceptable.
+One uncompressed ``graph.csr-<gen>.npz`` (spec graph.md §1) holds the CSR arrays, the node table and the query
+indexes as flat arrays (strings packed as NUL-separated UTF-8), under prefixes ``csr/``, ``nodes/``, ``seeds/``,
+``tri/`` and ``meta/``. No pickle: loading is a few large array reads plus string splits, and a stale or corrupt
+file is simply rebuilt from ``graph.db``, the source of truth.
 """
 
 from __future__ import annotations
@@ -10,53 +11,57 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import pickle
+import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 log = logging.getLogger(__name__)
+FORMAT = 2
 
 
-def paths(workdir: Path, generation: int) -> tuple[Path, Path]:
-    return workdir / f"graph.csr-{generation}.npz", workdir / f"graph.index-{generation}.pkl"
+def path_for(workdir: Path, generation: int) -> Path:
+    return workdir / f"graph.csr-{generation}.npz"
 
 
-def save(workdir: Path, generation: int, arrays: dict[str, np.ndarray], payload: dict[str, Any]) -> None:
-    csr_path, idx_path = paths(workdir, generation)
+def save(workdir: Path, generation: int, groups: dict[str, dict[str, np.ndarray]]) -> None:
+    flat = {f"{g}/{k}": v for g, arrays in groups.items() for k, v in arrays.items()}
+    flat["meta/format"] = np.asarray([FORMAT])
+    target = path_for(workdir, generation)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         workdir.mkdir(parents=True, exist_ok=True)
-        tmp = csr_path.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, csr_path)
-        tmp2 = idx_path.with_suffix(".tmp")
-        with open(tmp2, "wb") as f:
-            pickle.dump(payload, f, protocol=5)
-        os.replace(tmp2, idx_path)
+        with open(tmp, "wb") as f:
+            np.savez(f, **flat)
+        os.replace(tmp, target)
     except OSError as e:  # a cache that cannot be written is not an error
         log.warning("could not write graph cache in %s: %s", workdir, e)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
-def load(workdir: Path, generation: int) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
-    csr_path, idx_path = paths(workdir, generation)
-    if not (csr_path.exists() and idx_path.exists()):
+def load(workdir: Path, generation: int) -> dict[str, dict[str, np.ndarray]] | None:
+    target = path_for(workdir, generation)
+    if not target.exists():
         return None
     try:
-        with np.load(csr_path) as z:
-            arrays = {k: z[k] for k in z.files}
-        with open(idx_path, "rb") as f:
-            payload = pickle.load(f)
-        return arrays, payload
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError) as e:
+        with np.load(target) as z:
+            groups: dict[str, dict[str, np.ndarray]] = {}
+            for name in z.files:
+                g, _, k = name.partition("/")
+                groups.setdefault(g, {})[k] = z[name]
+        if int(groups.get("meta", {}).get("format", [0])[0]) != FORMAT:
+            return None
+        return groups
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
         log.warning("graph cache for generation %d unreadable (%s); rebuilding", generation, e)
         return None
 
 
 def prune(workdir: Path, keep_generation: int) -> None:
     """Delete caches of other generations (after a successful load)."""
-    keep = {p.name for p in paths(workdir, keep_generation)}
+    keep = path_for(workdir, keep_generation).name
     for p in list(workdir.glob("graph.csr-*.npz")) + list(workdir.glob("graph.index-*.pkl")):
-        if p.name not in keep:
+        if p.name != keep:
             with contextlib.suppress(OSError):
                 p.unlink()

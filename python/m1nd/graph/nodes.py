@@ -74,8 +74,26 @@ class NodeTable:
         k = int(self.kind[i])
         return KIND_NAMES[k] if k < len(KIND_NAMES) else str(k)
 
-    def columns(self) -> dict[str, Any]:
-        """Everything needed to rebuild the table (for the on-disk cache)."""
-        return {k: getattr(self, k) for k in ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path",
-                                              "line_start", "line_end", "signature", "doc", "is_test",
-                                              "content_hash", "last_change_ms", "churn", "commit_count", "pagerank")}
+    _STRINGS = ("ext_id", "label", "qname", "lang", "source_path", "signature", "doc", "content_hash")
+    _ARRAYS = ("kind", "root_id", "line_start", "line_end", "is_test", "last_change_ms", "churn", "commit_count",
+               "pagerank", "file_of")
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Everything needed to rebuild the table, as flat arrays (the on-disk cache)."""
+        from m1nd.graph.seeds import pack_strings
+
+        out = {k: pack_strings(getattr(self, k)) for k in self._STRINGS}
+        out.update({k: getattr(self, k) for k in self._ARRAYS})
+        out["n"] = np.asarray([self.n])
+        return out
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> NodeTable:
+        from m1nd.graph.seeds import unpack_strings
+
+        n = int(a["n"][0])
+        kw: dict[str, Any] = {k: unpack_strings(a[k], n) for k in cls._STRINGS}
+        kw.update({k: a[k] for k in cls._ARRAYS})
+        t = cls(**kw)
+        t.index = {e: i for i, e in enumerate(t.ext_id)}
+        return t

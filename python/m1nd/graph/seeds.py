@@ -8,6 +8,8 @@ nodes. Scores per token are dense float32 arrays (N is at most a few hundred tho
 from __future__ import annotations
 
 import bisect
+from array import array
+import functools
 
 import re
 from dataclasses import dataclass, field
@@ -22,13 +24,25 @@ _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
 _PARTS = re.compile(r"::|[_\-./:]")
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOCS = re.compile(r"(^|/)(docs|examples|vendor|third_party)/")
 
 GENERATED = re.compile(r"(_pb2\.py$|\.min\.js$|(^|/)generated/|\.gen\.)")
 SYMBOL_KINDS = {KIND_CODE[k] for k in ("fn", "class", "struct", "interface", "trait", "enum", "type")}
+_KIND_BIAS = {**{k: 0.04 for k in SYMBOL_KINDS}, FILE: 0.02, KIND_CODE["impl"]: 0.01, KIND_CODE["mod"]: 0.01,
+              KIND_CODE["section"]: -0.02, DIR: -0.05}
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _parts_cached(word: str) -> tuple[str, ...]:
+    return tuple(_identifier_parts(word))
 
 
 def identifier_parts(word: str) -> list[str]:
     """``parseHTTPResponse_v2`` → ``parse http response v 2``: separators, camel humps, letter↔digit."""
+    return list(_parts_cached(word))
+
+
+def _identifier_parts(word: str) -> list[str]:
     out: list[str] = []
     for piece in _PARTS.split(word):
         if piece:
@@ -54,101 +68,253 @@ def trigrams(word: str) -> set[str]:
     return {w[i:i + 3] for i in range(len(w) - 2)}
 
 
+def pack_strings(items: list[str]) -> np.ndarray:
+    """A list of strings as one uint8 array (NUL-separated UTF-8) for the array cache."""
+    return np.frombuffer("\0".join(items).encode("utf-8", "surrogatepass"), np.uint8).copy()
+
+
+def unpack_strings(arr: np.ndarray, count: int) -> list[str]:
+    if count == 0:
+        return []
+    return arr.tobytes().decode("utf-8", "surrogatepass").split("\0")
+
+
+class Ragged:
+    """A list of int32 arrays stored flat (values + offsets): cheap to cache, cheap to slice."""
+
+    __slots__ = ("flat", "offsets")
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray) -> None:
+        self.flat = flat
+        self.offsets = offsets
+
+    @classmethod
+    def from_lists(cls, lists: list[list[int]]) -> Ragged:
+        offsets = np.zeros(len(lists) + 1, np.int64)
+        np.cumsum([len(x) for x in lists], out=offsets[1:])
+        flat = np.fromiter((v for x in lists for v in x), np.int32, count=int(offsets[-1]))
+        return cls(flat, offsets)
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        return self.flat[self.offsets[k]:self.offsets[k + 1]]
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+
+def _ragged_from_pairs(keys: np.ndarray, values: np.ndarray, n_keys: int) -> Ragged:
+    """Group ``values`` by ``keys`` (ids 0..n_keys-1) into a Ragged, values kept in input order per key."""
+    order = np.argsort(keys, kind="stable")
+    offsets = np.zeros(n_keys + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n_keys), out=offsets[1:])
+    return Ragged(np.ascontiguousarray(values[order], np.int32), offsets)
+
+
+def _group_ragged(keys: list[str]) -> tuple[list[str], Ragged]:
+    """Unique keys in first-seen order and, per key, the indices where it occurs."""
+    ids: dict[str, int] = {}
+    out = np.empty(len(keys), np.int32)
+    for i, k in enumerate(keys):
+        j = ids.get(k)
+        if j is None:
+            j = ids[k] = len(ids)
+        out[i] = j
+    return list(ids), _ragged_from_pairs(out, np.arange(len(keys), dtype=np.int32), len(ids))
+
+
 @dataclass
 class SeedIndex:
-    """Indexes over one NodeTable. Built once per graph generation (cached on disk with the arrays)."""
+    """Indexes over one NodeTable. Built once per graph generation, cached on disk as flat arrays."""
 
     n: int
-    labels: list[str]  # unique lower-cased labels
-    label_nodes: list[np.ndarray]  # per unique label: node indices
-    label_id: dict[str, int]
-    part_labels: dict[str, list[int]]  # identifier part -> unique label ids
-    sorted_labels: list[str]
-    sorted_label_ids: list[int]
-    joined_labels: str  # "\n".join(labels) for C-speed substring scans
-    label_offsets: list[int]
-    paths: list[str]  # unique lower-cased source paths
-    path_nodes: list[np.ndarray]
-    segment_paths: dict[str, list[int]]  # dir name / file stem -> path ids
-    words: dict[str, np.ndarray]  # whole words of signature/doc -> node indices
-    label_trigrams: dict[str, np.ndarray]  # trigram -> unique label ids
-    label_trigram_count: np.ndarray
+    labels: list[str]  # unique case-folded labels
+    label_nodes: Ragged  # per unique label: node indices
+    parts: list[str]  # identifier parts of labels
+    part_labels: Ragged  # per part: unique label ids
+    sorted_label_ids: np.ndarray  # int32, label ids in label order (prefix search)
+    paths: list[str]  # unique case-folded source paths
+    path_nodes: Ragged
+    segments: list[str]  # dir names and file stems
+    segment_paths: Ragged
+    words: list[str]  # whole words of signature/doc
+    word_nodes: Ragged
+    trigram_keys: np.ndarray  # int64 sorted unique trigram codes over labels
+    trigram_labels: Ragged  # per trigram: unique label ids
+    label_trigram_count: np.ndarray  # float32 per unique label
     path_bias: np.ndarray  # float32[N] without a test token
     path_bias_test: np.ndarray  # float32[N] with a test token
     kind_bias: np.ndarray
-    ext_lookup: dict[str, int] = field(default_factory=dict)  # ext id / relpath / file::relpath -> node
+    ext_ids: list[str]
+    file_rel: dict[str, int] = field(default_factory=dict)  # relpath -> file node (primary root)
+    # derived at load (not cached): dict lookups and the joined label string
+    label_id: dict[str, int] = field(default_factory=dict)
+    part_id: dict[str, int] = field(default_factory=dict)
+    segment_id: dict[str, int] = field(default_factory=dict)
+    word_id: dict[str, int] = field(default_factory=dict)
+    sorted_labels: list[str] = field(default_factory=list)
+    joined_labels: str = ""
+    label_offsets: list[int] = field(default_factory=list)
+    ext_index: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.label_id = {lab: k for k, lab in enumerate(self.labels)}
+        self.part_id = {p: k for k, p in enumerate(self.parts)}
+        self.segment_id = {p: k for k, p in enumerate(self.segments)}
+        self.word_id = {w: k for k, w in enumerate(self.words)}
+        self.sorted_labels = [self.labels[k] for k in self.sorted_label_ids.tolist()]
+        self.joined_labels = "\n".join(self.labels)
+        offs = np.zeros(len(self.labels), np.int64)
+        if self.labels:
+            np.cumsum(np.fromiter((len(x) + 1 for x in self.labels[:-1]), np.int64, count=len(self.labels) - 1),
+                      out=offs[1:])
+        self.label_offsets = offs.tolist()
+        self.ext_index = {e: i for i, e in enumerate(self.ext_ids)}
+
+    # -- id lookups ----------------------------------------------------------------------------------------------
+    def lookup(self, text: str) -> int | None:
+        """External id, ``file::relpath`` or a bare relpath of the primary root → node index."""
+        i = self.ext_index.get(text)
+        if i is None:
+            i = self.file_rel.get(text[2:] if text.startswith("./") else text)
+        return i
+
+    @property
+    def ext_lookup(self) -> SeedIndex:  # backwards-compatible mapping-style access: g.seeds.ext_lookup.get(x)
+        return self
+
+    def get(self, text: str, default: int | None = None) -> int | None:
+        i = self.lookup(text)
+        return default if i is None else i
 
     @classmethod
     def build(cls, t: NodeTable) -> SeedIndex:
         n = t.n
-        by_label: dict[str, list[int]] = {}
-        by_path: dict[str, list[int]] = {}
-        words: dict[str, list[int]] = {}
+        labels, label_nodes = _group_ragged([x.casefold() for x in t.label])
+        paths, path_nodes = _group_ragged([x.casefold() for x in t.source_path])
+        # whole words of signature + doc: (word id, node) pairs in compact arrays, grouped by one argsort
+        word_id: dict[str, int] = {}
+        w_ids = array("i")
+        w_nodes = array("i")
+        find = _WORD.findall
         for i in range(n):
-            by_label.setdefault(t.label[i].casefold(), []).append(i)
-            by_path.setdefault(t.source_path[i].casefold(), []).append(i)
-            text = t.signature[i] + " " + t.doc[i]
-            if text.strip():
-                for w in set(_WORD.findall(text.casefold())):
-                    words.setdefault(w, []).append(i)
-        labels = list(by_label)
-        label_id = {lab: k for k, lab in enumerate(labels)}
-        part_labels: dict[str, list[int]] = {}
-        tri: dict[str, list[int]] = {}
-        tri_count = np.zeros(len(labels), dtype=np.float32)
+            sig, doc = t.signature[i], t.doc[i]
+            if sig or doc:
+                for w in set(find(f"{sig} {doc}".casefold())):
+                    k = word_id.get(w)
+                    if k is None:
+                        k = word_id[w] = len(word_id)
+                    w_ids.append(k)
+                    w_nodes.append(i)
+        word_nodes = _ragged_from_pairs(np.frombuffer(w_ids, np.int32), np.frombuffer(w_nodes, np.int32),
+                                        len(word_id))
+        # identifier parts of labels (from the original spelling, so camel humps survive)
+        part_id: dict[str, int] = {}
+        p_ids = array("i")
+        p_labels = array("i")
+        first_of_label = label_nodes.flat[label_nodes.offsets[:-1]].tolist() if len(labels) else []
         for k, lab in enumerate(labels):
-            for p in set(identifier_parts(lab)) | set(identifier_parts(t.label[by_label[lab][0]])):
-                part_labels.setdefault(p, []).append(k)
-            tg = trigrams(lab)
-            tri_count[k] = len(tg)
-            for g in tg:
-                tri.setdefault(g, []).append(k)
-        order = sorted(range(len(labels)), key=labels.__getitem__)
-        offsets, pos = [], 0
-        for lab in labels:
-            offsets.append(pos)
-            pos += len(lab) + 1
-        paths = list(by_path)
-        segment_paths: dict[str, list[int]] = {}
+            for p in set(identifier_parts(t.label[first_of_label[k]])) | set(identifier_parts(lab)):
+                j = part_id.get(p)
+                if j is None:
+                    j = part_id[p] = len(part_id)
+                p_ids.append(j)
+                p_labels.append(k)
+        part_labels = _ragged_from_pairs(np.frombuffer(p_ids, np.int32), np.frombuffer(p_labels, np.int32),
+                                         len(part_id))
+        # label trigrams, vectorised like the semantic index
+        from m1nd.graph.semantic import trigram_codes
+
+        owner, code = trigram_codes(labels)
+        key = np.sort(code * max(len(labels), 1) + owner)
+        key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+        u_code, u_owner = key // max(len(labels), 1), (key % max(len(labels), 1)).astype(np.int32)
+        tri_count = np.bincount(u_owner, minlength=len(labels)).astype(np.float32)
+        g_starts = np.flatnonzero(np.r_[True, u_code[1:] != u_code[:-1]]) if len(u_code) else np.zeros(0, np.int64)
+        tri_keys = u_code[g_starts]
+        tri_off = np.r_[g_starts, len(u_code)].astype(np.int64)
+        # path segments
+        seg_id: dict[str, int] = {}
+        s_ids = array("i")
+        s_paths = array("i")
         for k, p in enumerate(paths):
             segs = p.split("/")
             stem = segs[-1].rsplit(".", 1)[0] if "." in segs[-1] else segs[-1]
-            for s in {*segs[:-1], segs[-1], stem}:
-                if s:
-                    segment_paths.setdefault(s, []).append(k)
-        # Biases (activation.md §1 table).
-        pb = np.zeros(n, np.float32)
-        pbt = np.zeros(n, np.float32)
-        kb = np.zeros(n, np.float32)
-        for i in range(n):
-            sp = t.source_path[i]
+            for sgm in {*segs, stem}:
+                if sgm:
+                    j = seg_id.get(sgm)
+                    if j is None:
+                        j = seg_id[sgm] = len(seg_id)
+                    s_ids.append(j)
+                    s_paths.append(k)
+        segment_paths = _ragged_from_pairs(np.frombuffer(s_ids, np.int32), np.frombuffer(s_paths, np.int32),
+                                           len(seg_id))
+        # biases per unique path, then spread to nodes (activation.md §1 table)
+        pb_path = np.zeros(len(paths), np.float32)
+        for k, p in enumerate(paths):
             b = 0.0
-            if sp.startswith(("src/", "lib/")) or "/src/" in sp or "/lib/" in sp:
+            if p.startswith(("src/", "lib/")) or "/src/" in p or "/lib/" in p:
                 b += 0.05
-            if re.search(r"(^|/)(docs|examples|vendor|third_party)/", sp):
+            if _DOCS.search(p):
                 b -= 0.10
-            if GENERATED.search(sp):
+            if GENERATED.search(p):
                 b -= 0.15
-            test = bool(t.is_test[i])
-            pb[i] = min(0.10, max(-0.15, b - (0.05 if test else 0.0)))
-            pbt[i] = min(0.10, max(-0.15, b + (0.05 if test else 0.0)))
-            k = int(t.kind[i])
-            kb[i] = (0.04 if k in SYMBOL_KINDS else 0.02 if k == FILE else 0.01 if k in (KIND_CODE["impl"], KIND_CODE["mod"])
-                     else -0.02 if k == KIND_CODE["section"] else -0.05 if k == DIR else 0.0)
-        ext_lookup: dict[str, int] = {}
-        for i, e in enumerate(t.ext_id):
-            ext_lookup[e] = i
-            if int(t.kind[i]) == FILE and e.startswith("file::"):
-                ext_lookup.setdefault(e[6:], i)
-        as_arr = lambda xs: np.asarray(xs, dtype=np.int32)  # noqa: E731
+            pb_path[k] = b
+        path_of = np.zeros(n, np.int64)
+        for k in range(len(paths)):
+            path_of[path_nodes[k]] = k
+        base = pb_path[path_of]
+        test = t.is_test.astype(np.float32) * 0.05
+        kind_table = np.zeros(256, np.float32)
+        for code_, val in _KIND_BIAS.items():
+            kind_table[code_] = val
+        file_rel = {}
+        for i in np.nonzero(t.kind == FILE)[0].tolist():
+            e = t.ext_id[i]
+            if e.startswith("file::"):
+                file_rel[e[6:]] = i
+        sorted_ids = np.asarray(sorted(range(len(labels)), key=labels.__getitem__), np.int32)
         return cls(
-            n=n, labels=labels, label_nodes=[as_arr(by_label[lab]) for lab in labels], label_id=label_id,
-            part_labels=part_labels, sorted_labels=[labels[k] for k in order], sorted_label_ids=order,
-            joined_labels="\n".join(labels), label_offsets=offsets, paths=paths,
-            path_nodes=[as_arr(by_path[p]) for p in paths], segment_paths=segment_paths,
-            words={w: as_arr(v) for w, v in words.items()},
-            label_trigrams={g: as_arr(v) for g, v in tri.items()}, label_trigram_count=tri_count,
-            path_bias=pb, path_bias_test=pbt, kind_bias=kb, ext_lookup=ext_lookup)
+            n=n, labels=labels, label_nodes=label_nodes, parts=list(part_id), part_labels=part_labels,
+            sorted_label_ids=sorted_ids, paths=paths, path_nodes=path_nodes, segments=list(seg_id),
+            segment_paths=segment_paths, words=list(word_id), word_nodes=word_nodes, trigram_keys=tri_keys,
+            trigram_labels=Ragged(u_owner, tri_off), label_trigram_count=tri_count,
+            path_bias=np.clip(base - test, -0.15, 0.10).astype(np.float32),
+            path_bias_test=np.clip(base + test, -0.15, 0.10).astype(np.float32),
+            kind_bias=kind_table[t.kind], ext_ids=t.ext_id, file_rel=file_rel)
+
+    # -- cache -----------------------------------------------------------------------------------------------------
+    _STRINGS = ("labels", "parts", "paths", "segments", "words")
+    _RAGGED = ("label_nodes", "part_labels", "path_nodes", "segment_paths", "word_nodes", "trigram_labels")
+    _ARRAYS = ("sorted_label_ids", "trigram_keys", "label_trigram_count", "path_bias", "path_bias_test", "kind_bias")
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {"n": np.asarray([self.n])}
+        for k in self._STRINGS:
+            out[k] = pack_strings(getattr(self, k))
+            out[k + "__count"] = np.asarray([len(getattr(self, k))])
+        for k in self._RAGGED:
+            r = getattr(self, k)
+            out[k + "__flat"], out[k + "__off"] = r.flat, r.offsets
+        for k in self._ARRAYS:
+            out[k] = getattr(self, k)
+        rel = list(self.file_rel)
+        out["file_rel_keys"] = pack_strings(rel)
+        out["file_rel_keys__count"] = np.asarray([len(rel)])
+        out["file_rel_vals"] = np.asarray([self.file_rel[r] for r in rel], np.int32)
+        return out
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray], ext_ids: list[str]) -> SeedIndex:
+        kw: dict = {"n": int(a["n"][0]), "ext_ids": ext_ids}
+        for k in cls._STRINGS:
+            kw[k] = unpack_strings(a[k], int(a[k + "__count"][0]))
+        for k in cls._RAGGED:
+            kw[k] = Ragged(a[k + "__flat"], a[k + "__off"])
+        for k in cls._ARRAYS:
+            kw[k] = a[k]
+        keys = unpack_strings(a["file_rel_keys"], int(a["file_rel_keys__count"][0]))
+        kw["file_rel"] = dict(zip(keys, a["file_rel_vals"].tolist()))
+        return cls(**kw)
 
     # -- per-token matching ------------------------------------------------------------------------------------
     def _label_scores(self, t: str) -> dict[int, float]:
@@ -162,13 +328,15 @@ class SeedIndex:
         k = self.label_id.get(t)
         if k is not None:
             put(k, 1.00)
-        for k in self.part_labels.get(t, ()):
-            put(k, 0.92)
+        pk = self.part_id.get(t)
+        if pk is not None:
+            for k in self.part_labels[pk].tolist():
+                put(k, 0.92)
         if len(t) >= 3:
             # label starts with t
             i = bisect.bisect_left(self.sorted_labels, t)
             while i < len(self.sorted_labels) and self.sorted_labels[i].startswith(t):
-                put(self.sorted_label_ids[i], 0.90)
+                put(int(self.sorted_label_ids[i]), 0.90)
                 i += 1
             # t starts with label (label ≥ 3 chars), and label is a substring of t
             for a in range(len(t)):
@@ -185,13 +353,21 @@ class SeedIndex:
                 nxt = offs[k + 1] if k + 1 < len(offs) else len(joined)
                 pos = joined.find(t, nxt)
         # trigram similarity with labels (0.7·σ when σ > 0.3)
-        tg = trigrams(t)
-        posts = [self.label_trigrams[g] for g in tg if g in self.label_trigrams]
-        if posts:
+        from m1nd.graph.semantic import trigram_codes
+
+        _, codes = trigram_codes([t.encode("ascii", "replace").decode()])
+        codes = np.sort(codes)
+        codes = codes[np.r_[True, codes[1:] != codes[:-1]]] if len(codes) else codes
+        pos = np.searchsorted(self.trigram_keys, codes)
+        ok = pos < len(self.trigram_keys)
+        pos, codes_ok = pos[ok], codes[ok]
+        pos = pos[self.trigram_keys[pos] == codes_ok]
+        posts = [self.trigram_labels[int(p)] for p in pos.tolist()]
+        if posts and len(codes):
             ids = np.concatenate(posts)
             counts = np.bincount(ids, minlength=len(self.labels))
             cand = np.nonzero(counts)[0]
-            sigma = counts[cand] / np.sqrt(len(tg) * self.label_trigram_count[cand])
+            sigma = counts[cand] / np.sqrt(len(codes) * self.label_trigram_count[cand])
             keep = sigma > 0.3
             for k, s in zip(cand[keep].tolist(), sigma[keep].tolist()):
                 put(k, 0.7 * s)
@@ -202,15 +378,16 @@ class SeedIndex:
         m = scratch
         m.fill(0.0)
         # signature / doc whole words (lowest rule first, later rules overwrite with max)
-        w = self.words.get(t)
-        if w is not None:
-            m[w] = 0.60
+        wk = self.word_id.get(t)
+        if wk is not None:
+            m[self.word_nodes[wk]] = 0.60
         if len(t) >= 4:
             for k, p in enumerate(self.paths):
                 if t in p:
                     idx = self.path_nodes[k]
                     m[idx] = np.maximum(m[idx], 0.72)
-        for k in self.segment_paths.get(t, ()):
+        sk = self.segment_id.get(t)
+        for k in (self.segment_paths[sk].tolist() if sk is not None else ()):
             idx = self.path_nodes[k]
             m[idx] = np.maximum(m[idx], 0.82)
         by_score: dict[float, list[int]] = {}

