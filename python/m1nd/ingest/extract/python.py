@@ -58,10 +58,10 @@ _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 def _docstring(body: Any) -> str:
     if body is None or body.named_child_count == 0:
         return ""
-    first = body.named_children[0]
+    first = body.named_child(0)
     if first.type != "expression_statement" or first.named_child_count == 0:
         return ""
-    s = first.named_children[0]
+    s = first.named_child(0)
     if s.type != "string":
         return ""
     text = s.text.decode("utf-8", "replace")
@@ -204,7 +204,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     # decorators (def -> decorator), remember their call nodes so they are not also counted as calls
     dec_calls: set[int] = set()
     for node in caps.get("dec", ()):
-        expr = node.named_children[0] if node.named_child_count else None
+        expr = node.named_child(0) if node.named_child_count else None
         if expr is None:
             continue
         if expr.type == "call":
