@@ -340,12 +340,27 @@ def _report_peak(what: str) -> None:
         print(f"m1nd {what}: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MB", file=sys.stderr)
 
 
+def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool:
+    from m1nd.ingest import walker
+
+    if not path.is_dir():
+        return False
+    try:
+        walked = walker.walk(path, include_dotfiles=opts.get("include_dotfiles", False),
+                             dotfile_patterns=opts.get("dotfile_patterns") or (), exclude=opts.get("exclude") or (),
+                             max_file_bytes=opts.get("max_file_bytes", 1 << 20))
+    except OSError:
+        return False
+    return len(walked.files) >= threshold
+
+
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
     tables); in a child they are returned to the OS when it exits, so a long-running server's footprint stays that of
-    the graph it holds. Set ``M1ND_INGEST_INPROCESS=1`` to run in this process (debugging).
+    the graph it holds. ``M1ND_INGEST_PROCESS`` = ``auto`` (default: a child for trees of 300+ files), ``child``
+    or ``inprocess``.
     """
     import concurrent.futures
     import multiprocessing
@@ -354,7 +369,11 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> 
     from m1nd.store.graph_repo import GraphStore
 
     abs_path = str(Path(path).expanduser() if Path(path).expanduser().is_absolute() else Path.cwd() / path)
-    if os.environ.get("M1ND_INGEST_INPROCESS") == "1":
+    mode = os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
+    if mode == "auto":
+        # Small trees are ingested in this process: a child's start-up would cost more than the garbage it saves.
+        mode = "child" if _looks_large(Path(abs_path), opts) else "inprocess"
+    if mode == "inprocess":
         store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
         try:
             return run_ingest(store, abs_path, **opts)

@@ -167,3 +167,20 @@ def test_git_subdirectory_root_paths_are_root_relative(git_repo, ws_factory) -> 
     ingest(ws, sub)
     nodes, _ = snapshot(ws)
     assert nodes["file::shop/cart.py"][13] == 4
+
+
+def test_child_process_ingest_builds_the_cache_and_reports_errors(repo, tmp_path, ws_factory, monkeypatch) -> None:
+    monkeypatch.setenv("M1ND_INGEST_PROCESS", "child")
+    ws = ws_factory(repo)
+    r = ingest(ws, repo)
+    assert r["changed"] is True
+    cache = list(ws.settings.workspace_dir.glob("graph.csr-*.npz"))
+    assert [p.name for p in cache] == [f"graph.csr-{r['graph_generation']}.npz"]
+    assert ws.graph.graph().n == r["nodes"]["total"]
+    # an error raised in the child crosses back with its code and message
+    other = write_repo(tmp_path / "a" / "tools", {"x.py": "x = 1\n"})
+    clash = write_repo(tmp_path / "b" / "tools", {"y.py": "y = 1\n"})
+    ingest(ws, other, mode="merge")
+    res = call_tool(ws, "ingest", {"agent_id": "t", "path": str(clash), "mode": "merge"})
+    assert res.is_error and res.structured["error"]["code"] == "invalid_argument"
+    assert "namespace 'tools' is already used" in res.structured["error"]["message"]
