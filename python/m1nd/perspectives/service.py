@@ -182,8 +182,7 @@ class PerspectiveService:
     def _check_capacity(self, agent: str) -> None:
         n = int(self.db.scalar("SELECT COUNT(*) FROM perspectives WHERE agent = ?", (agent,), default=0))
         if n >= self.max_perspectives:
-            raise LimitReachedError(f"agent '{agent}' has {n} open perspectives (limit {self.max_perspectives}); "
-                                    "close one (see perspective_list)",
+            raise LimitReachedError(f"agent '{agent}' has {n} open perspectives; close one (see perspective_list)",
                                     recover="call perspective_close on a perspective you no longer need",
                                     details={"limit": "max_perspectives", "open": n})
         total = sum(self.sizes.values())
