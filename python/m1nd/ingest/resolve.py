@@ -31,6 +31,7 @@ from m1nd.graph.schema import (
     CALLS, CO_CHANGE_W0_BASE, CO_CHANGE_W0_SLOPE, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS,
     INHERITS, KINDS, MENTIONS, REEXPORTS, REFERENCES, RELATIONS, TESTS, USES_CONFIG,
 )
+from m1nd.ingest.extract._common import go_default_binding
 from m1nd.ingest.gitdata import CHURN_FULL_AT, GitData
 
 log = logging.getLogger(__name__)
@@ -1012,9 +1013,7 @@ class _Resolver:
                     break
             if target is None:
                 f.externals.add(path)
-                from m1nd.ingest.extract.go import default_binding
-
-                local = imp.get("alias") or default_binding(path)
+                local = imp.get("alias") or go_default_binding(path)
                 b.setdefault(local, EXTERNAL)
                 continue
             f.import_edges.append((target, IMPORTS, 1.0))

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable
@@ -151,7 +152,9 @@ def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None
     chunks = [c for c in chunks if c]
     out: list[dict[str, Any] | None] = [None] * len(items)
     try:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        # never fork a possibly multi-threaded server process: forkserver (POSIX) / spawn start clean workers
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as ex:
             futs = [ex.submit(_extract_chunk, [items[i] for i in c]) for c in chunks]
             for c, fut in zip(chunks, futs):
                 for i, blob in zip(c, fut.result()):

@@ -15,6 +15,7 @@ _WS = re.compile(r"\s+")
 _CFG_EXT = re.compile(rb"\.(?:toml|yaml|yml|json|ini|cfg|example)(?![A-Za-z0-9_])")
 _CFG_STEM = re.compile(rb"[A-Za-z0-9_.\-]+$")
 _CFG_MAX = 64
+_GO_VERSION_SEG = re.compile(r"v[0-9]+")
 
 
 def sha256(data: bytes) -> str:
@@ -242,6 +243,19 @@ def finish_defs(defs: list[dict[str, Any]], spans: list[tuple[int, int, int]], d
     if not defer_ids:
         assign_ids(defs)
     return owners
+
+
+def go_default_binding(path: str) -> str:
+    """Package name guessed from an import path (last segment, skipping a ``/vN`` major-version suffix)."""
+    segs = [s for s in path.split("/") if s]
+    if not segs:
+        return path
+    last = segs[-1]
+    if _GO_VERSION_SEG.fullmatch(last) and len(segs) > 1:
+        last = segs[-2]
+    if last.startswith("go-"):
+        last = last[3:]
+    return last.replace("-", "_").replace(".", "_")
 
 
 def is_test_path(relpath: str, lang: str) -> bool:

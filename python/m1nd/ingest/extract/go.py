@@ -9,6 +9,7 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    go_default_binding as default_binding,
     pack_refs,
     assign_ids, comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
 )
@@ -39,7 +40,6 @@ QUERY = r"""
 """
 
 _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_VERSION_SEG = re.compile(r"v[0-9]+")
 
 
 def _txt(node: Any) -> str:
@@ -57,19 +57,6 @@ def _leading_doc(node: Any) -> str:
     if not lines:
         return ""
     return comment_doc("\n".join(reversed(lines)))
-
-
-def default_binding(path: str) -> str:
-    """Package name guessed from an import path (last segment, skipping a ``/vN`` major-version suffix)."""
-    segs = [s for s in path.split("/") if s]
-    if not segs:
-        return path
-    last = segs[-1]
-    if _VERSION_SEG.fullmatch(last) and len(segs) > 1:
-        last = segs[-2]
-    if last.startswith("go-"):
-        last = last[3:]
-    return last.replace("-", "_").replace(".", "_")
 
 
 def _type_name(node: Any) -> str | None:
