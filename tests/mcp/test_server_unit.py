@@ -362,3 +362,144 @@ def test_other_hosts_refused(host: str) -> None:
 ])
 def test_origin_guard(origin: str | None, ok: bool) -> None:
     assert origin_allowed(origin) is ok
+
+
+# -- stdio transport in-process (pipes, fake tools) -------------------------------------------------------------------
+class Pipes:
+    """A StdioTransport wired to OS pipes: write request lines, read reply lines."""
+
+    def __init__(self, timeout: float = 5.0) -> None:
+        import queue
+
+        self.in_r, self.in_w = os.pipe()
+        self.out_r, self.out_w = os.pipe()
+        self.shutdown = S.Shutdown()
+        self.server = S.McpServer(FakeWorkspace(), tool_timeout=timeout, inline_tools=True)
+        self.transport = S.StdioTransport(self.server, S._Output(self.out_w), self.in_r, self.shutdown)
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.transport.start()
+
+    def _pump(self) -> None:
+        for line in S.read_lines(self.out_r):
+            self.replies.put(json.loads(line))
+
+    def send(self, obj: Any) -> None:
+        os.write(self.in_w, json.dumps(obj).encode() + b"\n")
+
+    def call(self, req_id: Any, name: str = "health") -> None:
+        self.send({"jsonrpc": "2.0", "id": req_id, "method": "tools/call", "params": {"name": name,
+                                                                                     "arguments": {}}})
+
+    def recv(self, timeout: float = 5.0) -> dict[str, Any]:
+        return self.replies.get(timeout=timeout)
+
+    def silent(self, wait: float = 0.3) -> bool:
+        import queue
+
+        try:
+            self.replies.get(timeout=wait)
+        except queue.Empty:
+            return True
+        return False
+
+    def close(self) -> None:
+        os.close(self.in_w)
+
+
+@pytest.fixture
+def pipes(fake_tools):
+    made: list[Pipes] = []
+
+    def make(timeout: float = 5.0) -> Pipes:
+        p = Pipes(timeout)
+        made.append(p)
+        p.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+        assert "result" in p.recv()
+        return p
+
+    yield make
+    for p in made:
+        p.transport.stopping.set()
+        for fd in (p.in_w, p.out_w, p.in_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _blocking(behaviour: dict[str, Any], name: str = "health") -> tuple[threading.Event, threading.Event]:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(a: dict[str, Any]) -> ToolResult:
+        entered.set()
+        release.wait(10)
+        return ToolResult({"late": True, "response_chars": 1}, False)
+
+    behaviour[name] = slow
+    return entered, release
+
+
+def test_stdio_replies_in_request_order(pipes) -> None:
+    p = pipes()
+    for i in range(1, 30):
+        if i % 3:
+            p.call(i)
+        else:
+            p.send({"jsonrpc": "2.0", "id": i, "method": "ping"})
+    assert [p.recv()["id"] for _ in range(1, 30)] == list(range(1, 30))
+
+
+def test_stdio_watchdog_abandons_a_slow_call(pipes, fake_tools) -> None:
+    entered, release = _blocking(fake_tools[1])
+    p = pipes(timeout=0.2)
+    p.call(1)
+    assert entered.wait(5)
+    r = p.recv()
+    assert r["id"] == 1 and r["result"]["isError"] is True
+    assert r["result"]["structuredContent"]["error"]["code"] == "timeout"
+    p.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert p.recv() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # a fresh worker serves the queue
+    release.set()
+    assert p.silent()  # the late result of the abandoned call is dropped
+    fake_tools[1].pop("health")
+    p.call(3)
+    assert p.recv()["result"]["isError"] is False
+
+
+def test_stdio_cancel_in_flight(pipes, fake_tools) -> None:
+    entered, release = _blocking(fake_tools[1])
+    p = pipes()
+    p.call("slow")
+    assert entered.wait(5)
+    p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow", "reason": "x"}})
+    p.send({"jsonrpc": "2.0", "id": "next", "method": "ping"})
+    assert p.recv()["id"] == "next"
+    release.set()
+    assert p.silent()
+
+
+def test_stdio_cancel_queued(pipes, fake_tools) -> None:
+    entered, release = _blocking(fake_tools[1])
+    p = pipes()
+    p.call(1)
+    assert entered.wait(5)
+    fake_tools[1]["impact"] = lambda a: ToolResult({"impact": True, "response_chars": 1}, False)
+    p.call(2, "impact")
+    p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    p.call(3, "impact")
+    time.sleep(0.1)
+    release.set()
+    assert [p.recv()["id"], p.recv()["id"]] == [1, 3]
+    assert p.silent()
+    assert [c[0] for c in fake_tools[0]] == ["health", "impact"]
+
+
+def test_stdio_eof_drains_then_stops(pipes) -> None:
+    p = pipes()
+    for i in (1, 2, 3):
+        p.call(i)
+    p.close()
+    assert [p.recv()["id"] for _ in range(3)] == [1, 2, 3]
+    assert p.shutdown.event.wait(5) and p.shutdown.reason == "EOF"
+    assert p.transport.wait_done(5)

@@ -41,6 +41,7 @@ from m1nd.mcp.server import (
     error_response,
     finish,
     result_response,
+    start_failed,
     start_workspace,
 )
 
@@ -50,6 +51,7 @@ ENDPOINT = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 MAX_SESSIONS = 1000
+DRAIN_LIMIT = 64 * 1024 * 1024
 SESSION_IDLE_S = 24 * 3600.0
 _ORIGIN_RE = re.compile(r"^http://(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$", re.IGNORECASE)
 
@@ -207,7 +209,15 @@ class Handler(BaseHTTPRequestHandler):
             self._text(400, "bad Content-Length")
             return
         if length > MAX_MESSAGE_BYTES:
-            self.close_connection = True  # the body is not read
+            # Discard a moderately oversized body so the client can read the answer (a client still sending would
+            # see a broken pipe instead); anything bigger just loses the connection.
+            left = length if length <= DRAIN_LIMIT else 0
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            self.close_connection = True
             self._text(413, f"payload too large: one message may be at most {MAX_MESSAGE_BYTES} bytes (4 MiB)")
             return
         body = self.rfile.read(length)
@@ -278,10 +288,9 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
         return 1
     try:
         ws = start_workspace(settings, "http")
-    except M1ndError as e:
+    except Exception as e:  # noqa: BLE001
         httpd.server_close()
-        sys.stderr.write(f"m1nd: cannot start the MCP server: {e.message} ({e.recover})\n")
-        return 1
+        return start_failed(e)
     httpd.mcp = McpServer(ws, workers=workers)
     httpd.sessions = SessionTable()
     httpd.closing = threading.Event()

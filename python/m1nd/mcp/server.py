@@ -241,7 +241,8 @@ class _Pool:
 class McpServer:
     """Protocol methods of spec mcp.md §2 over one shared :class:`~m1nd.workspace.Workspace`."""
 
-    def __init__(self, workspace: Any, *, workers: int = 4, tool_timeout: float | None = None) -> None:
+    def __init__(self, workspace: Any, *, workers: int = 4, tool_timeout: float | None = None,
+                 inline_tools: bool = False) -> None:
         from m1nd import __version__
 
         self.workspace = workspace
@@ -249,7 +250,10 @@ class McpServer:
         self.tool_timeout = tool_timeout if tool_timeout is not None else _env_float("M1ND_TOOL_TIMEOUT_S",
                                                                                       TOOL_TIMEOUT_S)
         self.tools = load_all()
-        self._pool = _Pool(max(1, workers), "m1nd-tool")
+        # inline_tools: the transport runs tools on its own thread and enforces the time limit and cancellation
+        # itself (stdio); otherwise calls run on a pool and the caller waits with the limit (HTTP).
+        self.inline_tools = inline_tools
+        self._pool = None if inline_tools else _Pool(max(1, workers), "m1nd-tool")
         self._listing: bytes | None = None
         self._active = 0
         self._active_cv = threading.Condition()
@@ -369,6 +373,8 @@ class McpServer:
 
     def run_tool(self, name: str, args: dict[str, Any], session: Session, req_id: Any = None) -> ToolResult | None:
         """Run one tool on the pool with the time limit; ``None`` when the request was cancelled meanwhile."""
+        if self._pool is None:
+            return call_tool(self.workspace, name, args)
         call = _Call()
         key = _id_key(req_id) if req_id is not None else None
         if key is not None:
@@ -396,11 +402,15 @@ class McpServer:
             return None
         if not finished or call.result is None:
             log.warning("tool %s exceeded %.0f s and was abandoned", name, self.tool_timeout)
-            return ToolResult({"error": M1ndError(
-                f"tool '{name}' did not finish within {self.tool_timeout:g} s and was abandoned",
-                code="timeout", recover="narrow the request (smaller top_k, max_hops or path filters) or retry later",
-                details={"timeout_s": self.tool_timeout}).to_dict()}, True)
+            return timeout_result(name, self.tool_timeout)
         return call.result
+
+
+def timeout_result(name: str, seconds: float) -> ToolResult:
+    return ToolResult({"error": M1ndError(
+        f"tool '{name}' did not finish within {seconds:g} s and was abandoned", code="timeout",
+        recover="narrow the request (smaller top_k, max_hops or path filters) or retry later",
+        details={"timeout_s": seconds}).to_dict()}, True)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -492,6 +502,15 @@ def start_workspace(settings: Any, transport: str) -> Any:
     return ws
 
 
+def start_failed(e: Exception) -> int:
+    if isinstance(e, M1ndError):
+        sys.stderr.write(f"m1nd: cannot start the MCP server: {e.message} Recover: {e.recover}\n")
+    else:
+        log.error("start-up failed", exc_info=e)
+        sys.stderr.write(f"m1nd: cannot start the MCP server: {type(e).__name__}: {e}\n")
+    return 1
+
+
 # -- stdio ----------------------------------------------------------------------------------------------------------
 class _Output:
     """The protocol stream: a private duplicate of the original fd 1, written whole lines at a time under a lock."""
@@ -572,9 +591,28 @@ def read_lines(fd: int, limit: int = MAX_MESSAGE_BYTES) -> Any:
             start = nl + 1
 
 
+@dataclass
+class _Running:
+    """The request a stdio worker is answering."""
+
+    msg: Message
+    worker: int
+    started: float = field(default_factory=time.monotonic)
+    abandoned: bool = False
+
+    @property
+    def tool(self) -> str | None:
+        p = self.msg.params
+        if self.msg.method == "tools/call" and isinstance(p, dict) and isinstance(p.get("name"), str):
+            return p["name"]
+        return None
+
+
 class StdioTransport:
-    """Reader thread (decodes, honours cancellations at once, queues the rest in order) + one worker thread that
-    answers requests in order."""
+    """Requests are answered in order by one worker thread that runs tools inline (no extra thread hop on the hot
+    path). A reader thread decodes lines, queues them and applies ``notifications/cancelled`` at once; a watchdog
+    abandons a tool call that runs past the time limit (answering ``timeout``). Abandoning a call (timeout or
+    cancellation) hands the queue to a fresh worker; the old one drops its late result and exits."""
 
     def __init__(self, server: McpServer, out: _Output, in_fd: int, shutdown: Shutdown) -> None:
         self.server = server
@@ -584,12 +622,24 @@ class StdioTransport:
         self.session = Session()
         self.queue: queue.SimpleQueue[Message | bytes | None] = queue.SimpleQueue()
         self.stopping = threading.Event()  # set on a signal: stop reading and stop taking new requests
-        self.worker_done = threading.Event()
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.current: _Running | None = None
+        self.worker = 0  # id of the worker that owns the queue
+        self.worker_exited = False
 
     def start(self) -> None:
         threading.Thread(target=self._read, name="m1nd-stdin", daemon=True).start()
-        threading.Thread(target=self._work, name="m1nd-stdio", daemon=True).start()
+        threading.Thread(target=self._watch, name="m1nd-watchdog", daemon=True).start()
+        with self.lock:
+            self._spawn_worker()
 
+    def _spawn_worker(self) -> None:  # caller holds self.lock
+        self.worker += 1
+        threading.Thread(target=self._work, args=(self.worker,), name=f"m1nd-stdio-{self.worker}",
+                         daemon=True).start()
+
+    # -- reader -------------------------------------------------------------------------------------------------------
     def _read(self) -> None:
         for line in read_lines(self.in_fd):
             if self.stopping.is_set():
@@ -605,31 +655,86 @@ class StdioTransport:
                 self.queue.put(e.response)
                 continue
             if msg.kind == "notification" and msg.method == "notifications/cancelled":
-                self.server.handle(msg, self.session)  # at once: it may target the call in progress
+                self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
                 continue
             self.queue.put(msg)
         self.queue.put(None)  # EOF: answer what is queued, then stop
 
-    def _work(self) -> None:
-        try:
-            while not self.stopping.is_set():
-                item = self.queue.get()
-                if item is None:
-                    self.shutdown.trigger("EOF")
-                    return
-                if self.stopping.is_set():
-                    return
-                if isinstance(item, bytes):
-                    reply: bytes | None = item
-                elif item.is_request and self.session.take_cancelled(item.id):
+    def _cancel(self, req_id: Any) -> None:
+        if not _valid_id(req_id):
+            return
+        with self.lock:
+            run = self.current
+            if run is not None and _id_key(run.msg.id) == _id_key(req_id) and run.tool is not None:
+                log.info("tool call %s (id %r) cancelled by the client", run.tool, req_id)
+                self._abandon(run)
+                return
+        self.session.cancel(req_id)  # still queued: dropped when its turn comes
+
+    def _abandon(self, run: _Running) -> None:  # caller holds self.lock
+        run.abandoned = True
+        self.current = None
+        self.changed.notify_all()
+        self._spawn_worker()
+
+    # -- watchdog -----------------------------------------------------------------------------------------------------
+    def _watch(self) -> None:
+        limit = self.server.tool_timeout
+        poll = min(1.0, max(0.01, limit / 4))
+        while not self.stopping.wait(poll):
+            with self.lock:
+                run = self.current
+                if run is None or run.tool is None or time.monotonic() - run.started < limit:
                     continue
-                else:
-                    reply = self.server.handle(item, self.session)
-                if reply is not None and not self.out.send(reply):
-                    self.shutdown.trigger("stdout closed")
-                    return
-        finally:
-            self.worker_done.set()
+                log.warning("tool %s exceeded %.0f s and was abandoned", run.tool, limit)
+                # Sent under the lock, before the next worker starts: replies stay in request order.
+                self.out.send(tool_result_response(run.msg.id, timeout_result(run.tool, limit)))
+                self._abandon(run)
+
+    # -- worker -------------------------------------------------------------------------------------------------------
+    def _work(self, me: int) -> None:
+        while not self.stopping.is_set():
+            item = self.queue.get()
+            if item is None:
+                self.shutdown.trigger("EOF")
+                break
+            if self.stopping.is_set():
+                break
+            if isinstance(item, bytes):
+                reply: bytes | None = item
+            elif item.is_request and self.session.take_cancelled(item.id):
+                continue
+            else:
+                run = _Running(item, me)
+                with self.lock:
+                    self.current = run
+                reply = self.server.handle(item, self.session)
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("%s %r answered in %.3f ms", item.method, item.id,
+                              (time.monotonic() - run.started) * 1e3)
+                with self.lock:
+                    if run.abandoned:
+                        return  # timed out or cancelled: a newer worker owns the queue
+                    self.current = None
+                    self.changed.notify_all()
+            if reply is not None and not self.out.send(reply):
+                self.shutdown.trigger("stdout closed")
+                break
+        with self.lock:
+            if me == self.worker:
+                self.worker_exited = True
+                self.changed.notify_all()
+
+    def wait_done(self, timeout: float) -> bool:
+        """Wait until no request is in progress and the current worker stopped taking new ones."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while self.current is not None or not self.worker_exited:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(left)
+        return True
 
 
 def serve_stdio(settings: Any) -> int:
@@ -639,10 +744,9 @@ def serve_stdio(settings: Any) -> int:
     shutdown.install()
     try:
         ws = start_workspace(settings, "stdio")
-    except M1ndError as e:
-        sys.stderr.write(f"m1nd: cannot start the MCP server: {e.message} ({e.recover})\n")
-        return 1
-    server = McpServer(ws, workers=4)
+    except Exception as e:  # noqa: BLE001 — report on stderr, never a traceback on the protocol stream
+        return start_failed(e)
+    server = McpServer(ws, inline_tools=True)
     transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
     if not shutdown.event.is_set():
         transport.start()
@@ -651,8 +755,7 @@ def serve_stdio(settings: Any) -> int:
     if shutdown.signal_name:
         transport.stopping.set()
         transport.queue.put(None)  # wake an idle worker
-        if not transport.worker_done.wait(SHUTDOWN_GRACE_S):
-            log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
-    else:  # EOF / closed stdout: the worker drained the queue already
-        transport.worker_done.wait(SHUTDOWN_GRACE_S)
+    # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the worker is done already.
+    if not transport.wait_done(SHUTDOWN_GRACE_S):
+        log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
     return finish(ws, shutdown)
