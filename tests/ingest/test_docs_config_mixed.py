@@ -211,13 +211,27 @@ def test_determinism(repo, g) -> None:
     assert "tools::dir::." in {n.ext_id for n in p1.nodes}
 
 
-def test_warnings_for_bad_paths(repo) -> None:
+def test_warnings_for_bad_paths(repo, tmp_path) -> None:
+    import os
+
     from m1nd.ingest.walker import walk
 
     wr = walk(repo)
     assert any("weird::name.py" in w for w in wr.warnings)
     assert any("hash#name.py" in w for w in wr.warnings)
     assert [f.relpath for f in wr.files] == sorted(f.relpath for f in wr.files)
+    # a file name that is not valid UTF-8 is skipped with a warning (ids must be text)
+    root = tmp_path / "bytesname"
+    root.mkdir()
+    try:
+        with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "w") as fh:
+            fh.write("x = 1\n")
+    except OSError:
+        pytest.skip("file system refuses non-UTF-8 names")
+    (root / "ok.py").write_text("y = 2\n")
+    wr = walk(root)
+    assert [f.relpath for f in wr.files] == ["ok.py"]
+    assert any("not valid UTF-8" in w for w in wr.warnings)
 
 
 def test_invariants(g) -> None:

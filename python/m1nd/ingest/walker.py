@@ -278,6 +278,11 @@ def walk(root: Path, *, include_dotfiles: bool = False, dotfile_patterns: Iterab
             skipped["ignored"] += 1
             continue
         rel = unicodedata.normalize("NFC", raw)
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in the file name (surrogate escapes)
+            warnings.append(f"skipped {rel.encode('utf-8', 'replace').decode()!r}: the path is not valid UTF-8")
+            continue
         if "::" in rel or "#" in rel:
             warnings.append(f"skipped {rel!r}: a path containing '::' or '#' cannot be given a node id")
             continue
