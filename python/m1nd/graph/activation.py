@@ -88,12 +88,12 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     if "semantic" in want:
         if semantic_scores is not None:
             d2 = np.zeros(n, np.float32)
-            top = np.argsort(-semantic_scores, kind="stable")[:200]
+            top = _top_indices(semantic_scores, 200)
             d2[top] = semantic_scores[top]
         else:
             sim = g.trigram.similarity(seeds.tokens)
             d2 = np.zeros(n, np.float32)
-            top = np.argsort(-sim, kind="stable")[:200]
+            top = _top_indices(sim, 200)
             keep = top[sim[top] >= 0.15]
             d2[keep] = sim[keep]
         dims["semantic"] = d2
@@ -123,12 +123,30 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
                          boosted_nodes=int(np.count_nonzero(primed[score > 0])))
 
 
+def _top_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest values, largest first (ties by index): argpartition, then a small sort."""
+    if len(values) <= k:
+        cand = np.arange(len(values))
+    else:
+        cand = np.argpartition(-values, k - 1)[:k]
+    return cand[np.lexsort((cand, -values[cand]))]
+
+
+def recency_profile(g: Graph) -> np.ndarray:
+    """r(n) = 0.6·recency + 0.4·churn, fixed per graph generation (cached on the graph)."""
+    r = g.extra.get("recency")
+    if r is None:
+        t = g.nodes
+        newest = int(t.last_change_ms.max(initial=0))
+        age_days = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
+        recency = np.exp(-math.log(2) * age_days / 14.0)
+        r = g.extra["recency"] = (0.6 * recency + 0.4 * t.churn).astype(np.float32)
+    return r
+
+
 def temporal(g: Graph, seeds: Seeds, d1: np.ndarray) -> np.ndarray:
     t = g.nodes
-    newest = int(t.last_change_ms.max(initial=0))
-    age_days = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
-    recency = np.exp(-math.log(2) * age_days / 14.0)
-    r = (0.6 * recency + 0.4 * t.churn).astype(np.float32)
+    r = recency_profile(g)
     seed_arr = np.zeros(g.n, np.float32)
     seed_arr[seeds.nodes] = seeds.scores
     cc = np.zeros(g.n, np.float32)

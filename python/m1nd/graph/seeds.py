@@ -155,6 +155,10 @@ class SeedIndex:
     joined_labels: str = ""
     label_offsets: list[int] = field(default_factory=list)
     ext_index: dict[str, int] = field(default_factory=dict)
+    _label_of: np.ndarray | None = None
+    _path_of: np.ndarray | None = None
+    _joined_paths: str = ""
+    _path_offsets: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.label_id = {lab: k for k, lab in enumerate(self.labels)}
@@ -317,85 +321,118 @@ class SeedIndex:
         return cls(**kw)
 
     # -- per-token matching ------------------------------------------------------------------------------------
-    def _label_scores(self, t: str) -> dict[int, float]:
-        """Best label-rule score per unique label id for token t."""
-        best: dict[int, float] = {}
+    def _maps(self) -> tuple[np.ndarray, np.ndarray]:
+        """node → unique label id, node → unique path id (derived from the Ragged groups, cached)."""
+        if self._label_of is None:
+            lab = np.empty(self.n, np.int32)
+            lab[self.label_nodes.flat] = np.repeat(np.arange(len(self.labels), dtype=np.int32),
+                                                   np.diff(self.label_nodes.offsets))
+            pth = np.empty(self.n, np.int32)
+            pth[self.path_nodes.flat] = np.repeat(np.arange(len(self.paths), dtype=np.int32),
+                                                  np.diff(self.path_nodes.offsets))
+            self._label_of, self._path_of = lab, pth
+            self._joined_paths = "\n".join(self.paths)
+            offs = np.zeros(len(self.paths), np.int64)
+            if self.paths:
+                np.cumsum([len(p) + 1 for p in self.paths[:-1]], out=offs[1:])
+            self._path_offsets = offs
+        return self._label_of, self._path_of  # type: ignore[return-value]
 
-        def put(k: int, s: float) -> None:
-            if s > best.get(k, 0.0):
-                best[k] = s
+    def _trigram_postings(self, t: str, padded: bool) -> tuple[np.ndarray, int]:
+        """Concatenated label postings of t's trigrams (padded: as a word; else interior windows only)."""
+        from m1nd.graph.semantic import _ALPHA, _LUT
 
-        k = self.label_id.get(t)
-        if k is not None:
-            put(k, 1.00)
-        pk = self.part_id.get(t)
-        if pk is not None:
-            for k in self.part_labels[pk].tolist():
-                put(k, 0.92)
-        if len(t) >= 3:
-            # label starts with t
-            i = bisect.bisect_left(self.sorted_labels, t)
-            while i < len(self.sorted_labels) and self.sorted_labels[i].startswith(t):
-                put(int(self.sorted_label_ids[i]), 0.90)
-                i += 1
-            # t starts with label (label ≥ 3 chars), and label is a substring of t
-            for a in range(len(t)):
-                for b in range(a + 3, len(t) + 1):
-                    k = self.label_id.get(t[a:b])
-                    if k is not None:
-                        put(k, 0.90 if a == 0 else 0.80)
-            # t is a substring of a label: one C-level scan over the joined labels
-            joined, offs = self.joined_labels, self.label_offsets
-            pos = joined.find(t)
-            while pos != -1:
-                k = bisect.bisect_right(offs, pos) - 1
-                put(k, 0.80)
-                nxt = offs[k + 1] if k + 1 < len(offs) else len(joined)
-                pos = joined.find(t, nxt)
-        # trigram similarity with labels (0.7·σ when σ > 0.3)
-        from m1nd.graph.semantic import trigram_codes
-
-        _, codes = trigram_codes([t.encode("ascii", "replace").decode()])
-        codes = np.sort(codes)
-        codes = codes[np.r_[True, codes[1:] != codes[:-1]]] if len(codes) else codes
+        raw = np.frombuffer((f" {t} " if padded else t).encode("ascii", "replace"), np.uint8)
+        sym = _LUT[raw]
+        if len(sym) < 3:
+            return np.zeros(0, np.int32), 0
+        codes = np.unique(sym[:-2] * (_ALPHA * _ALPHA) + sym[1:-1] * _ALPHA + sym[2:])
         pos = np.searchsorted(self.trigram_keys, codes)
         ok = pos < len(self.trigram_keys)
         pos, codes_ok = pos[ok], codes[ok]
         pos = pos[self.trigram_keys[pos] == codes_ok]
-        posts = [self.trigram_labels[int(p)] for p in pos.tolist()]
-        if posts and len(codes):
-            ids = np.concatenate(posts)
-            counts = np.bincount(ids, minlength=len(self.labels))
-            cand = np.nonzero(counts)[0]
-            sigma = counts[cand] / np.sqrt(len(codes) * self.label_trigram_count[cand])
+        if not len(pos):
+            return np.zeros(0, np.int32), len(codes)
+        tl = self.trigram_labels
+        return np.concatenate([tl.flat[tl.offsets[p]:tl.offsets[p + 1]] for p in pos.tolist()]), len(codes)
+
+    def label_scores(self, t: str) -> np.ndarray:
+        """Best label-rule score of token t for every unique label (float32[L])."""
+        L = len(self.labels)
+        ls = np.zeros(L, np.float32)
+        # trigram similarity with labels (0.7·σ when σ > 0.3): the weakest rule, applied first
+        ids, n_codes = self._trigram_postings(t, padded=True)
+        if len(ids):
+            counts = np.bincount(ids, minlength=L)
+            cand = np.flatnonzero(counts)
+            sigma = counts[cand] / np.sqrt(n_codes * self.label_trigram_count[cand])
             keep = sigma > 0.3
-            for k, s in zip(cand[keep].tolist(), sigma[keep].tolist()):
-                put(k, 0.7 * s)
-        return best
+            ls[cand[keep]] = (0.7 * sigma[keep]).astype(np.float32)
+        if len(t) >= 3:
+            # t is a substring of a label: labels holding all of t's interior trigrams, then verified
+            ids, n_codes = self._trigram_postings(t, padded=False)
+            if len(ids):
+                counts = np.bincount(ids, minlength=L)
+                cand = np.flatnonzero(counts >= n_codes)
+                if len(t) > 3 or not t.isascii():
+                    labels = self.labels
+                    cand = np.asarray([k for k in cand.tolist() if t in labels[k]], np.int64)
+                if len(cand):
+                    ls[cand] = np.maximum(ls[cand], 0.80)
+            elif not t.isascii():
+                joined, offs = self.joined_labels, self.label_offsets
+                pos = joined.find(t)
+                while pos != -1:
+                    k = bisect.bisect_right(offs, pos) - 1
+                    ls[k] = max(ls[k], 0.80)
+                    pos = joined.find(t, offs[k + 1] if k + 1 < len(offs) else len(joined))
+            # a label is a substring of t (≥ 3 chars); t starts with the label → 0.90
+            for a in range(len(t)):
+                for b in range(a + 3, len(t) + 1):
+                    k = self.label_id.get(t[a:b])
+                    if k is not None:
+                        ls[k] = max(ls[k], 0.90 if a == 0 else 0.80)
+            # the label starts with t: a contiguous range of the sorted labels
+            i = bisect.bisect_left(self.sorted_labels, t)
+            j = bisect.bisect_left(self.sorted_labels, t + "\U0010ffff", lo=i)
+            if j > i:
+                idx = self.sorted_label_ids[i:j]
+                ls[idx] = np.maximum(ls[idx], 0.90)
+        pk = self.part_id.get(t)
+        if pk is not None:
+            idx = self.part_labels[pk]
+            ls[idx] = np.maximum(ls[idx], 0.92)
+        k = self.label_id.get(t)
+        if k is not None:
+            ls[k] = 1.0
+        return ls
+
+    def path_scores(self, t: str) -> np.ndarray:
+        """Best path-rule score of token t for every unique source path (float32[P])."""
+        self._maps()
+        ps = np.zeros(len(self.paths), np.float32)
+        if len(t) >= 4:
+            joined, offs = self._joined_paths, self._path_offsets
+            pos = joined.find(t)
+            while pos != -1:
+                k = int(np.searchsorted(offs, pos, side="right")) - 1
+                ps[k] = 0.72
+                pos = joined.find(t, int(offs[k + 1]) if k + 1 < len(offs) else len(joined))
+        sk = self.segment_id.get(t)
+        if sk is not None:
+            ps[self.segment_paths[sk]] = 0.82
+        return ps
 
     def token_scores(self, t: str, scratch: np.ndarray) -> np.ndarray:
-        """Dense m(t, ·) over all nodes (written into and returned as ``scratch``)."""
+        """Dense m(t, ·) over all nodes (written into and returned as ``scratch``): label and path rules are
+        scored once per unique label / path and gathered to nodes."""
+        label_of, path_of = self._maps()
         m = scratch
-        m.fill(0.0)
-        # signature / doc whole words (lowest rule first, later rules overwrite with max)
+        np.maximum(self.label_scores(t)[label_of], self.path_scores(t)[path_of], out=m)
         wk = self.word_id.get(t)
         if wk is not None:
-            m[self.word_nodes[wk]] = 0.60
-        if len(t) >= 4:
-            for k, p in enumerate(self.paths):
-                if t in p:
-                    idx = self.path_nodes[k]
-                    m[idx] = np.maximum(m[idx], 0.72)
-        sk = self.segment_id.get(t)
-        for k in (self.segment_paths[sk].tolist() if sk is not None else ()):
-            idx = self.path_nodes[k]
-            m[idx] = np.maximum(m[idx], 0.82)
-        by_score: dict[float, list[int]] = {}
-        for k, s in self._label_scores(t).items():
-            by_score.setdefault(s, []).append(k)
-        for s in sorted(by_score):
-            idx = np.concatenate([self.label_nodes[k] for k in by_score[s]])
-            m[idx] = np.maximum(m[idx], s)
+            idx = self.word_nodes[wk]
+            m[idx] = np.maximum(m[idx], 0.60)
         return m
 
 
