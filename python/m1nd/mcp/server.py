@@ -4,8 +4,10 @@ Layout:
 
 - :class:`McpServer` is transport-independent. It takes one decoded :class:`Message` and a :class:`Session` and
   returns the serialised response (``bytes``) or ``None`` (notifications, client responses, cancelled requests).
-  Tool calls go through :func:`m1nd.mcp.registry.call_tool` on a small pool of daemon threads so a call that runs
-  past the 120 s limit can be abandoned with an ``isError`` ``timeout`` result while the transport keeps serving.
+  Tool calls go through :func:`m1nd.mcp.registry.call_tool`. A call running past the 120 s limit is abandoned with
+  an ``isError`` ``timeout`` result while the transport keeps serving: over HTTP calls run on a pool of daemon
+  threads and the request thread waits with the limit; over stdio the worker runs the tool inline (no thread hop on
+  the hot path) and a watchdog answers ``timeout`` and hands the queue to a fresh worker.
 - :func:`decode` turns one line/body into a :class:`Message` or a ready error response (-32700, -32600).
 - :func:`serve_stdio` runs the newline-delimited stdio transport; :mod:`m1nd.mcp.http` the streamable HTTP one.
   Both share :class:`Shutdown` (learning.md §4: first SIGTERM/SIGINT/SIGHUP stops reading, lets the call in
@@ -27,7 +29,7 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,31 +213,24 @@ class Session:
 
 
 class _Pool:
-    """A fixed set of daemon threads running tool calls (daemon: an abandoned call never blocks exit)."""
+    """A fixed set of daemon threads running tool calls (daemon: an abandoned call never blocks exit). Callers wait
+    on their own event, so the pool only runs callables."""
 
     def __init__(self, size: int, name: str) -> None:
-        self._q: queue.SimpleQueue[tuple[Any, Future[Any]] | None] = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True) for i in range(size)]
-        for t in self._threads:
-            t.start()
+        self._q: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        for i in range(size):
+            threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True).start()
 
     def _run(self) -> None:
         while True:
-            item = self._q.get()
-            if item is None:
-                return
-            fn, fut = item
-            if not fut.set_running_or_notify_cancel():
-                continue
+            fn = self._q.get()
             try:
-                fut.set_result(fn())
-            except BaseException as e:  # noqa: BLE001 — handed to the waiting caller
-                fut.set_exception(e)
+                fn()
+            except Exception:  # noqa: BLE001 — call_tool never raises for tool failures; keep the thread alive
+                log.exception("tool thread failed")
 
-    def submit(self, fn: Any) -> Future[Any]:
-        fut: Future[Any] = Future()
-        self._q.put((fn, fut))
-        return fut
+    def submit(self, fn: Callable[[], None]) -> None:
+        self._q.put(fn)
 
 
 class McpServer:
@@ -748,13 +743,13 @@ def serve_stdio(settings: Any) -> int:
         return start_failed(e)
     server = McpServer(ws, inline_tools=True)
     transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
-    if not shutdown.event.is_set():
-        transport.start()
-        log.info("serving MCP on stdio (%d tools)", len(server.tools))
-        shutdown.wait()
-    if shutdown.signal_name:
-        transport.stopping.set()
-        transport.queue.put(None)  # wake an idle worker
+    if shutdown.event.is_set():  # a signal arrived while the graph was loading
+        return finish(ws, shutdown)
+    transport.start()
+    log.info("serving MCP on stdio (%d tools)", len(server.tools))
+    shutdown.wait()
+    transport.stopping.set()
+    transport.queue.put(None)  # wake an idle worker
     # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the worker is done already.
     if not transport.wait_done(SHUTDOWN_GRACE_S):
         log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
