@@ -14,7 +14,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from m1nd.ingest.pipeline import build_graph_parts
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -34,7 +33,7 @@ def test_stdlib_walk_extract_resolve(benchmark, capsys) -> None:
         out["result"] = build_graph_parts(STDLIB, exclude=exclude, workers=1)
 
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
-    parts, walk_result, git, stats = out["result"]
+    parts, _walk_result, _git, stats = out["result"]
 
     nodes = {n.ext_id: n for n in parts.nodes}
     assert stats["files"] > (300 if subset else 1500)

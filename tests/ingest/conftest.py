@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from m1nd.graph.schema import KINDS, RELATION_CODES, RELATIONS
 from m1nd.ingest.pipeline import build_graph_parts
 from m1nd.ingest.resolve import EdgeRecord, GraphParts, NodeRecord

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
@@ -18,29 +17,29 @@ FILES = {
         package pool
 
         import (
-        	"fmt"
+            "fmt"
 
-        	w "example.com/m/worker"
+            w "example.com/m/worker"
         )
 
         // Pool holds workers.
         type Pool struct {
-        	w.Base
-        	workers []*w.Worker
+            w.Base
+            workers []*w.Worker
         }
 
         type Runner interface {
-        	Run(j Job) error
+            Run(j Job) error
         }
 
         type Job int
 
         // Submit queues a job.
         func (p *Pool) Submit(j Job) error {
-        	p.grow()
-        	fmt.Println("submit")
-        	w.New().Do()
-        	return nil
+            p.grow()
+            fmt.Println("submit")
+            w.New().Do()
+            return nil
         }
 
         func (p *Pool) grow() {}
@@ -51,8 +50,8 @@ FILES = {
         package pool
 
         func (p *Pool) Drain() int {
-        	p.Submit(0)
-        	return helper()
+            p.Submit(0)
+            return helper()
         }
 
         func helper() int { return New().size() }
@@ -63,7 +62,7 @@ FILES = {
         import "testing"
 
         func TestSubmit(t *testing.T) {
-        	New().Submit(1)
+            New().Submit(1)
         }
         ''',
     "worker/worker.go": '''
@@ -74,7 +73,7 @@ FILES = {
         func (b Base) Ping() {}
 
         type Worker struct {
-        	Base
+            Base
         }
 
         func New() *Worker { return &Worker{} }
@@ -87,8 +86,8 @@ FILES = {
         import "example.com/m/pool"
 
         func main() {
-        	p := pool.New()
-        	p.Drain()
+            p := pool.New()
+            p.Drain()
         }
         ''',
 }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import assert_invariants
 from m1nd.graph.schema import KINDS
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 

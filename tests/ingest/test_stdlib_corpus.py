@@ -7,7 +7,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_invariants, build
 from m1nd.graph.schema import KINDS
 

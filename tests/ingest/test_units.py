@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from m1nd.graph import schema
 from m1nd.ingest.extract import extract_file, extract_many, extractor_version
 from m1nd.ingest.extract._common import Owners, assign_ids

@@ -32,7 +32,19 @@ from m1nd.ingest.resolve import EdgeRecord, GraphParts, NodeRecord, resolve
 from m1nd.ingest.walker import WalkedFile, WalkResult, read_text, walk
 
 __all__ = [
-    "walk", "read_text", "WalkResult", "WalkedFile", "extract_file", "extractor_version", "extract_many",
-    "read_git", "worktree_state", "GitData", "resolve", "GraphParts", "NodeRecord", "EdgeRecord",
+    "EdgeRecord",
+    "GitData",
+    "GraphParts",
+    "NodeRecord",
+    "WalkResult",
+    "WalkedFile",
     "build_graph_parts",
+    "extract_file",
+    "extract_many",
+    "extractor_version",
+    "read_git",
+    "read_text",
+    "resolve",
+    "walk",
+    "worktree_state",
 ]

@@ -17,9 +17,9 @@ import hashlib
 import logging
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from m1nd.ingest._git import run_git, toplevel_and_prefix
 

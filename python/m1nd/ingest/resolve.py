@@ -28,8 +28,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from m1nd.graph.schema import (
-    CALLS, CO_CHANGE_W0_BASE, CO_CHANGE_W0_SLOPE, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS,
-    INHERITS, KINDS, MENTIONS, REEXPORTS, REFERENCES, RELATIONS, TESTS, USES_CONFIG,
+    CALLS,
+    CO_CHANGE_W0_BASE,
+    CO_CHANGE_W0_SLOPE,
+    CO_CHANGES,
+    CONTAINS,
+    DECLARES_MODULE,
+    IMPLEMENTS,
+    IMPORTS,
+    INHERITS,
+    KINDS,
+    MENTIONS,
+    REEXPORTS,
+    REFERENCES,
+    RELATIONS,
+    TESTS,
+    USES_CONFIG,
 )
 from m1nd.ingest.extract._common import go_default_binding
 from m1nd.ingest.gitdata import CHURN_FULL_AT, GitData
@@ -100,48 +114,15 @@ FAMILY = {"python": "py", "javascript": "js", "typescript": "js", "tsx": "js", "
 CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "other"})
 
 #: graph.md §7 common-method stoplist (unknown receivers)
-STOPLIST = frozenset("""get set add append update run start stop close open read write send put pop keys items values
-join split format map filter forEach push then call apply init new len String Error toString equals hashCode clone
-next iter into from unwrap expect ok err is_empty size length load save log info debug warn error print println
-assert""".split())
+STOPLIST = frozenset(["get", "set", "add", "append", "update", "run", "start", "stop", "close", "open", "read", "write", "send", "put", "pop", "keys", "items", "values", "join", "split", "format", "map", "filter", "forEach", "push", "then", "call", "apply", "init", "new", "len", "String", "Error", "toString", "equals", "hashCode", "clone", "next", "iter", "into", "from", "unwrap", "expect", "ok", "err", "is_empty", "size", "length", "load", "save", "log", "info", "debug", "warn", "error", "print", "println", "assert"])
 
 #: names that are language builtins: never searched graph-wide, never counted unresolved
 BUILTINS: dict[str, frozenset[str]] = {
-    "py": frozenset("""abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod
-compile complex copyright credits delattr dict dir divmod enumerate eval exec exit filter float format frozenset
-getattr globals hasattr hash help hex id input int isinstance issubclass iter len license list locals map max
-memoryview min next object oct open ord pow print property quit range repr reversed round set setattr slice sorted
-staticmethod str sum super tuple type vars zip __import__ NotImplemented Ellipsis None True False BaseException
-Exception ArithmeticError AssertionError AttributeError BufferError EOFError ImportError ModuleNotFoundError
-LookupError IndexError KeyError MemoryError NameError UnboundLocalError OSError IOError EnvironmentError
-BlockingIOError ChildProcessError ConnectionError BrokenPipeError ConnectionAbortedError ConnectionRefusedError
-ConnectionResetError FileExistsError FileNotFoundError InterruptedError IsADirectoryError NotADirectoryError
-PermissionError ProcessLookupError TimeoutError ReferenceError RuntimeError NotImplementedError RecursionError
-StopIteration StopAsyncIteration SyntaxError IndentationError TabError SystemError TypeError ValueError
-UnicodeError UnicodeDecodeError UnicodeEncodeError UnicodeTranslateError Warning UserWarning DeprecationWarning
-PendingDeprecationWarning SyntaxWarning RuntimeWarning FutureWarning ImportWarning UnicodeWarning BytesWarning
-ResourceWarning EncodingWarning ZeroDivisionError OverflowError FloatingPointError GeneratorExit
-KeyboardInterrupt SystemExit ExceptionGroup BaseExceptionGroup Any Optional Union List Dict Tuple Set FrozenSet
-Callable Iterable Iterator Sequence Mapping Type""".split()),
-    "js": frozenset("""require parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout clearInterval
-setImmediate queueMicrotask structuredClone fetch encodeURIComponent decodeURIComponent encodeURI decodeURI
-Array Object String Number Boolean Symbol BigInt Date RegExp Error TypeError RangeError SyntaxError Map Set
-WeakMap WeakSet Promise Proxy Reflect JSON Math Intl URL URLSearchParams Buffer Uint8Array Int32Array Float64Array
-ArrayBuffer DataView Function Record Partial Required Readonly Pick Omit Exclude Extract ReturnType Parameters
-NonNullable Awaited InstanceType Iterable Iterator AsyncIterable PromiseLike ReadonlyArray HTMLElement Element
-Event Node Document Window describe it test expect beforeEach afterEach beforeAll afterAll jest vi
-console""".split()),
-    "go": frozenset("""append cap clear close complex copy delete imag len make max min new panic print println real
-recover bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string uint uint8
-uint16 uint32 uint64 uintptr any comparable""".split()),
-    "rs": frozenset("""Ok Err Some None Box Vec String Option Result HashMap HashSet BTreeMap BTreeSet VecDeque Arc Rc
-RefCell Cell Mutex RwLock Cow Default Clone Copy Debug Display Send Sync Sized Iterator IntoIterator From Into
-AsRef AsMut Drop Fn FnMut FnOnce PartialEq Eq PartialOrd Ord Hash ToString Path PathBuf Self""".split()),
-    "java": frozenset("""String Object Integer Long Double Float Short Byte Character Boolean Number Math System
-Thread Runnable Exception RuntimeException Throwable Error Override Deprecated SuppressWarnings FunctionalInterface
-Iterable Comparable CharSequence StringBuilder StringBuffer Class Void Enum Record IllegalArgumentException
-IllegalStateException NullPointerException UnsupportedOperationException IndexOutOfBoundsException
-ClassCastException InterruptedException AutoCloseable Cloneable List Map Set Collection Optional""".split()),
+    "py": frozenset(["abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr", "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir", "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance", "issubclass", "iter", "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip", "__import__", "NotImplemented", "Ellipsis", "None", "True", "False", "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "ImportError", "ModuleNotFoundError", "LookupError", "IndexError", "KeyError", "MemoryError", "NameError", "UnboundLocalError", "OSError", "IOError", "EnvironmentError", "BlockingIOError", "ChildProcessError", "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError", "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError", "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError", "ReferenceError", "RuntimeError", "NotImplementedError", "RecursionError", "StopIteration", "StopAsyncIteration", "SyntaxError", "IndentationError", "TabError", "SystemError", "TypeError", "ValueError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError", "Warning", "UserWarning", "DeprecationWarning", "PendingDeprecationWarning", "SyntaxWarning", "RuntimeWarning", "FutureWarning", "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning", "ZeroDivisionError", "OverflowError", "FloatingPointError", "GeneratorExit", "KeyboardInterrupt", "SystemExit", "ExceptionGroup", "BaseExceptionGroup", "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Type"]),
+    "js": frozenset(["require", "parseInt", "parseFloat", "isNaN", "isFinite", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "setImmediate", "queueMicrotask", "structuredClone", "fetch", "encodeURIComponent", "decodeURIComponent", "encodeURI", "decodeURI", "Array", "Object", "String", "Number", "Boolean", "Symbol", "BigInt", "Date", "RegExp", "Error", "TypeError", "RangeError", "SyntaxError", "Map", "Set", "WeakMap", "WeakSet", "Promise", "Proxy", "Reflect", "JSON", "Math", "Intl", "URL", "URLSearchParams", "Buffer", "Uint8Array", "Int32Array", "Float64Array", "ArrayBuffer", "DataView", "Function", "Record", "Partial", "Required", "Readonly", "Pick", "Omit", "Exclude", "Extract", "ReturnType", "Parameters", "NonNullable", "Awaited", "InstanceType", "Iterable", "Iterator", "AsyncIterable", "PromiseLike", "ReadonlyArray", "HTMLElement", "Element", "Event", "Node", "Document", "Window", "describe", "it", "test", "expect", "beforeEach", "afterEach", "beforeAll", "afterAll", "jest", "vi", "console"]),
+    "go": frozenset(["append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new", "panic", "print", "println", "real", "recover", "bool", "byte", "complex64", "complex128", "error", "float32", "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "any", "comparable"]),
+    "rs": frozenset(["Ok", "Err", "Some", "None", "Box", "Vec", "String", "Option", "Result", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "Arc", "Rc", "RefCell", "Cell", "Mutex", "RwLock", "Cow", "Default", "Clone", "Copy", "Debug", "Display", "Send", "Sync", "Sized", "Iterator", "IntoIterator", "From", "Into", "AsRef", "AsMut", "Drop", "Fn", "FnMut", "FnOnce", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "ToString", "Path", "PathBuf", "Self"]),
+    "java": frozenset(["String", "Object", "Integer", "Long", "Double", "Float", "Short", "Byte", "Character", "Boolean", "Number", "Math", "System", "Thread", "Runnable", "Exception", "RuntimeException", "Throwable", "Error", "Override", "Deprecated", "SuppressWarnings", "FunctionalInterface", "Iterable", "Comparable", "CharSequence", "StringBuilder", "StringBuffer", "Class", "Void", "Enum", "Record", "IllegalArgumentException", "IllegalStateException", "NullPointerException", "UnsupportedOperationException", "IndexOutOfBoundsException", "ClassCastException", "InterruptedException", "AutoCloseable", "Cloneable", "List", "Map", "Set", "Collection", "Optional"]),
 }
 
 JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -153,8 +134,24 @@ AMBIG = -3
 
 
 class _File:
-    __slots__ = ("rel", "idx", "lang", "fam", "blob", "syms", "dir", "bindings", "stars", "binding_state",
-                 "import_edges", "externals", "pkg", "rust_key", "base", "ext_star")
+    __slots__ = (
+        "base",
+        "binding_state",
+        "bindings",
+        "blob",
+        "dir",
+        "ext_star",
+        "externals",
+        "fam",
+        "idx",
+        "import_edges",
+        "lang",
+        "pkg",
+        "rel",
+        "rust_key",
+        "stars",
+        "syms",
+    )
 
     def __init__(self, rel: str, idx: int, lang: str, blob: dict[str, Any]) -> None:
         self.rel = rel
@@ -328,9 +325,8 @@ class _Resolver:
                 key = (fam, name)
                 if k in TYPE_KINDS:
                     self.g_types.setdefault(key, []).append(idx)
-                if pk in (K_FILE, K_MOD):
-                    if k in CALL_KINDS:
-                        self.g_top.setdefault(key, []).append(idx)
+                if pk in (K_FILE, K_MOD) and k in CALL_KINDS:
+                    self.g_top.setdefault(key, []).append(idx)
                 if k == K_FN and (pk in CLASSLIKE or (pk == K_FILE and self.extra[idx] and "recv" in self.extra[idx])):
                     self.g_methods.setdefault(key, []).append(idx)
         del file_of
@@ -358,8 +354,7 @@ class _Resolver:
             self.edges[key] = [w, n]
         else:
             got[1] += n
-            if w > got[0]:
-                got[0] = w
+            got[0] = max(got[0], w)
 
     # -------------------------------------------------------------------------------------------- lookups
 
@@ -822,7 +817,7 @@ class _Resolver:
 
     def _index_js(self) -> None:
         self.tsconfigs: dict[str, dict[str, Any]] = {}
-        for rel, f in self.files.items():
+        for f in self.files.values():
             if f.base in ("tsconfig.json", "jsconfig.json"):
                 cfg = (f.blob.get("extra") or {}).get("tsconfig")
                 if cfg is not None and (f.dir not in self.tsconfigs or f.base == "tsconfig.json"):
@@ -852,7 +847,7 @@ class _Resolver:
         return None
 
     def js_module(self, f: _File, spec: str) -> int | None:
-        if spec.startswith("./") or spec.startswith("../") or spec in (".", ".."):
+        if spec.startswith(("./", "../")) or spec in (".", ".."):
             return self.js_file(posixpath.join(f.dir, spec))
         if spec.startswith("/"):
             return None
@@ -972,7 +967,7 @@ class _Resolver:
 
     def _index_go(self) -> None:
         self.go_modules: list[tuple[str, str]] = []  # (module path, dir), longest module path first
-        for rel, f in self.files.items():
+        for f in self.files.values():
             if f.base == "go.mod":
                 mod = (f.blob.get("extra") or {}).get("go_module")
                 if mod:
@@ -1027,7 +1022,7 @@ class _Resolver:
 
     def _index_rust(self) -> None:
         crates: dict[str, dict[str, Any]] = {}  # crate dir -> cargo info
-        for rel, f in self.files.items():
+        for f in self.files.values():
             if f.base == "Cargo.toml":
                 cargo = (f.blob.get("extra") or {}).get("cargo")
                 if cargo and cargo.get("name"):
@@ -1062,11 +1057,10 @@ class _Resolver:
             elif len(parts) == 1 and parts[0] in ("lib", "main"):
                 parts = []
             key = (c, tuple(parts))
-            if key in self.rust_mods and parts == []:
+            if key in self.rust_mods and parts == [] and f.base == "main.rs":
                 # both lib.rs and main.rs: lib.rs is the crate root, main.rs is its own root
-                if f.base == "main.rs":
-                    f.rust_key = (f"file:{f.rel}", ())
-                    continue
+                f.rust_key = (f"file:{f.rel}", ())
+                continue
             f.rust_key = key
             self.rust_mods.setdefault(key, f.idx)
             if f.base == "lib.rs" and parts == []:
@@ -1368,10 +1362,7 @@ class _Resolver:
         self.bases.setdefault(owner, []).append(got)
 
     def _resolve_ref(self, f: _File, owner: int, kind: str, name: str, n: int) -> None:
-        if kind == "call":
-            got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
-            rel = CALLS
-        elif kind == "qualified":
+        if kind == "call" or kind == "qualified":
             got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
             rel = CALLS
         elif kind == "self":
@@ -1630,7 +1621,7 @@ def _strip_test_name(name: str) -> str:
 
 def _subject_basenames(base: str, fam: str) -> list[str]:
     if fam == "py":
-        stem, ext = base.rsplit(".", 1) if "." in base else (base, "")
+        stem = base.rsplit(".", 1)[0]
         if stem.startswith("test_"):
             return [f"{stem[5:]}.py", f"{stem[5:]}.pyi"]
         if stem.endswith("_test"):
@@ -1692,4 +1683,4 @@ def resolve(extracts: dict[str, dict[str, Any]], *, git: GitData | None = None,
             gc.enable()
 
 
-__all__ = ["NodeRecord", "EdgeRecord", "GraphParts", "resolve"]
+__all__ = ["EdgeRecord", "GraphParts", "NodeRecord", "resolve"]

@@ -4,5 +4,5 @@ The tables live in :mod:`m1nd.graph.schema` (dependency-free, shared with the gr
 re-exports them so ingest code and its tests can write ``from m1nd.ingest.schema import KINDS``.
 """
 
-from m1nd.graph.schema import *  # noqa: F401,F403
+from m1nd.graph.schema import *
 from m1nd.graph.schema import __all__  # noqa: F401

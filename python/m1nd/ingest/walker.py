@@ -25,9 +25,9 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from m1nd.ingest._git import run_git
 

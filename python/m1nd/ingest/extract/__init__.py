@@ -53,8 +53,9 @@ import gc
 import logging
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from m1nd.ingest.extract import _common
 
@@ -107,7 +108,7 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
         return blob
     except RecursionError:
         msg = "file too deeply nested to extract"
-    except Exception as e:  # noqa: BLE001 - an extractor bug must not stop the whole ingest
+    except Exception as e:
         log.warning("extractor for %s failed on %s: %r", lang, relpath, e, exc_info=True)
         msg = f"extractor failed: {type(e).__name__}: {e}"
     blob = _common.empty_blob(lang, extractor_version(lang), data, _common.is_test_path(relpath, lang))
@@ -165,4 +166,4 @@ def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None
     return out  # type: ignore[return-value]
 
 
-__all__ = ["extract_file", "extractor_version", "extract_many", "PARALLEL_THRESHOLD"]
+__all__ = ["PARALLEL_THRESHOLD", "extract_file", "extract_many", "extractor_version"]

@@ -69,7 +69,7 @@ def first_paragraph(text: str) -> str:
     return one_line(para, DOC_MAX)
 
 
-_COMMENT_PREFIX = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|//!|#)\s?", re.M)
+_COMMENT_PREFIX = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|//!|#)\s?", re.MULTILINE)
 
 
 def comment_doc(raw: str) -> str:
@@ -77,8 +77,7 @@ def comment_doc(raw: str) -> str:
     lines = []
     for line in raw.splitlines():
         line = line.strip()
-        if line.endswith("*/"):
-            line = line[:-2]
+        line = line.removesuffix("*/")
         line = _COMMENT_PREFIX.sub("", line, count=1)
         lines.append(line.rstrip())
     return first_paragraph("\n".join(lines))
@@ -253,8 +252,7 @@ def go_default_binding(path: str) -> str:
     last = segs[-1]
     if _GO_VERSION_SEG.fullmatch(last) and len(segs) > 1:
         last = segs[-2]
-    if last.startswith("go-"):
-        last = last[3:]
+    last = last.removeprefix("go-")
     return last.replace("-", "_").replace(".", "_")
 
 
@@ -264,8 +262,8 @@ def is_test_path(relpath: str, lang: str) -> bool:
     base = parts[-1]
     dirs = parts[:-1]
     if lang == "python":
-        return (base.startswith("test_") or base.endswith("_test.py") or base.endswith("_test.pyi")
-                or "tests" in dirs or "test" in dirs)
+        return base.startswith("test_") or base.endswith(("_test.py", "_test.pyi")) or "tests" in dirs \
+            or "test" in dirs
     if lang in ("javascript", "typescript", "tsx"):
         return ".test." in base or ".spec." in base or "__tests__" in dirs
     if lang == "go":
@@ -273,6 +271,5 @@ def is_test_path(relpath: str, lang: str) -> bool:
     if lang == "rust":
         return "tests" in dirs
     if lang == "java":
-        return (base.endswith("Test.java") or base.endswith("Tests.java")
-                or "/".join(dirs).startswith("src/test") or "/src/test/" in "/" + "/".join(dirs) + "/")
+        return base.endswith(("Test.java", "Tests.java")) or "/src/test/" in "/" + "/".join(dirs) + "/"
     return "tests" in dirs or "test" in dirs

@@ -15,7 +15,7 @@ from m1nd.ingest.extract._common import empty_blob
 EXTRACTOR_VERSION = 2
 LANG = "config"
 
-_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.M)
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.MULTILINE)
 
 
 def strip_jsonc(text: str) -> str:

@@ -9,9 +9,19 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
-    go_default_binding as default_binding,
+    assign_ids,
+    comment_doc,
+    config_tokens,
+    empty_blob,
+    finish_defs,
+    is_test_path,
+    make_def,
     pack_refs,
-    assign_ids, comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
+    sha256,
+    signature,
+)
+from m1nd.ingest.extract._common import (
+    go_default_binding as default_binding,
 )
 
 EXTRACTOR_VERSION = 2
@@ -80,9 +90,7 @@ def _type_refs(node: Any, out: list[tuple[str, int]]) -> None:
     while stack:
         n = stack.pop()
         t = n.type
-        if t == "type_identifier":
-            out.append((_txt(n), n.start_byte))
-        elif t == "qualified_type":
+        if t == "type_identifier" or t == "qualified_type":
             out.append((_txt(n), n.start_byte))
         elif t in ("identifier", "field_identifier", "comment", "interpreted_string_literal"):
             continue

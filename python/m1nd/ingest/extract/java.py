@@ -10,8 +10,15 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    comment_doc,
+    config_tokens,
+    empty_blob,
+    finish_defs,
+    is_test_path,
+    make_def,
     pack_refs,
-    comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
+    sha256,
+    signature,
 )
 
 EXTRACTOR_VERSION = 2

@@ -14,8 +14,16 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    clean_name,
+    comment_doc,
+    config_tokens,
+    empty_blob,
+    finish_defs,
+    is_test_path,
+    make_def,
     pack_refs,
-    clean_name, comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
+    sha256,
+    signature,
 )
 
 EXTRACTOR_VERSION = 2

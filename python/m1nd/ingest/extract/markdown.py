@@ -8,7 +8,13 @@ import re
 from typing import Any
 
 from m1nd.ingest.extract._common import (
-    assign_ids, clean_name, empty_blob, first_paragraph, line_count, make_def, sha256,
+    assign_ids,
+    clean_name,
+    empty_blob,
+    first_paragraph,
+    line_count,
+    make_def,
+    sha256,
 )
 
 EXTRACTOR_VERSION = 2
@@ -24,8 +30,7 @@ _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 def _mentions(text: str, owner: int, out: list[list[Any]], seen: set[tuple[int, str, str]]) -> None:
     for m in _BACKTICK.finditer(text):
         tok = m.group(1).strip()
-        if tok.endswith("()"):
-            tok = tok[:-2]
+        tok = tok.removesuffix("()")
         if "/" in tok or ("." in tok and tok.rsplit(".", 1)[-1].lower() in _EXTS):
             key = (owner, "path", tok.lstrip("./") if tok.startswith("./") else tok)
         elif _NAME.fullmatch(tok):

@@ -16,7 +16,7 @@ _DEF = re.compile(
     rb"^[ \t]*(?:(?:export|public|private|protected|internal|static|abstract|final|open|sealed|data|async|"
     rb"pub|local|inline|extern|typedef|override)[ \t]+)*"
     rb"(def|function|fn|func|class|struct|interface|type)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
-    re.M)
+    re.MULTILINE)
 _KIND = {b"def": "fn", b"function": "fn", b"fn": "fn", b"func": "fn", b"class": "class", b"struct": "struct",
          b"interface": "interface", b"type": "type"}
 

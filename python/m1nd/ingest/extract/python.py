@@ -9,7 +9,14 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
-    empty_blob, finish_defs, first_paragraph, config_tokens, is_test_path, make_def, sha256, signature,
+    config_tokens,
+    empty_blob,
+    finish_defs,
+    first_paragraph,
+    is_test_path,
+    make_def,
+    sha256,
+    signature,
 )
 
 EXTRACTOR_VERSION = 2
@@ -70,8 +77,7 @@ def _docstring(body: Any) -> str:
         return ""
     q = m.group(1)
     inner = text[m.end():]
-    if inner.endswith(q):
-        inner = inner[: -len(q)]
+    inner = inner.removesuffix(q)
     return first_paragraph(inner)
 
 
@@ -116,7 +122,6 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     defs: list[dict[str, Any]] = []
     spans: list[tuple[int, int, int]] = []
-    in_test_class: set[int] = set()
     for cap, kind in (("class", "class"), ("fn", "fn"), ("alias", "type")):
         for name_node in caps.get(cap, ()):
             node = name_node.parent

@@ -11,8 +11,15 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    comment_doc,
+    config_tokens,
+    empty_blob,
+    finish_defs,
+    is_test_path,
+    make_def,
     pack_refs,
-    comment_doc, config_tokens, empty_blob, finish_defs, is_test_path, make_def, sha256, signature,
+    sha256,
+    signature,
 )
 
 EXTRACTOR_VERSION = 2
@@ -80,9 +87,9 @@ def _attrs_and_doc(node: Any) -> tuple[list[str], str]:
             attrs.append("".join(_txt(prev)[2:-1].split()))
         elif t in ("line_comment", "block_comment"):
             txt = _txt(prev)
-            if txt.startswith("///") or txt.startswith("/**"):
+            if txt.startswith(("///", "/**")):
                 docs.append(txt)
-            elif txt.startswith("//!") or txt.startswith("/*!"):
+            elif txt.startswith(("//!", "/*!")):
                 break
         else:
             break
@@ -211,7 +218,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     refs: list[list[Any]] = []
     add = refs.append
-    for i, tpath, trpath, pos in impl_refs:
+    for i, tpath, trpath, _pos in impl_refs:
         k = pos_of[id(pre_sort[i])]
         line = defs[k]["line_start"]
         add(["reference", tpath, k, line])
@@ -301,7 +308,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     for c in root.named_children:
         if c.type in ("line_comment", "block_comment"):
             t = _txt(c)
-            if t.startswith("//!") or t.startswith("/*!"):
+            if t.startswith(("//!", "/*!")):
                 inner_docs.append(t)
                 continue
         break
