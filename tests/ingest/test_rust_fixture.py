@@ -164,6 +164,8 @@ def test_modules_and_imports(g) -> None:
     assert g.has("file::src/lib.rs", f"{P}::struct::Pool", "reexports")
     assert g.has(P, "file::src/util/mod.rs::fn::helper", "imports")
     assert "std::fmt" in g.parts.external_imports["src/pool.rs"]
+    # `use super::*` inside `mod tests` refers to this file's module, not to the crate root
+    assert not g.has(P, "file::src/lib.rs", "imports")
     # workspace crate name from Cargo.toml (`-` -> `_`) used by an integration test
     assert g.has("file::tests/pool.rs", f"{P}::struct::Pool", "imports")
     assert g.has("file::tests/pool.rs::fn::test_new", f"{P}::impl::Pool::fn::new", "calls")

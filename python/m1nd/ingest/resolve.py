@@ -1152,6 +1152,16 @@ class _Resolver:
         for imp in f.blob.get("imports") or ():
             path = imp["module"]
             parts = [p for p in path.split("::") if p]
+            depth = imp.get("mod_depth") or 0
+            if depth and parts and parts[0] == "super":
+                # inside inline `mod` blocks, the first `super`s stay inside this file's module
+                k = 0
+                while k < len(parts) and parts[k] == "super" and depth > 0:
+                    k += 1
+                    depth -= 1
+                parts = parts[k:] if k < len(parts) and parts[k] == "super" else ["self", *parts[k:]]
+                if parts == ["self"] and imp.get("star"):
+                    continue  # `use super::*` in `mod tests`: the file's items are in scope already
             if not parts:
                 continue
             target = self.rust_resolve_path(f, parts)

@@ -232,6 +232,13 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if arg is None:
             continue
         pub = any(c.type == "visibility_modifier" for c in node.children)
+        # number of inline `mod x { }` blocks around the `use` (their `super` is a module of this file)
+        depth = 0
+        o = own(node.start_byte)
+        while o >= 0:
+            if defs[o]["kind"] == "mod":
+                depth += 1
+            o = defs[o]["parent"]
         flat: list[tuple[list[str], str | None, bool]] = []
         _flatten_use(arg, [], flat)
         line = node.start_point[0] + 1
@@ -245,8 +252,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 local = None
             if local:
                 bound.add(local)
-            imports.append({"module": "::".join(segs), "names": [], "alias": local, "level": 0, "reexport": pub,
-                            "star": glob, "line": line})
+            imp = {"module": "::".join(segs), "names": [], "alias": local, "level": 0, "reexport": pub,
+                   "star": glob, "line": line}
+            if depth:
+                imp["mod_depth"] = depth
+            imports.append(imp)
 
     for node in caps.get("call", ()):
         add(["call", _txt(node), own(node.start_byte), node.start_point[0] + 1])
