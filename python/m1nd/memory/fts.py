@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+# Identifier-like words only: some upper case, underscore or digit inside (plain words are skipped by the engine).
+_IDENT = re.compile(r"\b(?=[A-Za-z0-9_]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{2,}")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _QUERY_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _WORDISH = re.compile(r"\w")

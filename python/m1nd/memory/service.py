@@ -466,12 +466,14 @@ class MemoryService:
     def _where(self, f: Filters, agent: str | None, now: int, visibility: str | None = None) -> Where:
         w = Where(params={"agent": agent, "now": now})
         mode = visibility or f.visibility
+        # The unary + keeps the planner off the low-selectivity visibility index, so the ORDER BY index (or the
+        # owner index for --mine, or the FTS hits) drives the query and LIMIT stops it early.
         if mode == "public":
-            w.add("e.visibility = 'public'")
+            w.add("+e.visibility = 'public'")
         elif mode == "include":
-            w.add(visible_sql())
+            w.add("(+e.visibility = 'public' OR (+e.visibility = 'private' AND e.owner = :agent))")
         else:
-            w.add("e.visibility = 'private' AND e.owner = :agent")
+            w.add("+e.visibility = 'private' AND e.owner = :agent")
         if f.categories:
             w.add(f"e.category IN (SELECT value FROM json_each({w.param(json.dumps(f.categories))}))")
         value = ("e.resonance" if f.basis == "raw"
@@ -489,7 +491,7 @@ class MemoryService:
         if f.has_resonance_type is not None:
             w.add("e.resonance_type IS NOT NULL" if f.has_resonance_type else "e.resonance_type IS NULL")
         if f.tags:
-            w.add(f"EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_rowid = e.rowid AND t.tag IN "
+            w.add(f"e.rowid IN (SELECT t.entry_rowid FROM entry_tags t WHERE t.tag IN "
                   f"(SELECT value FROM json_each({w.param(json.dumps(f.tags))})))")
         if f.exclude_tags:
             w.add(f"NOT EXISTS (SELECT 1 FROM entry_tags t, json_each({w.param(json.dumps(f.exclude_tags))}) p "
