@@ -9,7 +9,8 @@ import pytest
 
 from m1nd.cli.app import run
 
-from conftest import call, open_workspace
+from learning_support import (  # noqa: F401  (fixtures)
+    call, open_workspace, home_repo, template, _env)
 
 CACHE = "file::pkg/cache.py::class::Cache"
 POOL = "file::pkg/pool.py"

@@ -11,7 +11,8 @@ import pytest
 from m1nd.baselines import record_server_start
 from m1nd.graph.engine import W_MAX, W_MIN
 
-from conftest import call, error
+from learning_support import (  # noqa: F401  (fixtures)
+    call, error, fresh_workspace, home_repo, template, workspaces, ws, _env)
 
 CACHE = "file::pkg/cache.py::class::Cache"
 ACQUIRE = "file::pkg/pool.py::class::SessionPool::fn::acquire"

@@ -14,7 +14,8 @@ import pytest
 
 from m1nd.trails import TRAIL_ID_RE, agent_slug, normalise_text
 
-from conftest import call, error, open_workspace
+from learning_support import (  # noqa: F401  (fixtures)
+    call, error, open_workspace, fresh_workspace, home_repo, template, workspaces, ws, _env)
 
 POOL = "file::pkg/pool.py"
 POOL_CLS = "file::pkg/pool.py::class::SessionPool"
@@ -436,7 +437,7 @@ WRITER = textwrap.dedent('''
     import sys
     from pathlib import Path
     sys.path.insert(0, {tests!r})
-    from conftest import open_workspace, call
+    from learning_support import open_workspace, call
     ws = open_workspace(Path({home!r}), Path({repo!r}))
     ids = [call(ws, "trail_save", "shared", label=f"{{sys.argv[1]}}-{{k}}",
                 visited_nodes=[{{"node_external_id": "file::pkg/pool.py"}}])["trail_id"] for k in range(25)]

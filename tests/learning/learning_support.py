@@ -1,7 +1,12 @@
-"""Fixtures of the learning tests: a small ingested Python repository and workspaces on a temporary home.
+"""Helpers and fixtures of the learning tests: a small ingested Python repository, workspaces on a temporary home,
+tool calls.
 
 Ingesting costs ~0.1 s, so one template home is ingested per session and copied for every test; tests that change
-the repository itself (re-ingest after deleting files) build their own with :func:`fresh_workspace`.
+the repository itself (re-ingest after deleting files) build their own with ``fresh_workspace``.
+
+Test modules import the fixtures from here (``from learning_support import ws, ...``). This is deliberately not a
+``conftest.py``: other test directories import helpers with ``from conftest import …``, which resolves to whichever
+conftest was loaded last, so one more conftest in the tree breaks them.
 """
 
 from __future__ import annotations
@@ -178,6 +183,7 @@ def error(ws: Workspace, tool: str, agent: str = "agent-1", **args: Any) -> dict
     res = call_tool(ws, tool, {"agent_id": agent, **args})
     assert res.is_error, res.structured
     return res.structured["error"]
+
 
 
 @pytest.fixture(autouse=True)
