@@ -121,6 +121,21 @@ def test_extract_many_parallel_equals_serial() -> None:
     assert [b["definitions"][0]["name"] for b in serial[:3]] == ["f0", "f1", "f2"]
 
 
+def test_extract_many_in_a_threaded_process() -> None:
+    """With other threads alive the pool must not fork (forkserver / spawn); results are identical."""
+    import threading
+
+    items = [(f"m{i}.py", f"class C{i}:\n    def m(self):\n        self.n()\n".encode(), "python") for i in range(8)]
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert extract_many(items, workers=2) == extract_many(items, workers=1)
+    finally:
+        stop.set()
+        t.join()
+
+
 def test_owners_and_ids() -> None:
     spans = [(0, 100, 0), (10, 50, 1), (20, 30, 2), (60, 90, 3)]
     o = Owners(spans, 4)

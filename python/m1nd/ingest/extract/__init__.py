@@ -53,6 +53,7 @@ import gc
 import logging
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -153,8 +154,12 @@ def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None
     chunks = [c for c in chunks if c]
     out: list[dict[str, Any] | None] = [None] * len(items)
     try:
-        # never fork a possibly multi-threaded server process: forkserver (POSIX) / spawn start clean workers
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        # fork is fastest but unsafe in a multi-threaded process (a server): then forkserver / spawn
+        methods = multiprocessing.get_all_start_methods()
+        if threading.active_count() == 1 and "fork" in methods:
+            method = "fork"
+        else:
+            method = "forkserver" if "forkserver" in methods else "spawn"
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as ex:
             futs = [ex.submit(_extract_chunk, [items[i] for i in c]) for c in chunks]
             for c, fut in zip(chunks, futs):
