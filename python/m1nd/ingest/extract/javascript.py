@@ -26,7 +26,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 
 _COMMON = r"""
 (function_declaration name: (identifier) @fn.name) @fn
@@ -74,6 +74,11 @@ _QUERIES = {"javascript": _JS, "typescript": _TS_COMMON, "tsx": _TSX}
 _DOTTED = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$#][A-Za-z0-9_$]*)*")
 _WSB = re.compile(rb"\s+")
 _NAME_OK = re.compile(r"#?[A-Za-z_$][A-Za-z0-9_$]*")
+
+#: globals of the JS runtimes: ``Object.assign(...)`` / ``console.log(...)`` are not references into the graph
+JS_GLOBALS = frozenset("""Object Array JSON Math Promise Reflect Proxy Number String Boolean Symbol BigInt Date
+RegExp Error Map Set WeakMap WeakSet Intl console process Buffer globalThis window document navigator URL
+URLSearchParams crypto performance Atomics WebAssembly""".split())
 
 _DEF_CAPS = (("fn", "fn"), ("class", "class"), ("meth", "fn"), ("field", "fn"), ("var", "fn"),
              ("iface", "interface"), ("alias", "type"), ("enum", "enum"), ("ns", "mod"))
@@ -321,6 +326,8 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             add(["method_call", _txt(prop).lstrip("#"), own(sb), line])
             continue
         head, _, rest = d.partition(".")
+        if head in JS_GLOBALS and head not in heads:
+            continue
         if head == "this":
             if "." in rest:
                 add(["method_call", rest.rsplit(".", 1)[1].lstrip("#"), own(sb), line])

@@ -19,7 +19,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 LANG = "python"
 
 QUERY = r"""
@@ -56,6 +56,9 @@ SKIP_BASES = frozenset({
     "BaseExceptionGroup", "ExceptionGroup", "int", "str", "dict", "list", "tuple", "set", "frozenset", "float",
     "bytes", "type",
 })
+
+PY_BUILTIN_TYPES = frozenset("""str bytes bytearray int float complex bool dict list tuple set frozenset object type
+memoryview range slice super property classmethod staticmethod""".split())
 
 _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
@@ -248,6 +251,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             t = t2
         d = t.decode("utf-8", "replace")
         head, _, rest = d.partition(".")
+        if head in PY_BUILTIN_TYPES and head not in heads:
+            continue  # str.join(...), dict.fromkeys(...), int.from_bytes(...)
         if head == "self" or head == "cls":
             if "." in rest:
                 key = ("method_call", rest.rsplit(".", 1)[1], o)
