@@ -8,7 +8,7 @@ and the nearest valid value.
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from m1nd.errors import InvalidInputError
@@ -41,7 +41,9 @@ class Lens:
     include_tests: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"dimensions": list(self.dimensions), "node_kinds": list(self.node_kinds),
+                "route_families": list(self.route_families), "ranking_weights": dict(self.ranking_weights),
+                "top_k": self.top_k, "path_prefix": self.path_prefix, "include_tests": self.include_tests}
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None) -> Lens:

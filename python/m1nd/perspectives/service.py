@@ -135,16 +135,23 @@ class PerspectiveService:
         p.last_accessed_ms = now_ms()
         return p
 
-    def _save(self, p: Perspective) -> None:
-        text = p.encode()
-        stamp = max(now_ms(), self.stamps.get(p.perspective_id, 0) + 1)
+    def _save(self, p: Perspective, *, new_for: str | None = None) -> None:
+        """Write the state (one transaction). ``new_for``: allocate the perspective's id for this agent in the
+        same transaction (start, branch), so a failed write leaves neither a row nor a used number behind."""
         with self.db.write():
+            if new_for is not None:
+                p.perspective_id = self._next_id(new_for)
+                for lid in p.lock_ids:
+                    if lid in self.locks:
+                        self.locks[lid].perspective_id = p.perspective_id
+            text = p.encode()
+            stamp = max(now_ms(), self.stamps.get(p.perspective_id, 0) + 1)
             self.db.execute("INSERT INTO perspectives(id, agent, state, updated_ms) VALUES (?, ?, ?, ?) "
                             "ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms",
                             (p.perspective_id, p.agent_id, text, stamp))
         self.loaded[p.perspective_id] = p
         self.stamps[p.perspective_id] = stamp
-        self.sizes[p.perspective_id] = len(text.encode("utf-8"))
+        self.sizes[p.perspective_id] = len(text)
 
     def _agent_perspectives(self, agent: str) -> list[Perspective]:
         rows = self.db.all("SELECT id, updated_ms FROM perspectives WHERE agent = ?", (agent,))
@@ -158,11 +165,11 @@ class PerspectiveService:
         return out
 
     def _next_id(self, agent: str) -> str:
+        """Next ``persp_<agent>_<NNN>`` from ``meta.perspective_seq:<agent>`` (inside the caller's transaction)."""
         slug = agent_slug(agent)
         key = f"perspective_seq:{slug}"
-        with self.db.write():
-            cur = int(self.cg.store.meta(key, "0") or 0) + 1
-            self.cg.store.set_meta(key, cur)
+        cur = int(self.cg.store.meta(key, "0") or 0) + 1
+        self.cg.store.set_meta(key, cur)
         return f"persp_{slug}_{cur:03d}"
 
     def _sweep_idle(self) -> None:
@@ -198,10 +205,10 @@ class PerspectiveService:
         if c.get("gen") != g.graph_generation or c.get("n") != g.n:
             idx = g.nodes.index
             qa = np.zeros(g.n, np.float32)
-            for ext, v in p.query_act.items():
-                i = idx.get(ext)
-                if i is not None:
-                    qa[i] = v
+            if p.query_act.get("gen") == g.graph_generation and p.query_act.get("idx"):
+                qi = np.asarray(p.query_act["idx"], np.int64)
+                ok = qi < g.n
+                qa[qi[ok]] = np.asarray(p.query_act["val"], np.float32)[ok]
             c.clear()
             c.update(gen=g.graph_generation, n=g.n, query_act=qa, anchor_act=None, anchor_hops=None)
             a = idx.get(p.anchor_node) if p.anchor_node else None
@@ -269,15 +276,13 @@ class PerspectiveService:
                 lk.nodes = frozenset(g.nodes.ext_id[i] for i in syn.region(g, a)) if a is not None else frozenset()
 
     # -- query activation, refresh -------------------------------------------------------------------------------
-    def _query_activation(self, g: Graph, agent: str, query: str, dims: list[str]) -> tuple[Any, dict[str, float]]:
+    def _query_activation(self, g: Graph, agent: str, query: str, dims: list[str]) -> tuple[Any, dict[str, Any]]:
         run = run_activation(g, query, ActivationParams(dimensions=tuple(dims)), boosts=self.cg.boosts_for(g, agent))
         act = run.activation
-        nz = np.nonzero(act > 0)[0]
+        nz = np.flatnonzero(act > 0)
         if len(nz) > QUERY_ACT_TOP:
-            nz = nz[np.argpartition(-act[nz], QUERY_ACT_TOP)[:QUERY_ACT_TOP]]
-        t = g.nodes
-        qa = {t.ext_id[i]: round(float(act[i]), 6) for i in sorted(nz.tolist())}
-        return run, qa
+            nz = np.sort(nz[np.argpartition(-act[nz], QUERY_ACT_TOP)[:QUERY_ACT_TOP]])
+        return run, {"gen": g.graph_generation, "idx": nz.tolist(), "val": np.round(act[nz], 6).tolist()}
 
     def _rebase(self, p: Perspective, g: Graph, agent: str, preferred: str | None) -> None:
         """Move a perspective onto the current graph generation: new query activation, a surviving focus."""
@@ -475,10 +480,9 @@ class PerspectiveService:
                                 recover="use identifiers or file names, or pass anchor_node (see activate)")
             t = g.nodes
             focus = anchor_i if anchor_i is not None else int(seeds[0])
-            pid = self._next_id(agent)
             now = now_ms()
             p = Perspective(
-                perspective_id=pid, agent_id=agent, query=query,
+                perspective_id="", agent_id=agent, query=query,
                 seeds=[[t.ext_id[i], round(float(s), 4)] for i, s in zip(seeds, run.seeds.scores.tolist())]
                 if run is not None else [],
                 mode="anchored" if anchor_i is not None else "local", mode_effective="local",
@@ -488,7 +492,13 @@ class PerspectiveService:
             p.mode_effective = self._mode_effective(p, g)
             self._synthesize(p, g)
             lock_id, overlapping = self._take_lock(p, g)
-            self._save(p)
+            try:
+                self._save(p, new_for=agent)
+            except BaseException:
+                if lock_id:
+                    self.locks.pop(lock_id, None)
+                raise
+            pid = p.perspective_id
             routes, _, pages, _ = self._page(p, 1, FIRST_PAGE)
             out: dict[str, Any] = {
                 "perspective_id": pid, **self._mode_fields(p), "anchor_node": p.anchor_node,
@@ -692,8 +702,7 @@ class PerspectiveService:
             elif branch_name in names:
                 raise InvalidInputError(f"branch name '{branch_name}' is already used in this perspective tree; "
                                         "pick another", details={"argument": "branch_name"})
-            new_id = self._next_id(agent)
-            q = p.clone(new_id)
+            q = p.clone("")
             now = now_ms()
             q.branch_of, q.branch_name, q.tree_root = p.perspective_id, branch_name, root
             q.lock_ids, q.created_ms, q.last_accessed_ms = [], now, now
@@ -702,7 +711,13 @@ class PerspectiveService:
                 g = self.cg.graph()
                 if g.n:
                     lock_id, _ = self._take_lock(q, g)
-            self._save(q)
+            try:
+                self._save(q, new_for=agent)
+            except BaseException:
+                if lock_id:
+                    self.locks.pop(lock_id, None)
+                raise
+            new_id = q.perspective_id
         out = {"perspective_id": pid, "branch_perspective_id": new_id, "branch_name": branch_name,
                "branched_from_focus": p.focus_node, "route_set_version": q.route_set_version, "lock_id": lock_id,
                "elapsed_ms": _elapsed(t0)}

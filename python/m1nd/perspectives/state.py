@@ -55,7 +55,9 @@ class Perspective:
     history: list[dict[str, Any]] = field(default_factory=list)
     visited: list[str] = field(default_factory=list)
     seen_targets: list[str] = field(default_factory=list)
-    query_act: dict[str, float] = field(default_factory=dict)
+    # query activation of the start query, top 500: {"gen": graph generation, "idx": [node index], "val": [a]}
+    # (indices are only meaningful for that generation; a perspective on another generation is refreshed first)
+    query_act: dict[str, Any] = field(default_factory=dict)
     follows: list[str] = field(default_factory=list)  # families of every follow, in order
     nav_event_count: int = 0
     branch_of: str | None = None
@@ -80,8 +82,31 @@ class Perspective:
         d["lens"] = self.lens.to_json()
         return d
 
+    _BULKY = ("routes", "query_act", "history")
+
     def encode(self) -> str:
-        return dumps(self.to_json())
+        """Compact JSON of the persisted state.
+
+        Route sets, checkpoints and the query activation are never mutated once built (a new synthesis makes a new
+        list), so their encodings are cached by identity: saving after a follow only encodes what changed.
+        """
+        old: dict[int, tuple[Any, str]] = self.cache.get("json", {})
+        new: dict[int, tuple[Any, str]] = {}
+
+        def piece(obj: Any) -> str:
+            hit = old.get(id(obj)) or new.get(id(obj))
+            if hit is None or hit[0] is not obj:
+                hit = (obj, dumps(obj))
+            new[id(obj)] = hit
+            return hit[1]
+
+        small = {k: getattr(self, k) for k in self._PERSISTED if k not in self._BULKY}
+        small["lens"] = self.lens.to_json()
+        head = dumps(small)
+        text = (head[:-1] + ',"routes":' + piece(self.routes) + ',"query_act":' + piece(self.query_act)
+                + ',"history":[' + ",".join(piece(cp) for cp in self.history) + "]}")
+        self.cache["json"] = new
+        return text
 
     @classmethod
     def decode(cls, text: str) -> Perspective:
@@ -100,7 +125,7 @@ class Perspective:
         d["lens"] = Lens.from_json(d["lens"])
         p = Perspective(**d)
         # caches describe the same graph and the same seeds/anchor: share the arrays (they are never mutated)
-        p.cache = {k: v for k, v in self.cache.items() if k != "compare"}
+        p.cache = {k: v for k, v in self.cache.items() if k not in ("compare", "json")}
         return p
 
     # -- navigation bookkeeping ----------------------------------------------------------------------------------

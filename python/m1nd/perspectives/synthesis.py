@@ -189,6 +189,10 @@ class Adj:
     rel: np.ndarray  # uint8 relation
     fwd: np.ndarray  # bool: True when the edge goes node -> nbr
 
+    def sub(self, mask: int) -> Adj:
+        keep = ((mask >> self.rel.astype(np.int64)) & 1).astype(bool)
+        return Adj(self.nbr[keep], self.pos[keep], self.rel[keep], self.fwd[keep])
+
 
 def adjacency(g: Graph, u: int, mask: int = ALL) -> Adj:
     eng = g.engine
@@ -214,13 +218,14 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     return offs.astype(np.int64), owner
 
 
-def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(owner index into ``nodes``, neighbour, edge position) for both directions of every node, vectorised."""
+def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """(owner index into ``nodes``, neighbour, edge position, owner->neighbour?) for both directions, vectorised."""
     c = g.engine.csr
     nodes = np.asarray(nodes, np.int64)
     if len(nodes) == 0:
         z = np.zeros(0, np.int64)
-        return z, z.astype(np.int32), z
+        return z, z.astype(np.int32), z, z.astype(bool)
     fs, fe = c.indptr[nodes], c.indptr[nodes + 1]
     fpos, fown = _ranges(fs, fe - fs)
     rs, re_ = c.rev_indptr[nodes], c.rev_indptr[nodes + 1]
@@ -229,10 +234,11 @@ def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray,
     owner = np.concatenate([fown, rown])
     nbr = np.concatenate([c.indices[fpos], c.rev_indices[rpos]]).astype(np.int32)
     pos = np.concatenate([fpos, epos]).astype(np.int64)
+    fwd = np.concatenate([np.ones(len(fpos), bool), np.zeros(len(rpos), bool)])
     if mask != ALL:
         keep = ((mask >> c.relations[pos].astype(np.int64)) & 1).astype(bool)
-        owner, nbr, pos = owner[keep], nbr[keep], pos[keep]
-    return owner, nbr, pos
+        owner, nbr, pos, fwd = owner[keep], nbr[keep], pos[keep], fwd[keep]
+    return owner, nbr, pos, fwd
 
 
 # -- local activation ---------------------------------------------------------------------------------------------
@@ -371,66 +377,66 @@ def _top(g: Graph, cands: list[Candidate], admissible: Callable[[int], bool], k:
     return best[:k]
 
 
-def _structural(g: Graph, f: int) -> list[Candidate]:
+def _structural(g: Graph, f: int, A: Adj) -> list[Candidate]:
     out: list[Candidate] = []
     w = g.engine.weights
-    ad = adjacency(g, f, STRUCT_FAMILY_MASK)
+    ad = A.sub(STRUCT_FAMILY_MASK)
     for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
         if v == f:
             continue
         out.append(Candidate(v, "structural_neighbor", [f, v], [(p, fw)], float(w[p]), _edge_reason(g, f, v, p)))
     # siblings: other children of f's container, by pagerank
-    up = adjacency(g, f, 1 << CONTAINS)
+    up = A.sub(1 << CONTAINS)
     parents = [(p, pp) for p, pp, fw in zip(up.nbr.tolist(), up.pos.tolist(), up.fwd.tolist()) if not fw]
     if parents:
         parent, ppos = parents[0]
         down = adjacency(g, parent, 1 << CONTAINS)
-        kids = [(v, p) for v, p, fw in zip(down.nbr.tolist(), down.pos.tolist(), down.fwd.tolist()) if fw and v != f]
-        pr = g.nodes.pagerank
-        kids.sort(key=lambda kv: (-float(pr[kv[0]]), kv[0]))
-        for v, p in kids[:SIBLINGS]:
-            out.append(Candidate(v, "structural_neighbor", [f, parent, v], [(ppos, False), (p, True)],
-                                 float(w[ppos]) * float(w[p]), f"Sibling of {_label(g, f)} in {_label(g, parent)}"))
+        sel = down.fwd & (down.nbr != f)
+        kids, kpos = down.nbr[sel], down.pos[sel]
+        if len(kids):
+            order = np.lexsort((kids, -g.nodes.pagerank[kids]))[:SIBLINGS]
+            for v, p in zip(kids[order].tolist(), kpos[order].tolist()):
+                out.append(Candidate(v, "structural_neighbor", [f, parent, v], [(ppos, False), (p, True)],
+                                     float(w[ppos]) * float(w[p]), f"Sibling of {_label(g, f)} in {_label(g, parent)}"))
     return out
 
 
-def _causal(g: Graph, f: int, downstream: bool) -> list[Candidate]:
+def _causal(g: Graph, f: int, A: Adj, downstream: bool) -> list[Candidate]:
     """downstream: nodes depending on f (edges traversed backwards); upstream: what f depends on (forward)."""
     family = "causal_downstream" if downstream else "causal_upstream"
     w = g.engine.weights
     rel_all = g.engine.csr.relations
     out: list[Candidate] = []
-
-    def step(u: int) -> list[tuple[int, int, float]]:
-        ad = adjacency(g, u, CAUSAL_FAMILY_MASK)
-        sel = ad.fwd != downstream
-        nb, pos = ad.nbr[sel], ad.pos[sel]
-        s = CAUSAL[rel_all[pos]] * w[pos]
-        return list(zip(nb.tolist(), pos.tolist(), s.tolist()))
-
-    for x, p1, s1 in step(f):
-        if x == f or s1 < CAUSAL_MIN:
-            continue
-        r1 = RELATIONS[int(rel_all[p1])].name
+    a1 = A.sub(CAUSAL_FAMILY_MASK)
+    sel = (a1.fwd != downstream) & (a1.nbr != f)
+    x1, p1 = a1.nbr[sel], a1.pos[sel]
+    s1 = CAUSAL[rel_all[p1]] * w[p1]
+    keep = s1 >= CAUSAL_MIN
+    x1, p1, s1 = x1[keep], p1[keep], s1[keep]
+    names = [RELATIONS[int(r)].name for r in rel_all[p1].tolist()]
+    for x, p, s, r1 in zip(x1.tolist(), p1.tolist(), s1.tolist(), names):
         reason = (f"{_label(g, x)} {VERB[r1]} {_label(g, f)}" if downstream
                   else f"{_label(g, f)} {VERB[r1]} {_label(g, x)}")
-        out.append(Candidate(x, family, [f, x], [(p1, not downstream)], s1, reason))
-        for t2, p2, s2 in step(x):
-            s = s1 * s2
-            if t2 in (f, x) or s < CAUSAL_MIN:
-                continue
-            r2 = RELATIONS[int(rel_all[p2])].name
+        out.append(Candidate(x, family, [f, x], [(p, not downstream)], s, reason))
+    if len(x1):
+        own, x2, p2, fw2 = multi_adjacency(g, x1, CAUSAL_FAMILY_MASK)
+        s2 = s1[own] * CAUSAL[rel_all[p2]] * w[p2]
+        ok = (fw2 != downstream) & (s2 >= CAUSAL_MIN) & (x2 != f) & (x2 != x1[own])
+        for k, t2, p, s in zip(own[ok].tolist(), x2[ok].tolist(), p2[ok].tolist(), s2[ok].tolist()):
+            r1, r2 = names[k], RELATIONS[int(rel_all[p])].name
             rels = f"{r1}, {r2}" if r1 != r2 else r1
             reason = (f"Depends on {_label(g, f)} through {rels} (2 hops)" if downstream
                       else f"{_label(g, f)} depends on it through {rels} (2 hops)")
-            out.append(Candidate(t2, family, [f, x, t2], [(p1, not downstream), (p2, not downstream)], s, reason))
+            x = int(x1[k])
+            out.append(Candidate(t2, family, [f, x, t2], [(int(p1[k]), not downstream), (p, not downstream)],
+                                 float(s), reason))
     return out
 
 
 def _semantic(g: Graph, f: int, sim: np.ndarray, near: np.ndarray) -> list[Candidate]:
     fx = facts(g)
-    cand = np.nonzero((sim >= SEMANTIC_FLOOR) & (fx.group == fx.group[f]))[0]
-    cand = cand[(cand != f) & ~near[cand]]
+    cand = np.flatnonzero(sim >= SEMANTIC_FLOOR)
+    cand = cand[(fx.group[cand] == fx.group[f]) & (cand != f) & ~near[cand]]
     if len(cand) > SEMANTIC_POOL:
         cand = cand[np.lexsort((cand, -sim[cand]))][:SEMANTIC_POOL]
     return [Candidate(int(t), "semantic_affinity", [f, int(t)], [], float(sim[t]),
@@ -446,14 +452,14 @@ def _file(g: Graph, f: int) -> int:
     return fo if fo >= 0 else f
 
 
-def _co_change(g: Graph, f: int) -> list[Candidate]:
+def _co_change(g: Graph, f: int, A: Adj) -> list[Candidate]:
     if int(g.nodes.kind[f]) == DIR:
         return []
     F = _file(g, f)
     t = g.nodes
     w = g.engine.weights
     base = g.engine.csr.base_weights
-    ad = adjacency(g, F, 1 << CO_CHANGES)
+    ad = A.sub(1 << CO_CHANGES) if F == f else adjacency(g, F, 1 << CO_CHANGES)
     out = []
     for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
         if v == F:
@@ -472,38 +478,33 @@ def _test_functions(g: Graph, u: int) -> int:
     t = g.nodes
     if int(t.kind[u]) != FILE:
         return 1
+    fn = KIND_CODE["fn"]
     count = 0
-    frontier = [u]
+    frontier = np.asarray([u], np.int64)
     for _ in range(2):
-        nxt = []
-        for x in frontier:
-            ad = adjacency(g, x, 1 << CONTAINS)
-            for v, fw in zip(ad.nbr.tolist(), ad.fwd.tolist()):
-                if fw:
-                    nxt.append(v)
-                    if t.is_test[v] and int(t.kind[v]) == KIND_CODE["fn"]:
-                        count += 1
-        frontier = nxt
+        own, kids, _p, fw = multi_adjacency(g, frontier, 1 << CONTAINS)
+        kids = kids[fw]
+        count += int(np.count_nonzero(t.is_test[kids] & (t.kind[kids] == fn)))
+        frontier = kids.astype(np.int64)
     return count
 
 
-def _tests(g: Graph, f: int) -> list[Candidate]:
+def _tests(g: Graph, f: int, A: Adj) -> list[Candidate]:
     t = g.nodes
     w = g.engine.weights
     out = []
     if bool(t.is_test[f]):
-        ad = adjacency(g, f, 1 << TESTS)
+        ad = A.sub(1 << TESTS)
         for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
             if fw and v != f:
                 out.append(Candidate(v, "test_coverage", [f, v], [(p, True)], float(w[p]),
                                      f"Subject of test {_label(g, f)}"))
         return out
-    subjects = [f]
+    subjects = [(f, A.sub(1 << TESTS))]
     F = _file(g, f)
     if F != f and int(t.kind[f]) != DIR:
-        subjects.append(F)
-    for s in subjects:
-        ad = adjacency(g, s, 1 << TESTS)
+        subjects.append((F, adjacency(g, F, 1 << TESTS)))
+    for s, ad in subjects:
         for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
             if fw or v == f:
                 continue
@@ -513,14 +514,14 @@ def _tests(g: Graph, f: int) -> list[Candidate]:
     return out
 
 
-def _configuration(g: Graph, f: int) -> list[Candidate]:
+def _configuration(g: Graph, f: int, A: Adj) -> list[Candidate]:
     t = g.nodes
     w = g.engine.weights
     out = []
     cfg = 1 << USES_CONFIG
     F = _file(g, f)
     if int(t.kind[f]) != DIR:
-        ad = adjacency(g, F, cfg)
+        ad = A.sub(cfg) if F == f else adjacency(g, F, cfg)
         for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
             if fw and v != f:
                 out.append(Candidate(v, "configuration", [F, v], [(p, True)], float(w[p]),
@@ -528,31 +529,27 @@ def _configuration(g: Graph, f: int) -> list[Candidate]:
             elif not fw and v != f and t.lang[F] == "config":
                 out.append(Candidate(v, "configuration", [v, F], [(p, True)], float(w[p]),
                                      f"{_label(g, v)} reads configuration {_label(g, F)}"))
-    # configuration reached within 2 hops: a neighbour of f that reads a config file
-    ad = adjacency(g, f, STRUCTURAL_MASK & ~cfg)
-    seen: set[int] = set()
-    for x, p1, fw1 in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
-        if x == f or x in seen:
-            continue
-        seen.add(x)
-        a2 = adjacency(g, x, cfg)
-        for v, p2, fw2 in zip(a2.nbr.tolist(), a2.pos.tolist(), a2.fwd.tolist()):
-            if fw2 and v != f:
-                out.append(Candidate(v, "configuration", [f, x, v], [(p1, fw1), (p2, True)],
-                                     float(w[p1]) * float(w[p2]),
-                                     f"{_label(g, x)} reads configuration {_label(g, v)}"))
+    # configuration reached within 2 hops: a neighbour of f that reads a config file (strongest first step each)
+    xs, xp, xfw, xw = best_edges(g, f, STRUCTURAL_MASK & ~cfg, A)
+    if len(xs):
+        own, v2, p2, fw2 = multi_adjacency(g, xs, cfg)
+        ok = fw2 & (v2 != f)
+        for k, v, p in zip(own[ok].tolist(), v2[ok].tolist(), p2[ok].tolist()):
+            x = int(xs[k])
+            out.append(Candidate(v, "configuration", [f, x, v], [(int(xp[k]), bool(xfw[k])), (p, True)],
+                                 float(xw[k]) * float(w[p]), f"{_label(g, x)} reads configuration {_label(g, v)}"))
     # documentation sections that mention f
-    ad = adjacency(g, f, 1 << MENTIONS)
+    ad = A.sub(1 << MENTIONS)
     for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
         if not fw and v != f:
             out.append(Candidate(v, "configuration", [v, f], [(p, True)], float(w[p]), f"Documented in {_label(g, v)}"))
     return out
 
 
-def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                     np.ndarray]:
+def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK, A: Adj | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """u's distinct neighbours (sorted) with the strongest edge to each: (nbr, position, u->nbr?, ŵ)."""
-    ad = adjacency(g, u, mask)
+    ad = A.sub(mask) if A is not None else adjacency(g, u, mask)
     keep = ad.nbr != u
     nb, pos, fw = ad.nbr[keep].astype(np.int64), ad.pos[keep], ad.fwd[keep]
     wv = g.engine.weights[pos].astype(np.float64)
@@ -565,7 +562,7 @@ def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK) -> tuple[np.ndarra
     return nb[first], pos[first], fw[first], wv[first]
 
 
-def _hubs(g: Graph, f: int) -> list[Candidate]:
+def _hubs(g: Graph, f: int, A: Adj) -> list[Candidate]:
     fx = facts(g)
     hops = g.engine.bfs_hops(f, max_hops=2, mode="both", mask=STRUCTURAL_MASK)
     cand = np.nonzero((hops > 0) & fx.hub)[0]
@@ -575,7 +572,7 @@ def _hubs(g: Graph, f: int) -> list[Candidate]:
     pr = g.nodes.pagerank
     cand = cand[np.lexsort((cand, -pr[cand]))][: PER_FAMILY * 2]
     out = []
-    fn, fp, ffw, fwv = best_edges(g, f)
+    fn, fp, ffw, fwv = best_edges(g, f, STRUCTURAL_MASK, A)
     for t_ in cand.tolist():
         deg = int(fx.deg[t_])
         why = "top 2 % by rank" if fx.hub_by_rank[t_] else f"degree ≥ {HUB_DEGREE}"
@@ -626,9 +623,9 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     w = g.engine.weights
     fams = [fam for fam in FAMILIES if fam in lens.route_families]
     sim, backend = semantic_similarity(g, f)
+    A = adjacency(g, f)
     near = np.zeros(g.n, bool)
-    near_f = adjacency(g, f)
-    near[near_f.nbr] = True
+    near[A.nbr] = True
     near[f] = True
 
     kind_codes = {KIND_CODE[k] for k in lens.node_kinds}
@@ -649,21 +646,21 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     cands: list[Candidate] = []
     for fam in fams:
         if fam == "structural_neighbor":
-            got = _structural(g, f)
+            got = _structural(g, f, A)
         elif fam == "causal_downstream":
-            got = _causal(g, f, True)
+            got = _causal(g, f, A, True)
         elif fam == "causal_upstream":
-            got = _causal(g, f, False)
+            got = _causal(g, f, A, False)
         elif fam == "semantic_affinity":
             got = _semantic(g, f, sim, near)
         elif fam == "co_change":
-            got = _co_change(g, f)
+            got = _co_change(g, f, A)
         elif fam == "test_coverage":
-            got = _tests(g, f)
+            got = _tests(g, f, A)
         elif fam == "configuration":
-            got = _configuration(g, f)
+            got = _configuration(g, f, A)
         else:
-            got = _hubs(g, f)
+            got = _hubs(g, f, A)
         got = [c for c in got if c.target != f]
         raw_total += len(got)
         cands.extend(_top(g, got, admissible_for(fam)))
@@ -690,13 +687,14 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     qmax = float(qa.max(initial=0.0)) if qa is not None else 0.0
     weights = lens.weights(inp.anchored)
 
+    beside = np.zeros(g.n, bool)  # adjacent to a visited node other than f
+    if len(others):
+        beside[multi_adjacency(g, others, ALL)[1]] = True
     novelty: dict[int, float] = {}
     for x in uniq.tolist():
         if x in visited:
             novelty[x] = 0.0
-        elif x in inp.seen_targets:
-            novelty[x] = 0.5
-        elif len(others) and bool(np.isin(adjacency(g, x).nbr, others).any()):
+        elif x in inp.seen_targets or beside[x]:
             novelty[x] = 0.5
         else:
             novelty[x] = 1.0
@@ -805,7 +803,7 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
     shared = np.zeros(g.n, np.int64)
     summin = np.zeros(g.n, np.float64)
     if len(nb):
-        own, c, pos = multi_adjacency(g, nb, STRUCTURAL_MASK)
+        own, c, pos, _ = multi_adjacency(g, nb, STRUCTURAL_MASK)
         wc = w[pos].astype(np.float64)
         ok = (c != x)
         own, c, wc = own[ok], c[ok].astype(np.int64), wc[ok]
