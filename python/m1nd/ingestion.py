@@ -83,7 +83,8 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = 365,
                embed: str = "background", progress: Progress | None = None) -> dict[str, Any]:
     from m1nd.ingest import extract as ex
-    from m1nd.ingest import gitdata, resolve, walker
+    from m1nd.ingest import gitdata, walker
+    from m1nd.ingest.resolve import resolve as resolve_graph
 
     started = time.perf_counter()
     say = progress or Progress()
@@ -188,7 +189,7 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         if git is None:
             git = gitdata.read_git(root, window_days=git_window_days)
         say("resolving references")
-        parts = resolve.resolve(extracts, git=git, mtimes=mtimes, namespace=namespace)
+        parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace)
         say(f"{len(parts.nodes)} nodes, {len(parts.edges)} edges; writing")
         languages: dict[str, int] = {}
         for f in walked.files:
