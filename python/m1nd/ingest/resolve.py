@@ -224,7 +224,7 @@ class _Resolver:
         self.bases: dict[int, list[int]] = {}
         self.impls_of: dict[int, list[int]] = {}
         self.impl_type: dict[int, int] = {}
-        self.global_memo: dict[tuple[str, str, str, str], tuple[int, float]] = {}
+        self.global_memo: dict[tuple[str, str, str, str, frozenset[int]], tuple[int, float]] = {}
         self.fns_lower_memo: dict[int, dict[str, list[int]]] = {}
 
     # -------------------------------------------------------------------------------------------- nodes
@@ -531,8 +531,7 @@ class _Resolver:
             c = parent[c]
         return NOTFOUND
 
-    def lookup(self, f: _File, owner: int, name: str, want: frozenset[int], category: str,
-               method_only: bool = False) -> tuple[int, float]:
+    def lookup(self, f: _File, owner: int, name: str, want: frozenset[int], category: str) -> tuple[int, float]:
         """Resolve a (possibly dotted) name from ``owner`` in file ``f``: (node, factor) or (NOTFOUND|AMBIG|EXTERNAL, 0)."""
         if "." in name:
             return self.lookup_qualified(f, owner, name.split("."), want, category)
@@ -580,7 +579,7 @@ class _Resolver:
 
     def global_lookup(self, f: _File, name: str, want: frozenset[int], category: str) -> tuple[int, float]:
         """Steps 6-7: graph-wide candidates of a compatible kind; path proximity breaks ties."""
-        key = (f.dir, f.fam, category, name)
+        key = (f.dir, f.fam, category, name, want)
         got = self.global_memo.get(key)
         if got is not None:
             return got
@@ -651,6 +650,8 @@ class _Resolver:
             if cur < 0 and fam in ("java", "rs", "go", "js"):
                 if head in BUILTINS.get(fam, ()):
                     return EXTERNAL, 0.0
+                if fam == "rs" and not head[:1].isupper():
+                    return EXTERNAL, 0.0  # `serde_json::to_string()`: a path into another crate
                 if head[:1].isupper():
                     got = self.same_package(f, head, TYPE_KINDS)
                     if got >= 0:
