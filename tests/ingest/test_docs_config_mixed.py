@@ -208,6 +208,7 @@ def test_determinism(repo, g) -> None:
     assert all(n.ext_id.startswith("tools::") for n in p1.nodes)
     assert "tools::file::backend/session_pool.py::class::SessionPool" in {n.ext_id for n in p1.nodes}
     assert "tools::dir::." in {n.ext_id for n in p1.nodes}
+    assert p1.edges and all(e.src.startswith("tools::") and e.dst.startswith("tools::") for e in p1.edges)
 
 
 def test_warnings_for_bad_paths(repo, tmp_path) -> None:
