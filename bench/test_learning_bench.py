@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from corpus import copy_subset, workspace
 
 PACKAGES = ("json", "email", "http", "asyncio")

@@ -18,7 +18,7 @@ import struct
 import time
 import zlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -166,7 +166,7 @@ def load_blobs(cg: CodeGraph, b: Baseline) -> Baseline:
 
 
 def iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + \
         f"{ms % 1000:03d}Z"
 
 
@@ -182,7 +182,7 @@ def parse_since(since: str) -> int | None:
     except ValueError:
         raise InvalidInputError(SINCE_ERROR, details={"argument": "since"}) from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000)
 
 

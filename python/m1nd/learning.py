@@ -203,7 +203,7 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
                     (agent_id, query, feedback, float(strength),
                      json.dumps({"node_ids": [g.nodes.ext_id[i] for i in confirmed],
                                  "wrong_node_ids": [g.nodes.ext_id[i] for i in rejected]}, ensure_ascii=False),
-                     int(len(changed)), now_ms()))
+                     len(changed), now_ms()))
                 cg.store.db.execute(
                     "DELETE FROM learn_log WHERE id <= (SELECT id FROM learn_log ORDER BY id DESC LIMIT 1 OFFSET ?)",
                     (LEARN_LOG_KEEP,))
@@ -216,7 +216,7 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
 
     t = g.nodes
     out: dict[str, Any] = {
-        "edges_adjusted": int(len(changed)),
+        "edges_adjusted": len(changed),
         "nodes_affected": len(nodes_hit),
         "plasticity_delta": rate,
         "elapsed_ms": None,
@@ -262,7 +262,7 @@ def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
         elif action == "baseline":
             out["baseline_id"] = record_manual(cg)
         _, wgen = cg.store.generations()
-        out.update({"flushed_edges": int(flushed), "dirty_weights": int(len(cg.dirty_positions())),
+        out.update({"flushed_edges": int(flushed), "dirty_weights": len(cg.dirty_positions()),
                     "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms),
                     "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)})
     return out
@@ -335,5 +335,18 @@ def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | Non
             "relation": relation, "node": node, "weights_generation": int(wgen)}
 
 
-__all__ = ["FEEDBACKS", "PERSIST_ACTIONS", "persist", "W_MAX", "W_MIN", "learn", "normalise_query", "resolve_ids", "unknown_nodes_error",
-           "validate_learn", "weight_stats", "weights_reset", "edge_label"]
+__all__ = [
+    "FEEDBACKS",
+    "PERSIST_ACTIONS",
+    "W_MAX",
+    "W_MIN",
+    "edge_label",
+    "learn",
+    "normalise_query",
+    "persist",
+    "resolve_ids",
+    "unknown_nodes_error",
+    "validate_learn",
+    "weight_stats",
+    "weights_reset",
+]

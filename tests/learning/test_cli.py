@@ -6,11 +6,9 @@ import json
 import re
 
 import pytest
-
 from m1nd.cli.app import run
 
-from learning_support import (  # noqa: F401  (fixtures)
-    call, open_workspace, home_repo, template, _env)
+from .support import call, open_workspace
 
 CACHE = "file::pkg/cache.py::class::Cache"
 POOL = "file::pkg/pool.py"

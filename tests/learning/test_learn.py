@@ -7,12 +7,10 @@ import time
 
 import numpy as np
 import pytest
-
 from m1nd.baselines import record_server_start
 from m1nd.graph.engine import W_MAX, W_MIN
 
-from learning_support import (  # noqa: F401  (fixtures)
-    call, error, fresh_workspace, home_repo, template, workspaces, ws, _env)
+from .support import call, error
 
 CACHE = "file::pkg/cache.py::class::Cache"
 ACQUIRE = "file::pkg/pool.py::class::SessionPool::fn::acquire"
@@ -124,7 +122,7 @@ def test_weights_stay_in_bounds_and_w0_never_changes(ws, monkeypatch) -> None:
         w = ws.graph.graph().engine.weights
         assert w.min() >= W_MIN and w.max() <= W_MAX
     assert np.array_equal(np.asarray(ws.graph.graph().engine.csr.base_weights), w0)
-    for (s, d, rel), (bw0, w, _, _) in db_weights(ws).items():
+    for _bw0, w, _, _ in db_weights(ws).values():
         assert W_MIN <= w <= W_MAX
     assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 120
 

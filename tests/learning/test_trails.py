@@ -11,11 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from m1nd.trails import TRAIL_ID_RE, agent_slug, normalise_text
 
-from learning_support import (  # noqa: F401  (fixtures)
-    call, error, open_workspace, fresh_workspace, home_repo, template, workspaces, ws, _env)
+from .support import call, error, open_workspace
 
 POOL = "file::pkg/pool.py"
 POOL_CLS = "file::pkg/pool.py::class::SessionPool"
@@ -37,13 +35,13 @@ def trail_count(ws) -> int:
 
 
 def full_save(ws, agent: str = "agent-1", **extra):
-    args = dict(label="pool-leak", hypotheses=[
+    args: dict = {"label": "pool-leak", "hypotheses": [
         {"statement": "Sessions leak when release is skipped", "confidence": 0.7,
          "supporting_nodes": [ACQUIRE, SESSION], "contradicting_nodes": [CACHE]},
         {"statement": "The cache is unrelated", "supporting_nodes": [CACHE]},
-    ], conclusions=[{"statement": "Pool needs a context manager", "confidence": 0.8,
-                     "from_hypotheses": ["Sessions leak when release is skipped"], "supporting_nodes": [POOL_CLS]}],
-        open_questions=["Does login release on error?"], tags=["pool", "leak"])
+    ], "conclusions": [{"statement": "Pool needs a context manager", "confidence": 0.8,
+                        "from_hypotheses": ["Sessions leak when release is skipped"], "supporting_nodes": [POOL_CLS]}],
+        "open_questions": ["Does login release on error?"], "tags": ["pool", "leak"]}
     args.update(extra)
     return call(ws, "trail_save", agent, **args)
 
@@ -171,7 +169,7 @@ def test_resume_boosts_change_only_the_resuming_agents_activations(ws) -> None:
     call(ws, "trail_resume", "reader", trail_id=saved["trail_id"])
     boosted = act("reader")
     other = act("bystander")
-    val = lambda r: {a["node_id"]: a["activation"] for a in r["activated"]}[CACHE]  # noqa: E731
+    val = lambda r: {a["node_id"]: a["activation"] for a in r["activated"]}[CACHE]
     assert val(boosted) > val(base)
     assert val(other) == pytest.approx(val(base))
     assert boosted["priming"]["active"] and f"trail:{saved['trail_id']}" in boosted["priming"]["sources"]
@@ -200,7 +198,7 @@ def _stale_setup(fresh_workspace):
 def test_stale_trail_is_refused_unless_forced(fresh_workspace) -> None:
     from m1nd.trails import show
 
-    ws, repo, stale_id, healthy_id = _stale_setup(fresh_workspace)
+    ws, _repo, stale_id, healthy_id = _stale_setup(fresh_workspace)
     listed = {t["trail_id"]: t for t in call(ws, "trail_list")["trails"]}
     assert listed[stale_id]["status"] == "stale" and listed[stale_id]["stale"] is True
     assert listed[healthy_id]["status"] == "saved" and listed[healthy_id]["stale"] is False
@@ -267,7 +265,7 @@ def test_list_filters_sorting_and_limit(ws) -> None:
     a2 = call(ws, "trail_save", "alice", label="a2", tags=["pool", "perf"])
     time.sleep(0.002)
     b1 = call(ws, "trail_save", "bob", label="b1", tags=["pool"])
-    ids = lambda r: [t["trail_id"] for t in r["trails"]]  # noqa: E731
+    ids = lambda r: [t["trail_id"] for t in r["trails"]]
     assert ids(call(ws, "trail_list")) == [b1["trail_id"], a2["trail_id"], a1["trail_id"]]
     assert ids(call(ws, "trail_list", filter_agent_id="alice")) == [a2["trail_id"], a1["trail_id"]]
     assert ids(call(ws, "trail_list", filter_tags=["pool", "nothing"])) == [b1["trail_id"], a2["trail_id"]]
@@ -437,7 +435,7 @@ WRITER = textwrap.dedent('''
     import sys
     from pathlib import Path
     sys.path.insert(0, {tests!r})
-    from learning_support import open_workspace, call
+    from support import open_workspace, call
     ws = open_workspace(Path({home!r}), Path({repo!r}))
     ids = [call(ws, "trail_save", "shared", label=f"{{sys.argv[1]}}-{{k}}",
                 visited_nodes=[{{"node_external_id": "file::pkg/pool.py"}}])["trail_id"] for k in range(25)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -29,13 +29,13 @@ def _print_json(obj: Any) -> None:
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- text renderers (mcp.md §10) ---------------------------------------------------------------------------------
 def render_learn(r: dict[str, Any]) -> list[str]:
-    out = [f"Adjusted {r['edges_adjusted']} edges on {r['nodes_affected']} nodes (rate {r['plasticity_delta']}, "
-           f"seeds {r['seed_source']})"]
+    out = [(f"Adjusted {r['edges_adjusted']} edges on {r['nodes_affected']} nodes (rate {r['plasticity_delta']}, "
+            f"seeds {r['seed_source']})")]
     if r.get("hint"):
         out.append(f"hint: {r['hint']}")
     return out
@@ -43,8 +43,8 @@ def render_learn(r: dict[str, Any]) -> list[str]:
 
 def render_drift(r: dict[str, Any]) -> list[str]:
     b = r["baseline"]
-    out = [f"Since the {b['kind']} baseline of {_iso(b['created_ms'])}: nodes {r['node_count_delta']:+d}, "
-           f"edges {r['edge_count_delta']:+d}"]
+    out = [(f"Since the {b['kind']} baseline of {_iso(b['created_ms'])}: nodes {r['node_count_delta']:+d}, "
+            f"edges {r['edge_count_delta']:+d}")]
     for d in r.get("top_weight_drifts", []):
         out.append(f"{d['delta']:+.3f}  {d['edge']}")
     return out
@@ -57,13 +57,13 @@ def render_trail_list(r: dict[str, Any]) -> list[str]:
 
 
 def render_resume(r: dict[str, Any]) -> list[str]:
-    return [f"Resumed {r['trail_id']}: {r['nodes_reactivated']} nodes reactivated, "
-            f"{len(r['hypotheses_downgraded'])} hypotheses downgraded, {r['generations_behind']} generations behind"]
+    return [(f"Resumed {r['trail_id']}: {r['nodes_reactivated']} nodes reactivated, "
+             f"{len(r['hypotheses_downgraded'])} hypotheses downgraded, {r['generations_behind']} generations behind")]
 
 
 def render_merge(r: dict[str, Any]) -> list[str]:
-    return [f"Merged into {r['merged_trail_id']}: {r['nodes_merged']} nodes, {r['hypotheses_merged']} hypotheses, "
-            f"{len(r['conflicts'])} conflicts, {len(r['connections_discovered'])} connections"]
+    return [(f"Merged into {r['merged_trail_id']}: {r['nodes_merged']} nodes, {r['hypotheses_merged']} hypotheses, "
+             f"{len(r['conflicts'])} conflicts, {len(r['connections_discovered'])} connections")]
 
 
 def render_show(t: dict[str, Any]) -> list[str]:

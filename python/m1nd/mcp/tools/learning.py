@@ -26,7 +26,7 @@ class SchemaParam(Param):
         return s
 
 
-NODE_LIST = dict(max_items=100, max_length=2000)
+NODE_LIST: dict[str, Any] = {"max_items": 100, "max_length": 2000}
 
 
 def _learn(ws: Any, a: dict[str, Any]) -> dict[str, Any]:

@@ -1,22 +1,9 @@
-"""Helpers and fixtures of the learning tests: a small ingested Python repository, workspaces on a temporary home,
-tool calls.
-
-Ingesting costs ~0.1 s, so one template home is ingested per session and copied for every test; tests that change
-the repository itself (re-ingest after deleting files) build their own with ``fresh_workspace``.
-
-Test modules import the fixtures from here (``from learning_support import ws, ...``). This is deliberately not a
-``conftest.py``: other test directories import helpers with ``from conftest import …``, which resolves to whichever
-conftest was loaded last, so one more conftest in the tree breaks them.
-"""
+"""Helpers of the learning tests: the fixture repository, workspaces on a temporary home, tool calls."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from m1nd.config import Settings
 from m1nd.mcp.registry import call_tool
@@ -183,67 +170,3 @@ def error(ws: Workspace, tool: str, agent: str = "agent-1", **args: Any) -> dict
     res = call_tool(ws, tool, {"agent_id": agent, **args})
     assert res.is_error, res.structured
     return res.structured["error"]
-
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("M1ND_EMBEDDER", "hashing")
-    monkeypatch.delenv("M1ND_COACTIVATION_RATE", raising=False)
-    monkeypatch.delenv("M1ND_WEIGHT_RELAXATION_DAYS", raising=False)
-
-
-@pytest.fixture(scope="session")
-def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("learning-template")
-    repo = write_repo(base / "repo")
-    home = base / "home"
-    ws = open_workspace(home, repo)
-    call(ws, "ingest", path=str(repo))
-    ws.close()
-    return home, repo
-
-
-@pytest.fixture
-def home_repo(template: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
-    """A private copy of the ingested home (same repo path, so the same workspace key)."""
-    home = tmp_path / "home"
-    shutil.copytree(template[0], home)
-    return home, template[1]
-
-
-@pytest.fixture
-def workspaces(home_repo: tuple[Path, Path]) -> Iterator[Callable[..., Workspace]]:
-    """Factory of workspaces on the test's home (each one stands for a process); all closed at the end."""
-    opened: list[Workspace] = []
-
-    def make(transport: str = "cli") -> Workspace:
-        ws = open_workspace(*home_repo, transport=transport)
-        opened.append(ws)
-        return ws
-
-    yield make
-    for ws in opened:
-        ws.close()
-
-
-@pytest.fixture
-def ws(workspaces: Callable[..., Workspace]) -> Workspace:
-    return workspaces()
-
-
-@pytest.fixture
-def fresh_workspace(tmp_path: Path) -> Iterator[Callable[[], tuple[Workspace, Path]]]:
-    """A repository of its own (the test may edit and re-ingest it) and a workspace on it."""
-    opened: list[Workspace] = []
-
-    def make() -> tuple[Workspace, Path]:
-        repo = write_repo(tmp_path / "own-repo")
-        ws = open_workspace(tmp_path / "own-home", repo)
-        opened.append(ws)
-        call(ws, "ingest", path=str(repo))
-        return ws, repo
-
-    yield make
-    for w in opened:
-        w.close()
