@@ -52,7 +52,7 @@ def signature(data: bytes, start: int, end: int, strip_tail: str = "") -> str:
     raw = data[start:end]
     if len(raw) > 4 * SIG_MAX:
         raw = raw[: 4 * SIG_MAX]
-    text = _WS.sub(" ", raw.decode("utf-8", "replace")).strip()
+    text = " ".join(raw.decode("utf-8", "replace").split())
     if strip_tail:
         text = text.rstrip(strip_tail + " ").rstrip()
     if len(text) > SIG_MAX:
