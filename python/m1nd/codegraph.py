@@ -481,6 +481,9 @@ class CodeGraph:
         except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
             warnings.append("the graph database is read-only")
         rss = _rss_bytes()
+        from m1nd.perspectives.service import service_for_graph
+
+        persp = service_for_graph(self)
         out: dict[str, Any] = {
             "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
@@ -493,7 +496,8 @@ class CodeGraph:
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],
-            "perspectives": 0, "locks": 0, "git": git_info, "transport": self.transport,
+            "perspectives": persp.count(agent_id), "locks": persp.lock_count(), "git": git_info,
+            "transport": self.transport,
         }
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"
