@@ -11,7 +11,7 @@ import pytest
 
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
-from m1nd.perspectives import PerspectiveService
+from m1nd.perspectives import PerspectiveService, install, service_for
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import Lens
 from m1nd.perspectives.state import Perspective
@@ -351,7 +351,7 @@ def test_eight_perspectives_per_agent(client: Client) -> None:
 
 
 def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:  # noqa: ANN001
-    shop_ws.state["perspectives"] = PerspectiveService(shop_ws.graph, max_branches=2)
+    install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_branches=2))
     root = client.ok("perspective_start", query="session pool")["perspective_id"]
     b1 = client.ok("perspective_branch", perspective_id=root)
     assert b1["branch_name"] == "branch_1"
@@ -370,7 +370,7 @@ def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:  # noqa: 
 
 
 def test_memory_limit(client: Client, shop_ws) -> None:  # noqa: ANN001
-    shop_ws.state["perspectives"] = PerspectiveService(shop_ws.graph, max_total_bytes=2000)
+    install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_total_bytes=2000))
     client.ok("perspective_start", query="session pool")
     e = client.err("perspective_start", query="session pool")
     assert e["code"] == "limit_reached" and "bytes" in e["message"]
@@ -408,7 +408,7 @@ def test_region_locks_overlap_and_release(client: Client, shop_ws) -> None:  # n
     assert b["overlapping_locks"][0]["agent_id"] == "agent-1" and 0.2 <= b["overlapping_locks"][0]["overlap"] <= 1
     br = client.ok("perspective_branch", perspective_id=a["perspective_id"])
     assert br["lock_id"] == "lock_agent1_002"
-    svc = shop_ws.state["perspectives"]
+    svc = service_for(shop_ws)
     assert svc.lock_count() == 3
     closed = client.ok("perspective_close", perspective_id=a["perspective_id"])
     assert closed["locks_released"] == ["lock_agent1_001"]
@@ -504,3 +504,12 @@ def _weighted_jaccard(g, a: int, b: int) -> float:  # noqa: ANN001
     na, nb = nbh(a), nbh(b)
     keys = set(na) | set(nb)
     return sum(min(na.get(k, 0), nb.get(k, 0)) for k in keys) / sum(max(na.get(k, 0), nb.get(k, 0)) for k in keys)
+
+
+def test_health_counts_perspectives_and_locks(client: Client) -> None:
+    client.ok("perspective_start", query="session pool", anchor_node=ANCHOR)
+    client.ok("perspective_start", query="session pool")
+    client.as_agent("agent-2").ok("perspective_start", query="pool", anchor_node="file::src/shop/pool.py")
+    h = client.ok("health")
+    assert h["perspectives"] == 2 and h["locks"] == 2
+    assert client.as_agent("agent-3").ok("health")["perspectives"] == 0

@@ -877,10 +877,24 @@ def _tail(ext: str) -> str:
     return ext.rsplit("::", 1)[-1].rsplit("/", 1)[-1] if ext else ext
 
 
-def service_for(ws: Any) -> PerspectiveService:
-    """The process's perspective service for a workspace (kept in ``ws.state``)."""
-    svc = ws.state.get("perspectives")
-    if svc is None or svc.cg is not ws.graph:
-        svc = PerspectiveService(ws.graph)
-        ws.state["perspectives"] = svc
+def service_for_graph(cg: CodeGraph) -> PerspectiveService:
+    """The perspective service of a code graph service (one per process and workspace, created on first use)."""
+    svc = cg.__dict__.get("_perspectives")
+    if svc is None:
+        with cg.lock:
+            svc = cg.__dict__.get("_perspectives")
+            if svc is None:
+                svc = PerspectiveService(cg)
+                cg.__dict__["_perspectives"] = svc
     return svc
+
+
+def install(cg: CodeGraph, svc: PerspectiveService) -> PerspectiveService:
+    """Use ``svc`` (e.g. with other limits) as the code graph's perspective service."""
+    cg.__dict__["_perspectives"] = svc
+    return svc
+
+
+def service_for(ws: Any) -> PerspectiveService:
+    """The process's perspective service for a workspace."""
+    return service_for_graph(ws.graph)
