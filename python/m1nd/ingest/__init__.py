@@ -19,8 +19,15 @@ elsewhere) and has five stages, each usable on its own:
    tests / docs / config edges (§8) and co-changes (§9). It always runs in full, so incremental ingest equals a
    full one.
 
-:func:`build_graph_parts` chains the five stages without any cache (tests, benchmarks). The kind / relation code
-tables live in the dependency-free :mod:`m1nd.graph.schema` (re-exported by :mod:`m1nd.ingest.schema`).
+:func:`build_graph_parts` (module :mod:`m1nd.ingest.pipeline`) chains the five stages without any cache (tests,
+benchmarks); :func:`extract_many` lives in :mod:`m1nd.ingest.extract`. Both are re-exported here. The kind /
+relation code tables live in the dependency-free :mod:`m1nd.graph.schema` (re-exported by
+:mod:`m1nd.ingest.schema`).
+
+Module map: ``walker`` (file list, gitignore-style matcher, ``read_text``), ``treesitter`` (grammars, parsers,
+queries), ``extract/`` (``python``, ``javascript`` (JS/TS/TSX), ``go``, ``rust``, ``java``, ``markdown``,
+``config``, ``other`` (regex fallback), ``_common``), ``gitdata`` (+ ``_git`` subprocess wrapper), ``resolve``,
+``pipeline``, ``schema``.
 """
 
 from __future__ import annotations
