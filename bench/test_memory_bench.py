@@ -34,7 +34,7 @@ def _vocabulary(n: int, rng: np.random.Generator) -> list[str]:
             "pel", "dra", "wex", "yul"]
     words: set[str] = set()
     while len(words) < n:
-        k = int(rng.integers(2, 4))
+        k = int(rng.integers(2, 5))
         words.add("".join(syll[int(i)] for i in rng.integers(0, len(syll), size=k)))
     return sorted(words)
 
@@ -42,15 +42,17 @@ def _vocabulary(n: int, rng: np.random.Generator) -> list[str]:
 class Corpus:
     def __init__(self, seed: int = 5) -> None:
         self.rng = np.random.default_rng(seed)
-        self.vocab = _vocabulary(20_000, self.rng)
+        vocab = _vocabulary(20_000, self.rng)
+        self.vocab = [vocab[int(i)] for i in self.rng.permutation(len(vocab))]  # rank order != alphabetical
         ranks = np.arange(1, len(self.vocab) + 1)
         p = 1.0 / ranks ** 1.1
-        self.p = p / p.sum()
+        self.cdf = np.cumsum(p / p.sum())
         self.tags = [f"{ns}/{i}" for ns in ("tier", "project", "topic") for i in range(20)] + [
             f"tag{i}" for i in range(140)]
 
     def words(self, n: int) -> list[str]:
-        return [self.vocab[i] for i in self.rng.choice(len(self.vocab), size=n, p=self.p)]
+        idx = np.minimum(np.searchsorted(self.cdf, self.rng.random(n)), len(self.vocab) - 1)
+        return [self.vocab[int(i)] for i in idx]
 
     def lines(self, n: int, start: int = 0) -> list[str]:
         out = []
