@@ -170,6 +170,9 @@ def test_modules_and_imports(g) -> None:
     assert g.has("file::tests/pool.rs", f"{P}::struct::Pool", "imports")
     assert g.has("file::tests/pool.rs::fn::test_new", f"{P}::impl::Pool::fn::new", "calls")
     assert g.has("file::tests/pool.rs", P, "tests")
+    assert g.has("file::tests/pool.rs::fn::test_new", f"{P}::impl::Pool::fn::new", "tests")
+    # #[test] inside `#[cfg(test)] mod tests` of a regular file: the file itself is the subject
+    assert g.has(f"{P}::mod::tests::fn::test_new", f"{P}::impl::Pool::fn::new", "tests")
 
 
 def test_invariants(g) -> None:

@@ -1428,26 +1428,28 @@ class _Resolver:
 
     def tests_edges(self) -> None:
         by_base = self.basename_index
-        imported: dict[int, list[int]] = {}
         for f in self.files.values():
-            if not f.blob.get("is_test") or f.fam not in CODE_FAMILIES:
+            if f.fam not in CODE_FAMILIES:
                 continue
-            subjects: list[int] = []
-            main_subject = self._subject_file(f, by_base)
-            if main_subject >= 0:
-                subjects.append(main_subject)
-                self.edge(f.idx, main_subject, TESTS, 1.0)
-            imp_files: list[int] = []
-            for target, rel, _ in f.import_edges:
-                if rel != IMPORTS:
+            subject_files: list[int] = []
+            if f.blob.get("is_test"):
+                main_subject = self._subject_file(f, by_base)
+                if main_subject >= 0:
+                    subject_files.append(main_subject)
+                for target, rel, _ in f.import_edges:
+                    if rel != IMPORTS:
+                        continue
+                    tf = target if self.kind[target] == K_FILE else self.file_of[target]
+                    if tf >= 0 and tf != f.idx and self.kind[tf] == K_FILE and tf not in subject_files:
+                        subject_files.append(tf)
+                for tf in subject_files:
+                    self.edge(f.idx, tf, TESTS, 1.0)
+            else:
+                # test functions inside a regular file (Rust `#[cfg(test)] mod tests`): the file is the subject
+                if not any(i >= 0 and self.is_test[i] for i in f.syms):
                     continue
-                tf = target if self.kind[target] == K_FILE else self.file_of[target]
-                if tf >= 0 and tf != f.idx and self.kind[tf] == K_FILE and tf not in imp_files:
-                    imp_files.append(tf)
-            for tf in imp_files:
-                self.edge(f.idx, tf, TESTS, 1.0)
-            imported[f.idx] = imp_files
-            # test functions -> subject functions
+                subject_files.append(f.idx)
+            # test functions -> subject functions (first subject file holding the name wins)
             for idx in f.syms:
                 if idx < 0 or not self.is_test[idx] or self.kind[idx] != K_FN:
                     continue
@@ -1455,7 +1457,7 @@ class _Resolver:
                 if not stripped:
                     continue
                 best: list[int] = []
-                for sf in ([main_subject] + imp_files if main_subject >= 0 else imp_files):
+                for sf in subject_files:
                     found = self._fns_by_lower(sf).get(stripped)
                     if found:
                         best = found

@@ -19,7 +19,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 LANG = "python"
 
 QUERY = r"""
@@ -144,7 +144,9 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                                 strip_tail=":")
                 doc = _docstring(body)
             s, e = outer.start_byte, outer.end_byte
-            is_test = (kind == "fn" and name.startswith("test")) or (kind == "class" and name.startswith("Test"))
+            # test_* functions anywhere; test*/Test* (unittest style) only inside test files
+            is_test = (kind == "fn" and (name.startswith("test_") or (file_test and name.startswith("test")))) \
+                or (kind == "class" and file_test and name.startswith("Test"))
             spans.append((s, e, len(defs)))
             defs.append(make_def(kind, name, outer.start_point[0] + 1, outer.end_point[0] + 1, sig, doc,
                                  sha256(data[s:e]), is_test))
