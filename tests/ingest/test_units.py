@@ -169,3 +169,11 @@ def test_schema_tables() -> None:
     from m1nd.ingest.schema import KINDS
 
     assert KINDS is schema.KINDS
+
+
+def test_python_test_symbols() -> None:
+    src = b"def testmod():\n    pass\n\ndef test_x():\n    pass\n\nclass TestCase:\n    pass\n"
+    regular = {d["name"]: d["is_test"] for d in extract_file("doctest_like.py", src, "python")["definitions"]}
+    assert regular == {"testmod": False, "test_x": True, "TestCase": False}
+    in_tests = {d["name"]: d["is_test"] for d in extract_file("tests/t.py", src, "python")["definitions"]}
+    assert in_tests == {"testmod": True, "test_x": True, "TestCase": True}
