@@ -79,7 +79,7 @@ def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
     settings = ws.settings
 
     def load() -> int:
-        for p in settings.workspace_dir.glob("graph.*-*.*"):
+        for p in settings.workspace_dir.glob("graph.cache-*.bin"):
             p.unlink()
         cg = CodeGraph(settings)
         n = cg.graph().n

@@ -102,7 +102,7 @@ class CodeGraph:
             nodes = NodeTable.from_arrays(hit["nodes"])
             engine = Engine.from_arrays(nodes.n, hit["csr"])
             meta = hit["meta"]
-            g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id),
+            g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id, nodes.index),
                       TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]))
             self._watermark_ms = int(meta["watermark_ms"][0])
             self._weights_generation = int(meta["weights_generation"][0])

@@ -174,8 +174,8 @@ def test_child_process_ingest_builds_the_cache_and_reports_errors(repo, tmp_path
     ws = ws_factory(repo)
     r = ingest(ws, repo)
     assert r["changed"] is True
-    cache = list(ws.settings.workspace_dir.glob("graph.csr-*.npz"))
-    assert [p.name for p in cache] == [f"graph.csr-{r['graph_generation']}.npz"]
+    cache = list(ws.settings.workspace_dir.glob("graph.cache-*.bin"))
+    assert [p.name for p in cache] == [f"graph.cache-{r['graph_generation']}.bin"]
     assert ws.graph.graph().n == r["nodes"]["total"]
     # an error raised in the child crosses back with its code and message
     other = write_repo(tmp_path / "a" / "tools", {"x.py": "x = 1\n"})

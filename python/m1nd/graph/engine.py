@@ -84,6 +84,8 @@ class Engine:
         names = ("indptr", "indices", "weights", "base_weights", "relations", "rev_indptr", "rev_indices", "rev_edge")
         dtypes = (np.int64, np.int32, np.float32, np.float32, np.uint8, np.int64, np.int32, np.int64)
         args = [np.ascontiguousarray(arrays[k], dtype=t) for k, t in zip(names, dtypes)]
+        # Cached arrays may be read-only views of a memory map; only the learned weights are mutated in place.
+        args[2] = np.array(args[2], dtype=np.float32, copy=True)
         return cls(CSRGraph.from_arrays(int(n_nodes), *args))
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -89,10 +89,13 @@ class NodeTable:
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> NodeTable:
-        from m1nd.graph.seeds import unpack_strings
+        from m1nd.graph.seeds import LazyStrings, unpack_strings
 
         n = int(a["n"][0])
-        kw: dict[str, Any] = {k: unpack_strings(a[k], n) for k in cls._STRINGS}
+        # ext_id, label and source_path are needed by every query; the rest stay packed until first use
+        eager = ("ext_id", "label", "source_path")
+        kw: dict[str, Any] = {k: unpack_strings(a[k], n) if k in eager else LazyStrings(a[k], n)
+                              for k in cls._STRINGS}
         kw.update({k: a[k] for k in cls._ARRAYS})
         t = cls(**kw)
         t.index = {e: i for i, e in enumerate(t.ext_id)}

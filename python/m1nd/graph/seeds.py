@@ -12,6 +12,7 @@ from array import array
 import functools
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,8 +69,10 @@ def trigrams(word: str) -> set[str]:
     return {w[i:i + 3] for i in range(len(w) - 2)}
 
 
-def pack_strings(items: list[str]) -> np.ndarray:
+def pack_strings(items: Sequence[str]) -> np.ndarray:
     """A list of strings as one uint8 array (NUL-separated UTF-8) for the array cache."""
+    if isinstance(items, LazyStrings):
+        return items.packed()
     return np.frombuffer("\0".join(items).encode("utf-8", "surrogatepass"), np.uint8).copy()
 
 
@@ -77,6 +80,37 @@ def unpack_strings(arr: np.ndarray, count: int) -> list[str]:
     if count == 0:
         return []
     return arr.tobytes().decode("utf-8", "surrogatepass").split("\0")
+
+
+class LazyStrings(Sequence[str]):
+    """A packed string column that is split into a list only when first read.
+
+    Start-up maps the cache and never touches columns such as ``doc`` or ``signature`` unless a tool needs them.
+    """
+
+    __slots__ = ("_packed", "_count", "_items")
+
+    def __init__(self, packed: np.ndarray, count: int) -> None:
+        self._packed = packed
+        self._count = count
+        self._items: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._items is None:
+            self._items = unpack_strings(self._packed, self._count)
+        return self._items
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 — int or slice, like a list
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._list())
+
+    def packed(self) -> np.ndarray:
+        return self._packed
 
 
 class Ragged:
@@ -172,7 +206,8 @@ class SeedIndex:
             np.cumsum(np.fromiter((len(x) + 1 for x in self.labels[:-1]), np.int64, count=len(self.labels) - 1),
                       out=offs[1:])
         self.label_offsets = offs.tolist()
-        self.ext_index = {e: i for i, e in enumerate(self.ext_ids)}
+        if not self.ext_index:
+            self.ext_index = {e: i for i, e in enumerate(self.ext_ids)}
 
     # -- id lookups ----------------------------------------------------------------------------------------------
     def lookup(self, text: str) -> int | None:
@@ -308,8 +343,9 @@ class SeedIndex:
         return out
 
     @classmethod
-    def from_arrays(cls, a: dict[str, np.ndarray], ext_ids: list[str]) -> SeedIndex:
-        kw: dict = {"n": int(a["n"][0]), "ext_ids": ext_ids}
+    def from_arrays(cls, a: dict[str, np.ndarray], ext_ids: Sequence[str],
+                    ext_index: dict[str, int] | None = None) -> SeedIndex:
+        kw: dict = {"n": int(a["n"][0]), "ext_ids": ext_ids, "ext_index": ext_index or {}}
         for k in cls._STRINGS:
             kw[k] = unpack_strings(a[k], int(a[k + "__count"][0]))
         for k in cls._RAGGED:
