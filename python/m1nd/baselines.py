@@ -116,15 +116,15 @@ def snapshot(cg: CodeGraph, kind: str) -> int:
         raise ValueError(kind)
     with cg.lock:
         g = cg.graph()
-        nodes_blob = zlib.compress("\n".join(sorted(g.nodes.ext_id)).encode("utf-8"), 6)
+        nodes_blob = zlib.compress("\n".join(sorted(g.nodes.ext_id)).encode("utf-8"), 1)
         changed = _changed_positions(g)
         w = g.engine.weights
         recs = sorted(zip(_digests(g, changed), (float(w[p]) for p in changed.tolist())))
-        weights_blob = zlib.compress(b"".join(RECORD.pack(d, x) for d, x in recs), 6)
+        weights_blob = zlib.compress(b"".join(RECORD.pack(d, x) for d, x in recs), 1)
         db = cg.store.db
         with db.write():
             files = db.all("SELECT relpath, content_hash FROM files ORDER BY relpath")
-            files_blob = zlib.compress("\n".join(f"{p}\t{h or ''}" for p, h in files).encode("utf-8"), 6)
+            files_blob = zlib.compress("\n".join(f"{p}\t{h or ''}" for p, h in files).encode("utf-8"), 1)
             gen, wgen = cg.store.generations()
             db.execute("INSERT INTO baselines(kind, created_ms, pid, graph_generation, weights_generation, node_count, "
                        "edge_count, nodes_blob, weights_blob, files_blob) VALUES (?,?,?,?,?,?,?,?,?,?)",

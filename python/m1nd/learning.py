@@ -236,7 +236,8 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
         out["hint"] = (f"no seed matched the query, so only direct edges among the reported nodes could change; "
                        f"next time pass a query that names the code, e.g. \"{words}\"")
     elif not len(changed) and rate > 0:
-        out["hint"] = "no linking path within max_path_hops; raise max_path_hops or check the node ids with why"
+        out["hint"] = ("nothing changed: the reported nodes are the query's own seeds, already at the weight bound, or "
+                       "not linked to the seeds within max_path_hops (raise it, or check the link with why)")
     out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return out
 
