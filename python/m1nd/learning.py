@@ -193,6 +193,8 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
         pending_ltd = getattr(cg, "_pending_ltd", {})
         ltp_counts = {int(p): 1 + pending_ltp.pop(int(p), 0) for p in changed.tolist() if int(p) in ltp}
         ltd_counts = {int(p): 1 + pending_ltd.pop(int(p), 0) for p in changed.tolist() if int(p) in ltd}
+        synced = getattr(cg, "_synced", None)  # write_weights marks the edges synced; undone if the commit fails
+        synced_before = synced[changed].copy() if synced is not None and len(changed) else None
         try:
             with cg.store.db.write():
                 if len(changed):
@@ -212,6 +214,8 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
             # Nothing was committed: undo the in-memory update so memory and database agree.
             if len(positions):
                 w[positions] = before.astype(np.float32)
+            if synced_before is not None:
+                synced[changed] = synced_before
             raise
 
     t = g.nodes

@@ -306,3 +306,24 @@ def test_weight_stats_and_reset(ws) -> None:
     s2 = weight_stats(ws.graph)
     assert s2["strengthened"] == s2["weakened"] == 0 and s2["weights_generation"] > s["weights_generation"]
     assert all(v[0] == v[1] for v in db_weights(ws).values())
+
+
+def test_a_failed_commit_leaves_memory_and_database_unchanged(ws, monkeypatch) -> None:
+    from m1nd.errors import BusyError
+
+    g = ws.graph.graph()
+    w_before = np.array(g.engine.weights, copy=True)
+    db_before = db_weights(ws)
+    store = ws.graph.store
+
+    def busy(key: str) -> int:
+        raise BusyError("database is busy")
+
+    monkeypatch.setattr(store, "bump", busy)
+    err = error(ws, "learn", query="login token", feedback="correct", node_ids=[CACHE])
+    assert err["code"] == "busy"
+    monkeypatch.undo()
+    assert np.array_equal(ws.graph.graph().engine.weights, w_before)
+    assert db_weights(ws) == db_before
+    assert len(ws.graph.dirty_positions()) == 0  # nothing left to flush later
+    assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 0
