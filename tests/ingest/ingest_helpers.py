@@ -1,4 +1,8 @@
-"""Helpers for the ingest pipeline tests: write a small repo from a dict, run the pipeline, index the result."""
+"""Helpers for the ingest pipeline tests: write a small repo from a dict, run the pipeline, index the result.
+
+A uniquely named module (not ``conftest``) so ``from ingest_helpers import ...`` never collides with other test
+directories' conftest modules when the whole suite runs together.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from m1nd.graph.schema import KINDS, RELATION_CODES, RELATIONS
 from m1nd.ingest.pipeline import build_graph_parts
 from m1nd.ingest.resolve import EdgeRecord, GraphParts, NodeRecord
@@ -68,19 +71,6 @@ def index(parts: GraphParts, stats: dict[str, Any] | None = None) -> Graph:
 def build(root: Path, **opts: Any) -> Graph:
     parts, _wr, _git, stats = build_graph_parts(root, workers=1, **opts)
     return index(parts, stats)
-
-
-@pytest.fixture
-def make_graph(tmp_path: Path):
-    """``make_graph(files, **opts)`` writes ``files`` under a fresh dir and returns the indexed graph."""
-    counter = [0]
-
-    def make(files: dict[str, str | bytes], **opts: Any) -> Graph:
-        counter[0] += 1
-        root = write_files(tmp_path / f"repo{counter[0]}", files)
-        return build(root, **opts)
-
-    return make
 
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import assert_invariants, build, write_files
+from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 from m1nd.ingest.extract import extract_file, extractor_version
 from m1nd.ingest.resolve import resolve

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_invariants, build, git, write_files
+from ingest_helpers import assert_invariants, build, git, write_files
 from m1nd.ingest.gitdata import read_git, status, worktree_state
 from m1nd.ingest.walker import walk
 

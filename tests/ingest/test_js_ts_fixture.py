@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import assert_invariants, build, write_files
+from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
 FILES = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import assert_invariants
+from ingest_helpers import assert_invariants
 from m1nd.graph.schema import KINDS
 
 FILES = {
@@ -125,7 +125,7 @@ P = "file::pkg/pool.py"
 
 @pytest.fixture(scope="module")
 def g(tmp_path_factory):
-    from conftest import build, write_files
+    from ingest_helpers import build, write_files
 
     root = write_files(tmp_path_factory.mktemp("py") / "repo", FILES)
     return build(root)

@@ -7,7 +7,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import assert_invariants, build
+from ingest_helpers import assert_invariants, build
 from m1nd.graph.schema import KINDS
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
