@@ -1335,6 +1335,7 @@ class MemoryService:
         except OSError as e:
             raise InvalidInputError(f"cannot read {path}: {e.strerror or e}") from None
         pending_anchors: list[tuple[int, list[str]]] = []
+        seen: set[str] = set()
         with fh, self._write() as repo:
             regs = self._registries(repo)
             for n, line in enumerate(fh, start=1):
@@ -1354,7 +1355,7 @@ class MemoryService:
                             continue
                         repo.delete_entry(hit[0])
                     self._ensure_registry_values(repo, snap, regs, ts, notes)
-                    rowid, collided = self._insert_snapshot(repo, snap, ts, agent)
+                    rowid, collided = self._insert_snapshot(repo, snap, ts, agent, sessions_seen=seen)
                     if collided:
                         notes.append(f"note: {eid} duplicates an entry of its session; imported with dedup exemption")
                     if snap.get("anchors"):
@@ -1400,7 +1401,7 @@ class MemoryService:
             need("applicability", "applicability_types", a, "applicability")
 
     def _insert_snapshot(self, repo: MemoryRepo, snap: dict[str, Any], ts: str, agent: str | None, *,
-                         restoring: bool = False) -> tuple[int, bool]:
+                         restoring: bool = False, sessions_seen: set[str] | None = None) -> tuple[int, bool]:
         """Insert an entry from its JSON shape keeping id and timestamps. Returns ``(rowid, dedup_collided)``."""
         title, body = snap["title"], snap.get("body") or ""
         owner = snap.get("owner") if snap.get("visibility") == "private" else None
@@ -1408,8 +1409,10 @@ class MemoryService:
         scope = owner or source_agent
         dh = dedup_hash(title, body)
         sid = snap.get("session_id")
-        if sid:
+        if sid and (sessions_seen is None or sid not in sessions_seen):
             repo.ensure_session(sid, snap.get("created_at") or ts, source_agent)
+            if sessions_seen is not None:
+                sessions_seen.add(sid)
         row = {
             "id": snap["id"], "title": title, "body": body, "summary": snap.get("summary"),
             "category": snap["category_id"], "visibility": "private" if owner else "public", "owner": owner,
@@ -1429,10 +1432,13 @@ class MemoryService:
                                                                                           or ts), "rev": 1,
         }
         collided = False
-        if sid and repo.dedup_taken(sid, scope, row["category"], dh, -1):
+        rowid = repo.insert_entry(row)  # ON CONFLICT DO NOTHING: None when the dedup index (or the id) collides
+        if rowid is None:
+            if not (sid and repo.dedup_taken(sid, scope, row["category"], dh, -1)):
+                raise InvalidInputError(f"entry id '{row['id']}' appears twice")
             row["dedup_exempt"] = 1
             collided = True
-        rowid = repo.insert_entry(row, strict=True)
+            rowid = repo.insert_entry(row, strict=True)
         tags = list(snap.get("tags") or [])
         repo.set_tags(rowid, tags, replace=False)
         if snap.get("applicability"):
