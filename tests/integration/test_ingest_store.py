@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_repo
+from shop_repo import write_repo
 from m1nd.mcp.registry import call_tool
 
 
