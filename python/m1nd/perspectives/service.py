@@ -790,7 +790,7 @@ class PerspectiveService:
             order = sorted(seeds)
             fused = syn.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
                                          max_hops=5, semantic=sem)
-            dims = fused.dims
+            dims = {d: fused.dim(d) for d in DIMENSIONS}
         p.cache["compare"] = (g.graph_generation, dims)
         return dims
 

@@ -242,12 +242,54 @@ def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray,
 
 
 # -- local activation ---------------------------------------------------------------------------------------------
-@dataclass
 class Fused:
-    dims: dict[str, np.ndarray]
-    used: list[str]
-    seed_arr: np.ndarray | None = None
-    cc: np.ndarray | None = None
+    """D1–D4 of one spreading run. Structural and semantic are dense arrays; causal is kept as its two runs and
+    temporal as its sparse parts, both evaluated only at the nodes asked for (``at``) unless a full array is needed
+    (``dim``, for compare)."""
+
+    def __init__(self, g: Graph, want: set[str]) -> None:
+        self.g = g
+        self.want = want
+        self.d1: np.ndarray | None = None
+        self.d2: np.ndarray | None = None
+        self.fwd: np.ndarray | None = None
+        self.rev: np.ndarray | None = None
+        self.r: np.ndarray | None = None  # temporal: recency·churn per node
+        self.seed_idx = np.zeros(0, np.int64)
+        self.seed_val = np.zeros(0, np.float64)
+        self.cc_idx = np.zeros(0, np.int64)  # sorted co-change partners of the seeds' files
+        self.cc_val = np.zeros(0, np.float64)
+        self.used: list[str] = []
+
+    @staticmethod
+    def _sparse_at(keys: np.ndarray, vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(idx), np.float64)
+        if len(keys):
+            k = np.minimum(np.searchsorted(keys, idx), len(keys) - 1)
+            hit = keys[k] == idx
+            out[hit] = vals[k[hit]]
+        return out
+
+    def value_at(self, d: str, idx: np.ndarray) -> np.ndarray:
+        z = np.zeros(len(idx), np.float64)
+        if d == "structural":
+            return z if self.d1 is None else self.d1[idx].astype(np.float64)
+        if d == "semantic":
+            return z if self.d2 is None else self.d2[idx].astype(np.float64)
+        if d == "causal":
+            if self.fwd is None or self.rev is None:
+                return z
+            return np.maximum(self.fwd[idx], 0.7 * self.rev[idx]).astype(np.float64)
+        if self.r is None:
+            return z
+        d1 = self.value_at("structural", idx)
+        base = np.maximum(np.maximum(self._sparse_at(self.seed_idx, self.seed_val, idx),
+                                     self._sparse_at(self.cc_idx, self.cc_val, idx)), 0.5 * d1)
+        return self.r[idx].astype(np.float64) * base
+
+    def dim(self, d: str) -> np.ndarray:
+        """The full float32[N] array of one dimension."""
+        return self.value_at(d, np.arange(self.g.n, dtype=np.int64)).astype(np.float32)
 
     def at(self, g: Graph, idx: np.ndarray) -> np.ndarray:
         """Fused activation (activation.md §7, no priming) at the given nodes."""
@@ -258,7 +300,7 @@ class Fused:
         comb = np.zeros(len(idx), np.float64)
         active = np.zeros(len(idx), np.int8)
         for d in self.used:
-            v = self.dims[d][idx].astype(np.float64)
+            v = self.value_at(d, idx)
             comb += (WEIGHTS[d] / total) * v
             active += v > 0.01
         bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0))
@@ -266,55 +308,63 @@ class Fused:
 
 
 def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: list[str] | tuple[str, ...], *,
-                     max_hops: int, semantic: np.ndarray | None = None, full_temporal: bool = False) -> Fused:
+                     max_hops: int, semantic: np.ndarray | None = None) -> Fused:
     """D1–D4 of activation.md §2–§5 from explicit seeds (no query, no priming, no learning).
 
-    ``semantic`` is the similarity array for D2 (the caller's backend); D3 is evaluated lazily at the nodes asked for
-    unless ``full_temporal``.
+    ``semantic`` is the similarity array of the caller's backend for D2 (the 200 best ≥ 0.15 are kept).
     """
-    n = g.n
     eng = g.engine
     seeds = np.asarray(seeds, np.int32)
     amps = np.minimum(1.0, np.asarray(amps, np.float32))
-    want = set(dimensions)
-    zero = np.zeros(n, np.float32)
-    dims = {d: zero for d in DIMENSIONS}
+    fu = Fused(g, set(dimensions))
     if len(seeds) == 0:
-        return Fused(dims, [])
-    if "structural" in want:
-        dims["structural"], _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="both",
-                                           mask=STRUCTURAL_MASK, rev_mult=RHO)
+        return fu
+    want = fu.want
+    if "structural" in want:  # D3 uses 0.5·D1 only when the structural dimension runs (as activate does)
+        fu.d1, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="both",
+                              mask=STRUCTURAL_MASK, rev_mult=RHO)
     if "semantic" in want and semantic is not None:
-        keep = np.nonzero(semantic >= SEMANTIC_FLOOR)[0]
+        keep = np.flatnonzero(semantic >= SEMANTIC_FLOOR)
         if len(keep) > 200:
             keep = keep[np.argpartition(-semantic[keep], 200)[:200]]
-        d2 = np.zeros(n, np.float32)
-        d2[keep] = semantic[keep]
-        dims["semantic"] = d2
+        if len(keep):
+            d2 = np.zeros(g.n, np.float32)
+            d2[keep] = semantic[keep]
+            fu.d2 = d2
     if "causal" in want:
-        fwd, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="forward",
-                            mask=CAUSAL_MASK, fwd_mult=CAUSAL)
-        rev, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="reverse",
-                            mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
-        dims["causal"] = np.maximum(fwd, 0.7 * rev).astype(np.float32)
-    fused = Fused(dims, [])
+        fu.fwd, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="forward",
+                               mask=CAUSAL_MASK, fwd_mult=CAUSAL)
+        fu.rev, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="reverse",
+                               mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
+    used = []
+    if "structural" in want and fu.d1 is not None and float(fu.d1.max(initial=0.0)) > 0:
+        used.append("structural")
+    if fu.d2 is not None:
+        used.append("semantic")
     if "temporal" in want and g.has_git:
-        seed_arr = np.zeros(n, np.float32)
-        seed_arr[seeds] = amps
-        cc = np.zeros(n, np.float32)
         t = g.nodes
         w = eng.weights
-        for s, a in zip(seeds.tolist(), amps.tolist()):
-            f = int(t.file_of[s]) if t.file_of[s] >= 0 else s
+        order = np.argsort(seeds, kind="stable")
+        fu.seed_idx = seeds[order].astype(np.int64)
+        fu.seed_val = amps[order].astype(np.float64)
+        cc: dict[int, float] = {}
+        for s_, a in zip(seeds.tolist(), amps.tolist()):
+            f = int(t.file_of[s_]) if t.file_of[s_] >= 0 else s_
             ad = adjacency(g, f, 1 << CO_CHANGES)
-            if len(ad.nbr):
-                np.maximum.at(cc, ad.nbr, (a * w[ad.pos]).astype(np.float32))
-        r = facts(g).recency(g)
-        d3 = (r * np.maximum(np.maximum(seed_arr, cc), 0.5 * dims["structural"])).astype(np.float32)
-        dims["temporal"] = d3
-        fused.seed_arr, fused.cc = seed_arr, cc
-    fused.used = [d for d in DIMENSIONS if d in want and float(dims[d].max(initial=0.0)) > 0.0]
-    return fused
+            for v, p in zip(ad.nbr.tolist(), ad.pos.tolist()):
+                cc[v] = max(cc.get(v, 0.0), a * float(w[p]))
+        fu.cc_idx = np.asarray(sorted(cc), np.int64)
+        fu.cc_val = np.asarray([cc[k] for k in sorted(cc)], np.float64)
+        fu.r = facts(g).recency(g)
+        d1_nz = np.flatnonzero(fu.d1) if fu.d1 is not None else np.zeros(0, np.int64)
+        support = np.unique(np.concatenate([fu.seed_idx, fu.cc_idx, d1_nz]))
+        if float(fu.value_at("temporal", support).max(initial=0.0)) > 0:
+            used.append("temporal")
+    if "causal" in want and fu.fwd is not None and fu.rev is not None and (
+            float(fu.fwd.max(initial=0.0)) > 0 or float(fu.rev.max(initial=0.0)) > 0):
+        used.append("causal")
+    fu.used = [d for d in DIMENSIONS if d in used]
+    return fu
 
 
 # -- candidates -------------------------------------------------------------------------------------------------
@@ -325,7 +375,7 @@ class Candidate:
     path: list[int]
     steps: list[tuple[int, bool]]  # per edge: (forward edge position, traversed forward?)
     strength: float
-    reason: str
+    reason: str | Callable[[], str]  # a callable is evaluated only for candidates that survive the family cap
     similarity: float | None = None  # virtual (semantic) paths
 
 
@@ -508,9 +558,11 @@ def _tests(g: Graph, f: int, A: Adj) -> list[Candidate]:
         for v, p, fw in zip(ad.nbr.tolist(), ad.pos.tolist(), ad.fwd.tolist()):
             if fw or v == f:
                 continue
-            k = _test_functions(g, v)
-            out.append(Candidate(v, "test_coverage", [v, s], [(p, True)], float(w[p]),
-                                 f"Tests {_label(g, s)} ({k} test function{'s' if k != 1 else ''})"))
+            def reason(v: int = v, s: int = s) -> str:
+                k = _test_functions(g, v)
+                return f"Tests {_label(g, s)} ({k} test function{'s' if k != 1 else ''})"
+
+            out.append(Candidate(v, "test_coverage", [v, s], [(p, True)], float(w[p]), reason))
     return out
 
 
@@ -564,34 +616,36 @@ def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK, A: Adj | None = No
 
 def _hubs(g: Graph, f: int, A: Adj) -> list[Candidate]:
     fx = facts(g)
-    hops = g.engine.bfs_hops(f, max_hops=2, mode="both", mask=STRUCTURAL_MASK)
-    cand = np.nonzero((hops > 0) & fx.hub)[0]
+    fn, fp, ffw, fwv = best_edges(g, f, STRUCTURAL_MASK, A)
+    one = fn[fx.hub[fn]]
+    own2, nb2, pos2, fw2 = multi_adjacency(g, fn, STRUCTURAL_MASK)
+    hub2 = fx.hub[nb2]
+    own2, nb2, pos2, fw2 = own2[hub2], nb2[hub2], pos2[hub2], fw2[hub2]
+    two = np.unique(nb2).astype(np.int64)
+    cand = np.union1d(one, two)
     cand = cand[cand != f]
     if len(cand) == 0:
         return []
     pr = g.nodes.pagerank
     cand = cand[np.lexsort((cand, -pr[cand]))][: PER_FAMILY * 2]
+    direct = set(one.tolist())
     out = []
-    fn, fp, ffw, fwv = best_edges(g, f, STRUCTURAL_MASK, A)
     for t_ in cand.tolist():
         deg = int(fx.deg[t_])
         why = "top 2 % by rank" if fx.hub_by_rank[t_] else f"degree ≥ {HUB_DEGREE}"
         reason = f"Hub: {_label(g, t_)} connects to {deg} nodes ({why})"
-        if int(hops[t_]) == 1:
+        if t_ in direct:
             k = int(np.searchsorted(fn, t_))
             if k < len(fn) and fn[k] == t_:
                 out.append(Candidate(t_, "hub", [f, t_], [(int(fp[k]), bool(ffw[k]))], float(pr[t_]), reason))
             continue
-        tn, tp, tfw, twv = best_edges(g, t_)
-        common, i1, i2 = np.intersect1d(fn, tn, assume_unique=True, return_indices=True)
-        if len(common) == 0:
+        rows = np.flatnonzero((nb2 == t_) & (fn[own2] != t_))
+        if len(rows) == 0:
             continue
-        s = fwv[i1] * twv[i2]
-        j = int(np.lexsort((common, -s))[0])
-        x = int(common[j])
-        # the second step is read from x to t: flip the direction recorded from t's side
-        out.append(Candidate(t_, "hub", [f, x, t_], [(int(fp[i1[j]]), bool(ffw[i1[j]])),
-                                                     (int(tp[i2[j]]), not bool(tfw[i2[j]]))],
+        s = fwv[own2[rows]] * g.engine.weights[pos2[rows]]
+        j = int(rows[np.lexsort((fn[own2[rows]], -s))[0]])
+        k = int(own2[j])
+        out.append(Candidate(t_, "hub", [f, int(fn[k]), t_], [(int(fp[k]), bool(ffw[k])), (int(pos2[j]), bool(fw2[j]))],
                              float(pr[t_]), reason))
     return out
 
@@ -663,7 +717,10 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
             got = _hubs(g, f, A)
         got = [c for c in got if c.target != f]
         raw_total += len(got)
-        cands.extend(_top(g, got, admissible_for(fam)))
+        for c in _top(g, got, admissible_for(fam)):
+            if callable(c.reason):
+                c.reason = c.reason()
+            cands.append(c)
 
     if not cands:
         if g.n == 0:
@@ -804,9 +861,9 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
     summin = np.zeros(g.n, np.float64)
     if len(nb):
         own, c, pos, _ = multi_adjacency(g, nb, STRUCTURAL_MASK)
-        wc = w[pos].astype(np.float64)
-        ok = (c != x)
-        own, c, wc = own[ok], c[ok].astype(np.int64), wc[ok]
+        # only candidates matter: same kind group, not x, not directly connected to x
+        ok = (c != x) & same[c] & ~direct[c]
+        own, c, wc = own[ok], c[ok].astype(np.int64), w[pos[ok]].astype(np.float64)
         # one contribution per (shared neighbour, candidate) pair: the strongest edge between them
         key = own.astype(np.int64) * max(1, g.n) + c
         order = np.lexsort((-wc, key))
@@ -824,34 +881,29 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
         sem_pool = sem_pool[np.lexsort((sem_pool, -sim[sem_pool]))][:SEMANTIC_NEAREST]
     pool = np.union1d(two_hop, sem_pool)
     sx = float(pw.sum()) if len(nb) else 0.0
-    out = []
-    for c_ in pool.tolist():
-        inter = float(summin[c_])
-        union = sx + float(nsum[c_]) - inter
-        s_nb = inter / union if union > 0 and inter > 0 else 0.0
-        s_sem = float(sim[c_]) if sim[c_] >= SEMANTIC_FLOOR else 0.0
-        parts = [s for s in (s_nb, s_sem) if s > 0]
-        if not parts:
-            continue
-        strength = 1.0 - math.prod(1.0 - s for s in parts)
-        if len(parts) == 1:
-            strength = min(0.6, strength)
-        strength = min(0.85, strength)
-        if strength < 0.15:
-            continue
+    inter = summin[pool]
+    union = sx + nsum[pool] - inter
+    s_nb = np.where((union > 0) & (inter > 0), inter / np.where(union > 0, union, 1.0), 0.0)
+    s_sem = np.where(sim[pool] >= SEMANTIC_FLOOR, sim[pool].astype(np.float64), 0.0)
+    both = (s_nb > 0) & (s_sem > 0)
+    strength = 1.0 - (1.0 - s_nb) * (1.0 - s_sem)
+    strength = np.minimum(0.85, np.where(both, strength, np.minimum(0.6, strength)))
+    keep = strength >= 0.15
+    pool, strength, s_nb, s_sem = pool[keep], strength[keep], s_nb[keep], s_sem[keep]
+    rank = sorted(range(len(pool)), key=lambda k: (-round(float(strength[k]), 6), t.ext_id[int(pool[k])]))
+    cands = []
+    for k in rank[:top_k]:
+        c_, a_, b_ = int(pool[k]), float(s_nb[k]), float(s_sem[k])
         reasons = []
-        if s_nb > 0:
-            k = int(shared[c_])
-            u = int(len(nb) + int(ncount[c_]) - k)
-            reasons.append(f"Shares {k} of {u} neighbours (weighted {s_nb:.2f})")
-        if s_sem > 0:
-            reasons.append(f"Similar purpose by embedding ({s_sem:.2f})" if backend == "embedding"
-                           else f"Similar name and purpose ({backend} similarity {s_sem:.2f})")
-        out.append((strength, c_, s_nb, s_sem, "; ".join(reasons)))
-    out.sort(key=lambda r: (-round(r[0], 6), t.ext_id[r[1]]))
-    cands = [{"node_id": t.ext_id[c_], "label": t.label[c_], "kind": t.kind_name(c_), "strength": round(s, 4),
-              "reason": why, "sources": {"neighbourhood": round(a, 4), "semantic": round(b, 4)},
-              "is_hypothetical": True} for s, c_, a, b, why in out[:top_k]]
+        if a_ > 0:
+            sh = int(shared[c_])
+            reasons.append(f"Shares {sh} of {int(len(nb) + int(ncount[c_]) - sh)} neighbours (weighted {a_:.2f})")
+        if b_ > 0:
+            reasons.append(f"Similar purpose by embedding ({b_:.2f})" if backend == "embedding"
+                           else f"Similar name and purpose ({backend} similarity {b_:.2f})")
+        cands.append({"node_id": t.ext_id[c_], "label": t.label[c_], "kind": t.kind_name(c_),
+                      "strength": round(float(strength[k]), 4), "reason": "; ".join(reasons),
+                      "sources": {"neighbourhood": round(a_, 4), "semantic": round(b_, 4)}, "is_hypothetical": True})
     diag = None
     if not cands:
         diag = {"reason": "no_affinity",
