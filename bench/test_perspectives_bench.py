@@ -5,6 +5,9 @@ Corpus: the stdlib's ``json``, ``email``, ``http`` and ``asyncio`` packages copi
 through ``call_tool`` (argument validation, the service, response shaping: what an MCP request costs before
 transport), over a spread of queries and routes; medians and 90th percentiles are reported.
 
+The guards assert the CPU-time median under 4x the target (a shared CI machine inflates wall time); the printed
+figures are what counts.
+
 Run with timing:            pytest bench/test_perspectives_bench.py -s
 As correctness checks (CI): pytest bench/test_perspectives_bench.py --benchmark-disable
 """
@@ -108,7 +111,7 @@ def test_start(benchmark, corpus) -> None:
         _call(ws, "perspective_close", perspective_id=s["perspective_id"])
 
     benchmark.pedantic(once, rounds=10, iterations=1)
-    assert RESULTS["start"]["median_ms"] < 4 * TARGET_MS, RESULTS["start"]
+    assert RESULTS["start"]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS["start"]
 
 
 def test_follow(benchmark, corpus, opened) -> None:
@@ -133,7 +136,7 @@ def test_follow(benchmark, corpus, opened) -> None:
         assert f["new_focus"]
 
     benchmark.pedantic(once, rounds=10, iterations=1)
-    assert RESULTS["follow"]["median_ms"] < 4 * TARGET_MS, RESULTS["follow"]
+    assert RESULTS["follow"]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS["follow"]
 
 
 @pytest.mark.parametrize("op", ["inspect", "peek"])
@@ -162,4 +165,4 @@ def test_inspect_and_peek(benchmark, corpus, opened, op: str) -> None:
     rid = next(r["route_id"] for r in opened[0]["routes"] if r["peek_available"])
     benchmark.pedantic(lambda: _call(ws, tool, agent_id="reader", perspective_id=pid, route_id=rid,
                                      route_set_version=v), rounds=20, iterations=1)
-    assert RESULTS[op]["median_ms"] < 4 * TARGET_MS, RESULTS[op]
+    assert RESULTS[op]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS[op]

@@ -513,3 +513,47 @@ def test_health_counts_perspectives_and_locks(client: Client) -> None:
     h = client.ok("health")
     assert h["perspectives"] == 2 and h["locks"] == 2
     assert client.as_agent("agent-3").ok("health")["perspectives"] == 0
+
+
+def test_idle_perspectives_are_closed_automatically(client: Client, shop_ws) -> None:  # noqa: ANN001
+    import time
+
+    old = client.ok("perspective_start", query="session pool", anchor_node=ANCHOR)
+    other = client.as_agent("agent-2").ok("perspective_start", query="session pool")
+    svc = service_for(shop_ws)
+    svc.idle_ms = 5
+    time.sleep(0.05)
+    new = client.ok("perspective_start", query="database connect")
+    assert [p["perspective_id"] for p in client.ok("perspective_list")["perspectives"]] == [new["perspective_id"]]
+    assert client.as_agent("agent-2").ok("perspective_list")["perspectives"] == []
+    assert old["lock_id"] not in svc.locks
+    assert client.err("perspective_routes", perspective_id=other["perspective_id"])["code"] == "not_found"
+
+
+def test_semantic_backend_hook(client: Client, shop_ws) -> None:  # noqa: ANN001
+    """A registered provider (the future code-node embeddings) replaces the trigram backend everywhere."""
+    g = shop_ws.graph.graph()
+    pool_acquire = g.nodes.index["file::src/shop/pool.py::class::Pool::fn::acquire"]
+    acquire = g.nodes.index[ACQUIRE]
+
+    def fake_embeddings(graph, i: int):  # noqa: ANN001, ANN202
+        sim = np.zeros(graph.n, np.float32)
+        sim[i] = 1.0
+        if i in (acquire, pool_acquire):
+            sim[pool_acquire if i == acquire else acquire] = 0.8
+        return sim, "embedding"
+
+    syn.register_semantic_backend(fake_embeddings)
+    try:
+        s = _full(client, query="acquire", anchor_node=ACQUIRE)
+        assert s["semantic_backend"] == "embedding"
+        r = route_to(all_routes(client, s["perspective_id"], 1), "file::src/shop/pool.py::class::Pool::fn::acquire")
+        assert r is not None and r["family"] == "semantic_affinity" and r["reason"] == "Similar purpose (similarity 0.80)"
+        test_route = route_to(all_routes(client, s["perspective_id"], 1),
+                              "file::tests/test_session_pool.py::fn::test_acquire")
+        aff = client.ok("perspective_affinity", perspective_id=s["perspective_id"], route_id=test_route["route_id"],
+                        route_set_version=1)
+        assert aff["semantic_backend"] == "embedding"
+    finally:
+        syn.unregister_semantic_backend(fake_embeddings)
+    assert syn.semantic_similarity(g, acquire)[1] == "trigram"

@@ -87,15 +87,21 @@ def node_words(label: str, qname: str, doc: str) -> list[str]:
     return [w for w in words if len(w) >= 2]
 
 
+_PROVIDER_EPOCH = [0]  # bumped when providers change, so cached similarities are recomputed
+
+
 def register_semantic_backend(fn: SemanticProvider) -> None:
-    """Hook for code-node embeddings (issue 6): ``fn(g, i)`` returns (similarity to node i in [0, 1], backend)."""
+    """Hook for code-node embeddings (issue 6): ``fn(g, i)`` returns (similarity to node i in [0, 1], backend name)
+    or None when it has no vector for node i (the trigram backend answers then)."""
     if fn not in _SEMANTIC_PROVIDERS:
         _SEMANTIC_PROVIDERS.append(fn)
+        _PROVIDER_EPOCH[0] += 1
 
 
 def unregister_semantic_backend(fn: SemanticProvider) -> None:
     if fn in _SEMANTIC_PROVIDERS:
         _SEMANTIC_PROVIDERS.remove(fn)
+        _PROVIDER_EPOCH[0] += 1
 
 
 # -- per-graph facts (cached on the Graph object, so a new generation starts fresh) ------------------------------
@@ -118,7 +124,7 @@ class GraphFacts:
         self.group = group
         self._recency: np.ndarray | None = None
         self._nsum: tuple[np.ndarray, np.ndarray] | None = None
-        self.sim_cache: dict[int, tuple[np.ndarray, str]] = {}
+        self.sim_cache: dict[tuple[int, int], tuple[np.ndarray, str]] = {}
 
     def recency(self, g: Graph) -> np.ndarray:
         """r(n) = 0.6·recency + 0.4·churn (activation.md §4), once per generation."""
@@ -160,7 +166,8 @@ def facts(g: Graph) -> GraphFacts:
 def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
     """Similarity of every node to node i by the semantic backend (float32[N]; self included)."""
     fx = facts(g)
-    hit = fx.sim_cache.get(i)
+    key = (i, _PROVIDER_EPOCH[0])
+    hit = fx.sim_cache.get(key)
     if hit is not None:
         return hit
     out: tuple[np.ndarray, str] | None = None
@@ -177,7 +184,7 @@ def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
         out = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
     if len(fx.sim_cache) > 256:
         fx.sim_cache.clear()
-    fx.sim_cache[i] = out
+    fx.sim_cache[key] = out
     return out
 
 
