@@ -17,8 +17,19 @@ import pytest
 from m1nd.ingest.pipeline import build_graph_parts
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-SUBSET_EXCLUDE = ["site-packages/", "test/", "idlelib/", "tkinter/", "lib2to3/", "distutils/", "ensurepip/",
-                  "turtledemo/", "unittest/test/", "ctypes/test/", "sqlite3/test/"]
+SUBSET_EXCLUDE = [
+    "site-packages/",
+    "test/",
+    "idlelib/",
+    "tkinter/",
+    "lib2to3/",
+    "distutils/",
+    "ensurepip/",
+    "turtledemo/",
+    "unittest/test/",
+    "ctypes/test/",
+    "sqlite3/test/",
+]
 
 
 @pytest.mark.slow
@@ -46,12 +57,20 @@ def test_stdlib_walk_extract_resolve(benchmark, capsys) -> None:
     assert ids == sorted(ids) and len(ids) == len(set(ids))
 
     secs = {k: round(v, 3) for k, v in stats["seconds"].items()}
-    benchmark.extra_info.update({
-        "files": stats["files"], "nodes": stats["nodes"], "edges": stats["edges"],
-        "edges_by_relation": stats["edges_by_relation"], "seconds": secs,
-        "unresolved_refs": parts.unresolved_refs, "ambiguous_refs": parts.ambiguous_refs,
-    })
+    benchmark.extra_info.update(
+        {
+            "files": stats["files"],
+            "nodes": stats["nodes"],
+            "edges": stats["edges"],
+            "edges_by_relation": stats["edges_by_relation"],
+            "seconds": secs,
+            "unresolved_refs": parts.unresolved_refs,
+            "ambiguous_refs": parts.ambiguous_refs,
+        }
+    )
     with capsys.disabled():
-        print(f"\nstdlib{' subset' if subset else ''}: {stats['files']} files, {stats['nodes']} nodes, "
-              f"{stats['edges']} edges; seconds {secs}; unresolved {parts.unresolved_refs}, "
-              f"ambiguous {parts.ambiguous_refs}\nedges by relation: {stats['edges_by_relation']}")
+        print(
+            f"\nstdlib{' subset' if subset else ''}: {stats['files']} files, {stats['nodes']} nodes, "
+            f"{stats['edges']} edges; seconds {secs}; unresolved {parts.unresolved_refs}, "
+            f"ambiguous {parts.ambiguous_refs}\nedges by relation: {stats['edges_by_relation']}"
+        )

@@ -11,7 +11,7 @@ from m1nd.ingest.extract import extract_file, extractor_version
 from m1nd.ingest.resolve import resolve
 
 FILES = {
-    "README.md": '''
+    "README.md": """
         # Project
 
         Entry point is `main.go` and the pool lives in backend/session_pool.py.
@@ -30,14 +30,14 @@ FILES = {
         Nothing here.
 
         # Second
-        ''',
-    "docs/design.md": '''
+        """,
+    "docs/design.md": """
         Preamble mentions `backend/session_pool.py`.
 
         ## Notes
         See ../README.md and `SessionPool`.
-        ''',
-    "backend/session_pool.py": '''
+        """,
+    "backend/session_pool.py": """
         import json
 
         CONFIG = "config/settings.yaml"
@@ -54,30 +54,30 @@ FILES = {
 
         def ambiguous():
             pass
-        ''',
-    "backend/other.py": '''
+        """,
+    "backend/other.py": """
         # "settings.yaml" in a comment does not count
         def ambiguous():
             return "short.ini"
-        ''',
+        """,
     "config/settings.yaml": "a: 1\n",
     "app.toml": "[x]\n",
     "short.ini": "[x]\n",
-    "web/app.ts": '''
+    "web/app.ts": """
         const cfg = "settings.yaml";
         export function start() { return cfg; }
-        ''',
-    "main.go": '''
+        """,
+    "main.go": """
         package main
 
         func main() {}
-        ''',
-    "tool.rb": '''
+        """,
+    "tool.rb": """
         class Tool
           def run
           end
         end
-        ''',
+        """,
     "broken.py": "def broken(:\n    pass\n",
     "latin1.py": b"x = '\xe9\xe8\xe0\xe7\xf9\xe9\xe8\xe0'\n" * 3,
     "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
@@ -106,16 +106,32 @@ def g(repo):
 
 
 def test_walk_rules(g) -> None:
-    files = {k[len("file::"):] for k, n in g.nodes.items() if n.kind == KINDS["file"]}
-    assert files == {"README.md", "docs/design.md", "backend/session_pool.py", "backend/other.py",
-                     "config/settings.yaml", "app.toml", "short.ini", "web/app.ts", "main.go", "tool.rb",
-                     "broken.py"}
+    files = {k[len("file::") :] for k, n in g.nodes.items() if n.kind == KINDS["file"]}
+    assert files == {
+        "README.md",
+        "docs/design.md",
+        "backend/session_pool.py",
+        "backend/other.py",
+        "config/settings.yaml",
+        "app.toml",
+        "short.ini",
+        "web/app.ts",
+        "main.go",
+        "tool.rb",
+        "broken.py",
+    }
     skipped = g.stats["skipped"]
     assert skipped["binary"] == 2  # latin1.py (> 1 % replacement chars) and blob.py (NUL)
     assert skipped["parse_error"] == 1
     assert g.stats["parse_errors"] == {"broken.py": "syntax error at line 1"}
-    assert g.stats["languages"] == {"config": 3, "go": 1, "markdown": 2, "other": 1, "python": 3,
-                                    "typescript": 1}
+    assert g.stats["languages"] == {
+        "config": 3,
+        "go": 1,
+        "markdown": 2,
+        "other": 1,
+        "python": 3,
+        "typescript": 1,
+    }
 
 
 def test_markdown_sections(g) -> None:

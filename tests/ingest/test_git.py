@@ -26,13 +26,16 @@ def _commit(root: Path, msg: str, epoch: int, *paths: str) -> None:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     top = tmp_path_factory.mktemp("git") / "top"
-    write_files(top, {
-        "sub/a.py": "def fa():\n    return 1\n",
-        "sub/b.py": "from a import fa\n\ndef fb():\n    return fa()\n",
-        "sub/c.py": "def fc():\n    pass\n",
-        "sub/.gitignore": "ignored.py\n",
-        "outside.py": "x = 1\n",
-    })
+    write_files(
+        top,
+        {
+            "sub/a.py": "def fa():\n    return 1\n",
+            "sub/b.py": "from a import fa\n\ndef fb():\n    return fa()\n",
+            "sub/c.py": "def fc():\n    pass\n",
+            "sub/.gitignore": "ignored.py\n",
+            "outside.py": "x = 1\n",
+        },
+    )
     git(top, "init", "-q", "-b", "main")
     _commit(top, "init", BASE)
     for k in range(3):  # a and b change together three times

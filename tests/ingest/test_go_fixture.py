@@ -7,12 +7,12 @@ from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
 FILES = {
-    "go.mod": '''
+    "go.mod": """
         module example.com/m
 
         go 1.22
-        ''',
-    "pool/pool.go": '''
+        """,
+    "pool/pool.go": """
         // Package pool runs jobs.
         package pool
 
@@ -45,8 +45,8 @@ FILES = {
         func (p *Pool) grow() {}
 
         func New() *Pool { return &Pool{} }
-        ''',
-    "pool/pool_ops.go": '''
+        """,
+    "pool/pool_ops.go": """
         package pool
 
         func (p *Pool) Drain() int {
@@ -55,8 +55,8 @@ FILES = {
         }
 
         func helper() int { return New().size() }
-        ''',
-    "pool/pool_test.go": '''
+        """,
+    "pool/pool_test.go": """
         package pool
 
         import "testing"
@@ -64,8 +64,8 @@ FILES = {
         func TestSubmit(t *testing.T) {
             New().Submit(1)
         }
-        ''',
-    "worker/worker.go": '''
+        """,
+    "worker/worker.go": """
         package worker
 
         type Base struct{}
@@ -79,8 +79,8 @@ FILES = {
         func New() *Worker { return &Worker{} }
 
         func (w *Worker) Do() {}
-        ''',
-    "cmd/main.go": '''
+        """,
+    "cmd/main.go": """
         package main
 
         import "example.com/m/pool"
@@ -89,7 +89,7 @@ FILES = {
             p := pool.New()
             p.Drain()
         }
-        ''',
+        """,
 }
 
 
@@ -108,7 +108,9 @@ def test_definitions_and_recv_ids(g) -> None:
     submit = g.node("file::pool/pool.go::struct::Pool::fn::Submit")
     assert submit.qname == "Pool.Submit" and submit.signature == "func (p *Pool) Submit(j Job) error"
     assert submit.doc == "Submit queues a job."
-    assert g.has("file::pool/pool.go::struct::Pool", "file::pool/pool.go::struct::Pool::fn::Submit", "contains")
+    assert g.has(
+        "file::pool/pool.go::struct::Pool", "file::pool/pool.go::struct::Pool::fn::Submit", "contains"
+    )
     # receiver declared in another file: recv:: id segment, contained by the file, references the type
     drain = "file::pool/pool_ops.go::recv::Pool::fn::Drain"
     assert g.node(drain).qname == "Pool.Drain"
@@ -141,7 +143,9 @@ def test_imports_and_embedding(g) -> None:
     assert g.has("file::pool/pool.go::struct::Pool", "file::worker/worker.go::struct::Base", "inherits")
     assert g.has("file::worker/worker.go::struct::Worker", "file::worker/worker.go::struct::Base", "inherits")
     assert g.has("file::pool/pool.go::struct::Pool", "file::worker/worker.go::struct::Worker", "references")
-    assert g.has("file::pool/pool.go::struct::Pool::fn::Submit", "file::pool/pool.go::type::Job", "references")
+    assert g.has(
+        "file::pool/pool.go::struct::Pool::fn::Submit", "file::pool/pool.go::type::Job", "references"
+    )
     assert g.node("file::go.mod").lang == "config"
 
 

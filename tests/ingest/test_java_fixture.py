@@ -7,7 +7,7 @@ from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
 FILES = {
-    "src/main/java/com/ex/pool/Pool.java": '''
+    "src/main/java/com/ex/pool/Pool.java": """
         package com.ex.pool;
 
         import com.ex.util.Helpers;
@@ -37,42 +37,42 @@ FILES = {
                 void x() {}
             }
         }
-        ''',
-    "src/main/java/com/ex/pool/BasePool.java": '''
+        """,
+    "src/main/java/com/ex/pool/BasePool.java": """
         package com.ex.pool;
 
         public abstract class BasePool {
             protected void shared() {}
         }
-        ''',
-    "src/main/java/com/ex/pool/Runner.java": '''
+        """,
+    "src/main/java/com/ex/pool/Runner.java": """
         package com.ex.pool;
 
         public interface Runner extends AutoCloseable {
             Job get(int index);
         }
-        ''',
-    "src/main/java/com/ex/pool/Job.java": '''
+        """,
+    "src/main/java/com/ex/pool/Job.java": """
         package com.ex.pool;
 
         public record Job(int id) {}
-        ''',
-    "src/main/java/com/ex/util/Helpers.java": '''
+        """,
+    "src/main/java/com/ex/util/Helpers.java": """
         package com.ex.util;
 
         public final class Helpers {
             public static void log(int x) {}
             public static int twice(int x) { return 2 * x; }
         }
-        ''',
-    "src/main/java/com/ex/util/Worker.java": '''
+        """,
+    "src/main/java/com/ex/util/Worker.java": """
         package com.ex.util;
 
         public class Worker {
             public void work() {}
         }
-        ''',
-    "src/test/java/com/ex/pool/PoolTest.java": '''
+        """,
+    "src/test/java/com/ex/pool/PoolTest.java": """
         package com.ex.pool;
 
         import org.junit.Test;
@@ -83,7 +83,7 @@ FILES = {
                 new Pool(1).get(2);
             }
         }
-        ''',
+        """,
 }
 
 D = "file::src/main/java/com/ex/pool"
@@ -97,7 +97,11 @@ def g(tmp_path_factory):
 
 def test_definitions_and_overloads(g) -> None:
     cls = g.node(f"{P}::class::Pool")
-    assert cls.kind == KINDS["class"] and cls.doc == "A pool of workers." and (cls.line_start, cls.line_end) == (9, 29)
+    assert (
+        cls.kind == KINDS["class"]
+        and cls.doc == "A pool of workers."
+        and (cls.line_start, cls.line_end) == (9, 29)
+    )
     assert cls.signature == "public class Pool extends BasePool implements Runner"
     ctor = g.node(f"{P}::class::Pool::fn::Pool")  # constructor: name = class name
     assert ctor.line_start == 12

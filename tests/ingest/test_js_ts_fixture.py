@@ -7,7 +7,7 @@ from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
 FILES = {
-    "tsconfig.json": '''
+    "tsconfig.json": """
         {
           // comments and trailing commas are tolerated
           "compilerOptions": {
@@ -15,8 +15,8 @@ FILES = {
             "paths": { "@lib/*": ["src/lib/*"], },
           },
         }
-        ''',
-    "src/lib/pool.ts": '''
+        """,
+    "src/lib/pool.ts": """
         import { Job } from './job';
         import * as util from "../util";
 
@@ -50,23 +50,23 @@ FILES = {
         export type Alias = Pool | Job;
         export enum Color { Red, Green }
         export namespace Shapes { export function area(): number { return 1; } }
-        ''',
-    "src/lib/job.ts": '''
+        """,
+    "src/lib/job.ts": """
         export class Job { id = 1; }
         export class Base {}
         export class SpecialJob extends Job {}
-        ''',
-    "src/lib/index.ts": '''
+        """,
+    "src/lib/index.ts": """
         export { Pool, makePool } from './pool';
         export * from './job';
-        ''',
-    "src/util.js": '''
+        """,
+    "src/util.js": """
         function helper(job) { return job; }
         const arrow = (x) => x * 2;
         module.exports = { helper, arrow };
         export default function () { return 1; }
-        ''',
-    "src/app.tsx": '''
+        """,
+    "src/app.tsx": """
         import { Pool } from '@lib/pool';
         import { Job } from './lib';
         import React from 'react';
@@ -78,19 +78,19 @@ FILES = {
         }
 
         function Widget(props: any) { return null; }
-        ''',
-    "src/cjs.js": '''
+        """,
+    "src/cjs.js": """
         const { helper } = require('./util');
         const util = require('./util.js');
 
         class Consumer extends Object {
           go() { helper(1); util.arrow(2); }
         }
-        ''',
-    "src/lib/pool.test.ts": '''
+        """,
+    "src/lib/pool.test.ts": """
         import { makePool } from './pool';
         describe('pool', () => { it('works', () => { makePool(1); }); });
-        ''',
+        """,
 }
 
 P = "file::src/lib/pool.ts"

@@ -75,7 +75,7 @@ FILES = {
             q.frob()
             q.unknown_method_xyz()
         ''',
-    "pkg/util.py": '''
+    "pkg/util.py": """
         def helper(x):
             return x
 
@@ -86,18 +86,18 @@ FILES = {
 
         def register(f):
             return f
-        ''',
-    "a/x.py": '''
+        """,
+    "a/x.py": """
         class X:
             def frob(self):
                 pass
-        ''',
-    "b/y.py": '''
+        """,
+    "b/y.py": """
         class Y:
             def frob(self):
                 pass
-        ''',
-    "tests/test_pool.py": '''
+        """,
+    "tests/test_pool.py": """
         from pkg.pool import Pool
 
 
@@ -108,8 +108,8 @@ FILES = {
         class TestPool:
             def test_get(self):
                 Pool(2).get()
-        ''',
-    "src/lib2/mod.py": '''
+        """,
+    "src/lib2/mod.py": """
         from pkg import Pool
         from pkg.pool import process as proc
 
@@ -117,7 +117,7 @@ FILES = {
         def run():
             proc(None, None)
             return Pool(3)
-        ''',
+        """,
 }
 
 P = "file::pkg/pool.py"
@@ -235,3 +235,61 @@ def test_tests_edges(g) -> None:
 
 def test_invariants(g) -> None:
     assert_invariants(g)
+
+
+def test_unknown_receivers_and_outside_bases(tmp_path) -> None:
+    from ingest_helpers import build, write_files
+
+    g = build(
+        write_files(
+            tmp_path / "r",
+            {
+                "app/models.py": """
+            import unittest
+            from app.db import connection
+
+
+            class Author:
+                objects = None
+
+                def save(self):
+                    Author.objects.fetch_all()      # chain breaks on an attribute -> unknown receiver
+                    connection.run_query()          # imported variable -> unknown receiver
+
+
+            class AuthorTests(unittest.TestCase):
+                def test_save(self):
+                    self.assertEqual(1, 1)          # inherited from outside the graph: not counted
+                    self.helper()
+
+                def helper(self):
+                    pass
+
+
+            class MyError(ValueError):
+                def explain(self):
+                    return self.with_traceback(None)  # builtin base: not counted
+            """,
+                "app/db.py": """
+            class Manager:
+                def fetch_all(self):
+                    return []
+
+                def run_query(self):
+                    return 1
+
+
+            connection = Manager()
+            """,
+            },
+        )
+    )
+    save = "file::app/models.py::class::Author::fn::save"
+    assert g.edge(save, "file::app/db.py::class::Manager::fn::fetch_all", "calls").w0 == pytest.approx(0.3)
+    assert g.has(save, "file::app/db.py::class::Manager::fn::run_query", "calls")
+    assert g.has(
+        "file::app/models.py::class::AuthorTests::fn::test_save",
+        "file::app/models.py::class::AuthorTests::fn::helper",
+        "calls",
+    )
+    assert g.parts.unresolved_refs == 0 and g.parts.ambiguous_refs == 0

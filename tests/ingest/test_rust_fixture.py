@@ -7,19 +7,19 @@ from ingest_helpers import assert_invariants, build, write_files
 from m1nd.graph.schema import KINDS
 
 FILES = {
-    "Cargo.toml": '''
+    "Cargo.toml": """
         [package]
         name = "my-crate"
         version = "0.1.0"
-        ''',
-    "src/lib.rs": '''
+        """,
+    "src/lib.rs": """
         //! The crate.
         pub mod pool;
         mod util;
 
         pub use crate::pool::Pool;
-        ''',
-    "src/pool.rs": '''
+        """,
+    "src/pool.rs": """
         use std::fmt;
         use crate::util::{helper, inner::deep as deepest};
         use super::util;
@@ -80,25 +80,25 @@ FILES = {
                 shapes::area();
             }
         }
-        ''',
-    "src/util/mod.rs": '''
+        """,
+    "src/util/mod.rs": """
         pub mod inner;
 
         pub fn helper() -> u32 {
             inner::deep()
         }
-        ''',
-    "src/util/inner.rs": '''
+        """,
+    "src/util/inner.rs": """
         pub fn deep() -> u32 { 2 }
-        ''',
-    "tests/pool.rs": '''
+        """,
+    "tests/pool.rs": """
         use my_crate::pool::Pool;
 
         #[test]
         fn test_new() {
             let _p: Pool<u8> = Pool::new();
         }
-        ''',
+        """,
 }
 
 P = "file::src/pool.rs"
@@ -146,7 +146,9 @@ def test_calls(g) -> None:
     assert g.has(new, f"{P}::impl::Pool::fn::build", "calls")  # Self::build()
     build_ = f"{P}::impl::Pool::fn::build"
     assert g.has(build_, "file::src/util/inner.rs::fn::deep", "calls")  # aliased group import
-    assert g.has(build_, "file::src/util/mod.rs::fn::helper", "calls")  # module path through `use super::util`
+    assert g.has(
+        build_, "file::src/util/mod.rs::fn::helper", "calls"
+    )  # module path through `use super::util`
     assert g.has(build_, f"{P}::struct::Pool", "calls")  # struct literal
     # self.m() inside a trait default method -> the trait's method; inside a trait impl -> through the type
     assert g.has(f"{P}::trait::Runner::fn::run", f"{P}::trait::Runner::fn::go", "calls")

@@ -30,8 +30,11 @@ def test_json(g) -> None:
     decode = g.node("file::json/decoder.py::class::JSONDecoder::fn::decode")
     assert decode.signature.startswith("def decode(self, s")
     # JSONDecoder.decode calls self.raw_decode
-    assert g.has("file::json/decoder.py::class::JSONDecoder::fn::decode",
-                 "file::json/decoder.py::class::JSONDecoder::fn::raw_decode", "calls")
+    assert g.has(
+        "file::json/decoder.py::class::JSONDecoder::fn::decode",
+        "file::json/decoder.py::class::JSONDecoder::fn::raw_decode",
+        "calls",
+    )
     # json/__init__.py re-exports the decoder class (from .decoder import JSONDecoder, JSONDecodeError)
     assert g.has("file::json/__init__.py", "file::json/decoder.py::class::JSONDecoder", "reexports")
     assert g.has("file::json/__init__.py", "file::json/decoder.py", "imports")
@@ -44,15 +47,21 @@ def test_email(g) -> None:
     calls = g.rel_count("calls")
     assert calls > 500
     assert g.node("file::email/message.py::class::Message").kind == KINDS["class"]
-    assert g.has("file::email/message.py::class::EmailMessage", "file::email/message.py::class::MIMEPart",
-                 "inherits")
+    assert g.has(
+        "file::email/message.py::class::EmailMessage", "file::email/message.py::class::MIMEPart", "inherits"
+    )
     # absolute `from email import utils` inside the package resolves to the package module
     assert g.has("file::email/message.py", "file::email/utils.py", "imports")
     # a cross-module call through the module binding (`utils.encode_rfc2231(...)`)
-    assert g.has("file::email/message.py::fn::_formatparam", "file::email/utils.py::fn::encode_rfc2231", "calls")
+    assert g.has(
+        "file::email/message.py::fn::_formatparam", "file::email/utils.py::fn::encode_rfc2231", "calls"
+    )
     # multi-level relative package: email/mime/text.py imports from email.mime.nonmultipart
-    assert g.has("file::email/mime/text.py::class::MIMEText",
-                 "file::email/mime/nonmultipart.py::class::MIMENonMultipart", "inherits")
+    assert g.has(
+        "file::email/mime/text.py::class::MIMEText",
+        "file::email/mime/nonmultipart.py::class::MIMENonMultipart",
+        "inherits",
+    )
     assert g.stats["parse_errors"] == {}
     assert g.parts.unresolved_refs >= 0 and g.parts.ambiguous_refs >= 0
     assert "re" in g.parts.external_imports["email/utils.py"]

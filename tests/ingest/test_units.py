@@ -13,27 +13,31 @@ from m1nd.ingest.extract.config import strip_jsonc
 from m1nd.ingest.walker import GitignoreMatcher, detect_lang, read_text
 
 
-@pytest.mark.parametrize("patterns,path,hit", [
-    (["*.py"], "a/b/c.py", True),
-    (["*.py"], "a/b/c.pyc", False),
-    (["/c.py"], "a/c.py", False),
-    (["/c.py"], "c.py", True),
-    (["docs/"], "docs/x.md", True),
-    (["docs/"], "docs", False),  # a file named docs is not a directory
-    (["docs/"], "a/docs/x.md", True),
-    (["a/**/z.py"], "a/z.py", True),
-    (["a/**/z.py"], "a/b/c/z.py", True),
-    (["a/**"], "a/b/c.py", True),
-    (["**/gen/*"], "x/gen/y.py", True),
-    (["file?.py"], "file1.py", True),
-    (["file[0-9].py"], "file7.py", True),
-    (["file[!0-9].py"], "file7.py", False),
-    (["*.py", "!keep.py"], "keep.py", False),
-    (["*.py", "!keep.py"], "drop.py", True),
-    (["# comment", ""], "x.py", False),
-    ([".github/*"], ".github/ci.yml", True),
-    ([".github/*"], ".github/workflows/ci.yml", True),  # matches the directory .github/workflows
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "patterns,path,hit",
+    [
+        (["*.py"], "a/b/c.py", True),
+        (["*.py"], "a/b/c.pyc", False),
+        (["/c.py"], "a/c.py", False),
+        (["/c.py"], "c.py", True),
+        (["docs/"], "docs/x.md", True),
+        (["docs/"], "docs", False),  # a file named docs is not a directory
+        (["docs/"], "a/docs/x.md", True),
+        (["a/**/z.py"], "a/z.py", True),
+        (["a/**/z.py"], "a/b/c/z.py", True),
+        (["a/**"], "a/b/c.py", True),
+        (["**/gen/*"], "x/gen/y.py", True),
+        (["file?.py"], "file1.py", True),
+        (["file[0-9].py"], "file7.py", True),
+        (["file[!0-9].py"], "file7.py", False),
+        (["*.py", "!keep.py"], "keep.py", False),
+        (["*.py", "!keep.py"], "drop.py", True),
+        (["# comment", ""], "x.py", False),
+        ([".github/*"], ".github/ci.yml", True),
+        ([".github/*"], ".github/workflows/ci.yml", True),  # matches the directory .github/workflows
+    ],
+    ids=lambda v: str(v),
+)
 def test_gitignore_matcher(patterns, path, hit) -> None:
     assert GitignoreMatcher(patterns).matches(path) is hit
 
@@ -44,14 +48,38 @@ def test_prunes_dir() -> None:
     assert not GitignoreMatcher(["*.py"]).prunes_dir("src")
 
 
-@pytest.mark.parametrize("path,lang", [
-    ("a.py", "python"), ("a.pyi", "python"), ("a.js", "javascript"), ("a.mjs", "javascript"),
-    ("a.jsx", "javascript"), ("a.ts", "typescript"), ("a.d.ts", "typescript"), ("a.tsx", "tsx"),
-    ("a.go", "go"), ("a.rs", "rust"), ("A.java", "java"), ("README.md", "markdown"), ("x.markdown", "markdown"),
-    ("c.toml", "config"), ("c.yml", "config"), ("c.json", "config"), ("setup.cfg", "config"),
-    ("x/.env.example", "config"), ("go.mod", "config"), ("m.c", "other"), ("m.rb", "other"),
-    ("m.kt", "other"), ("Makefile", None), ("x.png", None), ("x.txt", None), (".bashrc", None),
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "path,lang",
+    [
+        ("a.py", "python"),
+        ("a.pyi", "python"),
+        ("a.js", "javascript"),
+        ("a.mjs", "javascript"),
+        ("a.jsx", "javascript"),
+        ("a.ts", "typescript"),
+        ("a.d.ts", "typescript"),
+        ("a.tsx", "tsx"),
+        ("a.go", "go"),
+        ("a.rs", "rust"),
+        ("A.java", "java"),
+        ("README.md", "markdown"),
+        ("x.markdown", "markdown"),
+        ("c.toml", "config"),
+        ("c.yml", "config"),
+        ("c.json", "config"),
+        ("setup.cfg", "config"),
+        ("x/.env.example", "config"),
+        ("go.mod", "config"),
+        ("m.c", "other"),
+        ("m.rb", "other"),
+        ("m.kt", "other"),
+        ("Makefile", None),
+        ("x.png", None),
+        ("x.txt", None),
+        (".bashrc", None),
+    ],
+    ids=lambda v: str(v),
+)
 def test_detect_lang(path, lang) -> None:
     assert detect_lang(path) == lang
 
@@ -96,8 +124,15 @@ class A(B, metaclass=M):
     assert ("self", "n", 1) in refs and ("call", "cfg", 1) in refs
     assert ("reference", "List", 1) in refs and ("reference", "int", 1) in refs
     imports = b["imports"]
-    assert imports[0] == {"module": "os.path", "names": [], "alias": "osp", "level": 0, "reexport": False,
-                          "star": False, "line": 2}
+    assert imports[0] == {
+        "module": "os.path",
+        "names": [],
+        "alias": "osp",
+        "level": 0,
+        "reexport": False,
+        "star": False,
+        "line": 2,
+    }
     assert imports[1]["level"] == 2 and imports[1]["module"] == "pkg"
     assert imports[1]["names"] == [["a", "b"], ["c", "c"]]
     assert imports[2]["star"] and imports[2]["level"] == 1
@@ -125,7 +160,10 @@ def test_extract_many_in_a_threaded_process() -> None:
     """With other threads alive the pool must not fork (forkserver / spawn); results are identical."""
     import threading
 
-    items = [(f"m{i}.py", f"class C{i}:\n    def m(self):\n        self.n()\n".encode(), "python") for i in range(8)]
+    items = [
+        (f"m{i}.py", f"class C{i}:\n    def m(self):\n        self.n()\n".encode(), "python")
+        for i in range(8)
+    ]
     stop = threading.Event()
     t = threading.Thread(target=stop.wait, daemon=True)
     t.start()
@@ -149,8 +187,13 @@ def test_owners_and_ids() -> None:
         {"kind": "fn", "name": "Submit", "parent": -1, "prefix": "recv::Pool", "qprefix": "Pool"},
     ]
     assign_ids(defs)
-    assert [d["id"] for d in defs] == ["class::A", "class::A::fn::get", "class::A::fn::get#2", "fn::get",
-                                       "recv::Pool::fn::Submit"]
+    assert [d["id"] for d in defs] == [
+        "class::A",
+        "class::A::fn::get",
+        "class::A::fn::get#2",
+        "fn::get",
+        "recv::Pool::fn::Submit",
+    ]
     assert defs[4]["qname"] == "Pool.Submit" and defs[2]["qname"] == "A.get"
 
 

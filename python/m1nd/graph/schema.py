@@ -80,7 +80,16 @@ W_MAX = 1.0
 
 #: Languages a node may carry (files; symbols inherit their file's language). Dirs carry "".
 LANGS: tuple[str, ...] = (
-    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "markdown", "config", "other",
+    "python",
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "rust",
+    "java",
+    "markdown",
+    "config",
+    "other",
 )
 
 __all__ = [

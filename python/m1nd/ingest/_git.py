@@ -12,8 +12,15 @@ import os
 import subprocess
 from pathlib import Path
 
-_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-         "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+_DROP = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+)
 
 
 def git_env() -> dict[str, str]:
@@ -26,8 +33,15 @@ def git_env() -> dict[str, str]:
 
 def run_git(cwd: Path, *args: str, timeout: float = 120.0) -> tuple[int, bytes, str]:
     try:
-        proc = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=str(cwd), env=git_env(),
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=false", *args],
+            cwd=str(cwd),
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
     except FileNotFoundError:
         return -1, b"", "git executable not found"
     except subprocess.TimeoutExpired:

@@ -67,7 +67,7 @@ def _unquote(path: str) -> str:
         if c == "\\" and i + 1 < len(inner):
             nxt = inner[i + 1]
             if nxt in "01234567" and i + 3 < len(inner) + 1 and _OCTAL.match(inner, i):
-                raw.append(int(inner[i + 1:i + 4], 8))
+                raw.append(int(inner[i + 1 : i + 4], 8))
                 i += 4
                 continue
             if nxt in esc:
@@ -112,9 +112,17 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
     if rc != 0:
         return GitData(False, reason="the repository has no commits yet" if rc > 0 else err, **params)
     head = out.decode("ascii", "replace").strip() or None
-    rc, out, err = run_git(top, "log", "--no-merges", f"--since={int(window_days)}.days.ago",
-                           f"--max-count={int(max_commits)}", "--format=%x1e%H%x1f%at", "--name-only",
-                           "--no-renames", timeout=300.0)
+    rc, out, err = run_git(
+        top,
+        "log",
+        "--no-merges",
+        f"--since={int(window_days)}.days.ago",
+        f"--max-count={int(max_commits)}",
+        "--format=%x1e%H%x1f%at",
+        "--name-only",
+        "--no-renames",
+        timeout=300.0,
+    )
     if rc != 0:
         return GitData(False, reason=f"git log failed: {err[:200]}", head=head, **params)
     text = out.decode("utf-8", "surrogateescape")
@@ -128,8 +136,13 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
         commits += 1
         ms = t * 1000
         n_all = len(set(paths))
-        mine = sorted({unicodedata.normalize("NFC", p)[plen:] for p in paths
-                       if unicodedata.normalize("NFC", p).startswith(prefix)})
+        mine = sorted(
+            {
+                unicodedata.normalize("NFC", p)[plen:]
+                for p in paths
+                if unicodedata.normalize("NFC", p).startswith(prefix)
+            }
+        )
         for p in mine:
             count[p] = count.get(p, 0) + 1
             if ms > last.get(p, -1):
@@ -202,12 +215,22 @@ def status(root: Path) -> dict[str, object]:
     rc, _, err = run_git(root, "--version", timeout=10.0)
     if rc == -1:
         has_dot_git = any((p / ".git").exists() for p in (root, *root.parents))
-        return {"available": False, "missing_git": has_dot_git, "toplevel": None, "head": None,
-                "reason": err or "git not available"}
+        return {
+            "available": False,
+            "missing_git": has_dot_git,
+            "toplevel": None,
+            "head": None,
+            "reason": err or "git not available",
+        }
     tp = toplevel_and_prefix(root)
     if tp is None:
-        return {"available": False, "missing_git": False, "toplevel": None, "head": None,
-                "reason": "not inside a git work tree"}
+        return {
+            "available": False,
+            "missing_git": False,
+            "toplevel": None,
+            "head": None,
+            "reason": "not inside a git work tree",
+        }
     rc, out, _ = run_git(root, "rev-parse", "-q", "--verify", "HEAD", timeout=30.0)
     head = out.decode("ascii", "replace").strip() if rc == 0 else None
     return {"available": True, "missing_git": False, "toplevel": str(tp[0]), "head": head, "reason": None}

@@ -15,9 +15,16 @@ from m1nd.ingest.walker import WalkedFile, WalkResult, read_text, walk
 
 log = logging.getLogger(__name__)
 
-def build_graph_parts(root: Path | str, *, namespace: str | None = None, git_window_days: int = 365,
-                      max_commits: int = 5000, workers: int | None = None,
-                      **walk_opts: Any) -> tuple[GraphParts, WalkResult, GitData, dict[str, Any]]:
+
+def build_graph_parts(
+    root: Path | str,
+    *,
+    namespace: str | None = None,
+    git_window_days: int = 365,
+    max_commits: int = 5000,
+    workers: int | None = None,
+    **walk_opts: Any,
+) -> tuple[GraphParts, WalkResult, GitData, dict[str, Any]]:
     """Run walk → read → extract → git → resolve on ``root`` without any cache.
 
     ``walk_opts`` are passed to :func:`~m1nd.ingest.walker.walk` (``include_dotfiles``, ``dotfile_patterns``,
@@ -72,22 +79,27 @@ def build_graph_parts(root: Path | str, *, namespace: str | None = None, git_win
     for n in parts.nodes:
         k = KIND_NAMES[n.kind]
         by_kind[k] = by_kind.get(k, 0) + 1
-    stats.update({
-        "files": len(kept),
-        "parse_errors": parse_errors,
-        "languages": dict(sorted(languages.items())),
-        "nodes": len(parts.nodes),
-        "edges": len(parts.edges),
-        "nodes_by_kind": by_kind,
-        "edges_by_relation": by_rel,
-        "unresolved_refs": parts.unresolved_refs,
-        "ambiguous_refs": parts.ambiguous_refs,
-        "skipped": dict(wr.skipped, parse_error=len(parse_errors)),
-        "git": {"available": git.available, "reason": git.reason, "commits_read": git.commits_read,
-                "co_change_edges": by_rel["co_changes"]},
-    })
+    stats.update(
+        {
+            "files": len(kept),
+            "parse_errors": parse_errors,
+            "languages": dict(sorted(languages.items())),
+            "nodes": len(parts.nodes),
+            "edges": len(parts.edges),
+            "nodes_by_kind": by_kind,
+            "edges_by_relation": by_rel,
+            "unresolved_refs": parts.unresolved_refs,
+            "ambiguous_refs": parts.ambiguous_refs,
+            "skipped": dict(wr.skipped, parse_error=len(parse_errors)),
+            "git": {
+                "available": git.available,
+                "reason": git.reason,
+                "commits_read": git.commits_read,
+                "co_change_edges": by_rel["co_changes"],
+            },
+        }
+    )
     return parts, wr, git, stats
 
 
 __all__ = ["build_graph_parts", "extract_many"]
-

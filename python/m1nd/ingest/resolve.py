@@ -50,6 +50,12 @@ from m1nd.ingest.gitdata import CHURN_FULL_AT, GitData
 
 log = logging.getLogger(__name__)
 
+
+def _words(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long tables readable)."""
+    return frozenset(text.split())
+
+
 # ------------------------------------------------------------------------------------------------ records
 
 
@@ -94,8 +100,22 @@ class GraphParts:
 # ------------------------------------------------------------------------------------------------ tables
 
 K_DIR, K_FILE, K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL, K_SECTION = (
-    KINDS[k] for k in ("dir", "file", "mod", "class", "struct", "enum", "interface", "trait", "type", "fn", "impl",
-                       "section"))
+    KINDS[k]
+    for k in (
+        "dir",
+        "file",
+        "mod",
+        "class",
+        "struct",
+        "enum",
+        "interface",
+        "trait",
+        "type",
+        "fn",
+        "impl",
+        "section",
+    )
+)
 CLASSLIKE = frozenset({K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_IMPL, K_TYPE})
 TYPE_KINDS = frozenset({K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE})
 BASE_KINDS = frozenset({K_CLASS, K_STRUCT, K_INTERFACE, K_TRAIT, K_TYPE})
@@ -109,20 +129,79 @@ ANY_SYMBOL = frozenset({K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, 
 W0 = {r.code: r.w0 for r in RELATIONS}
 _W_CACHE: dict[tuple[int, float], float] = {}
 
-FAMILY = {"python": "py", "javascript": "js", "typescript": "js", "tsx": "js", "go": "go", "rust": "rs",
-          "java": "java", "other": "other", "markdown": "md", "config": "cfg"}
+FAMILY = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "go": "go",
+    "rust": "rs",
+    "java": "java",
+    "other": "other",
+    "markdown": "md",
+    "config": "cfg",
+}
 CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "other"})
 
 #: graph.md §7 common-method stoplist (unknown receivers)
-STOPLIST = frozenset(["get", "set", "add", "append", "update", "run", "start", "stop", "close", "open", "read", "write", "send", "put", "pop", "keys", "items", "values", "join", "split", "format", "map", "filter", "forEach", "push", "then", "call", "apply", "init", "new", "len", "String", "Error", "toString", "equals", "hashCode", "clone", "next", "iter", "into", "from", "unwrap", "expect", "ok", "err", "is_empty", "size", "length", "load", "save", "log", "info", "debug", "warn", "error", "print", "println", "assert"])
+STOPLIST = _words("""
+    get set add append update run start stop close open read write send put pop keys items values join split
+    format map filter forEach push then call apply init new len String Error toString equals hashCode clone
+    next iter into from unwrap expect ok err is_empty size length load save log info debug warn error print
+    println assert
+""")
 
 #: names that are language builtins: never searched graph-wide, never counted unresolved
 BUILTINS: dict[str, frozenset[str]] = {
-    "py": frozenset(["abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr", "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir", "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance", "issubclass", "iter", "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip", "__import__", "NotImplemented", "Ellipsis", "None", "True", "False", "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "ImportError", "ModuleNotFoundError", "LookupError", "IndexError", "KeyError", "MemoryError", "NameError", "UnboundLocalError", "OSError", "IOError", "EnvironmentError", "BlockingIOError", "ChildProcessError", "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError", "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError", "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError", "ReferenceError", "RuntimeError", "NotImplementedError", "RecursionError", "StopIteration", "StopAsyncIteration", "SyntaxError", "IndentationError", "TabError", "SystemError", "TypeError", "ValueError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError", "Warning", "UserWarning", "DeprecationWarning", "PendingDeprecationWarning", "SyntaxWarning", "RuntimeWarning", "FutureWarning", "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning", "ZeroDivisionError", "OverflowError", "FloatingPointError", "GeneratorExit", "KeyboardInterrupt", "SystemExit", "ExceptionGroup", "BaseExceptionGroup", "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Type"]),
-    "js": frozenset(["require", "parseInt", "parseFloat", "isNaN", "isFinite", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "setImmediate", "queueMicrotask", "structuredClone", "fetch", "encodeURIComponent", "decodeURIComponent", "encodeURI", "decodeURI", "Array", "Object", "String", "Number", "Boolean", "Symbol", "BigInt", "Date", "RegExp", "Error", "TypeError", "RangeError", "SyntaxError", "Map", "Set", "WeakMap", "WeakSet", "Promise", "Proxy", "Reflect", "JSON", "Math", "Intl", "URL", "URLSearchParams", "Buffer", "Uint8Array", "Int32Array", "Float64Array", "ArrayBuffer", "DataView", "Function", "Record", "Partial", "Required", "Readonly", "Pick", "Omit", "Exclude", "Extract", "ReturnType", "Parameters", "NonNullable", "Awaited", "InstanceType", "Iterable", "Iterator", "AsyncIterable", "PromiseLike", "ReadonlyArray", "HTMLElement", "Element", "Event", "Node", "Document", "Window", "describe", "it", "test", "expect", "beforeEach", "afterEach", "beforeAll", "afterAll", "jest", "vi", "console"]),
-    "go": frozenset(["append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new", "panic", "print", "println", "real", "recover", "bool", "byte", "complex64", "complex128", "error", "float32", "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "any", "comparable"]),
-    "rs": frozenset(["Ok", "Err", "Some", "None", "Box", "Vec", "String", "Option", "Result", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "VecDeque", "Arc", "Rc", "RefCell", "Cell", "Mutex", "RwLock", "Cow", "Default", "Clone", "Copy", "Debug", "Display", "Send", "Sync", "Sized", "Iterator", "IntoIterator", "From", "Into", "AsRef", "AsMut", "Drop", "Fn", "FnMut", "FnOnce", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "ToString", "Path", "PathBuf", "Self"]),
-    "java": frozenset(["String", "Object", "Integer", "Long", "Double", "Float", "Short", "Byte", "Character", "Boolean", "Number", "Math", "System", "Thread", "Runnable", "Exception", "RuntimeException", "Throwable", "Error", "Override", "Deprecated", "SuppressWarnings", "FunctionalInterface", "Iterable", "Comparable", "CharSequence", "StringBuilder", "StringBuffer", "Class", "Void", "Enum", "Record", "IllegalArgumentException", "IllegalStateException", "NullPointerException", "UnsupportedOperationException", "IndexOutOfBoundsException", "ClassCastException", "InterruptedException", "AutoCloseable", "Cloneable", "List", "Map", "Set", "Collection", "Optional"]),
+    "py": _words("""
+        abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile
+        complex copyright credits delattr dict dir divmod enumerate eval exec exit filter float format
+        frozenset getattr globals hasattr hash help hex id input int isinstance issubclass iter len license
+        list locals map max memoryview min next object oct open ord pow print property quit range repr
+        reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip __import__
+        NotImplemented Ellipsis None True False BaseException Exception ArithmeticError AssertionError
+        AttributeError BufferError EOFError ImportError ModuleNotFoundError LookupError IndexError KeyError
+        MemoryError NameError UnboundLocalError OSError IOError EnvironmentError BlockingIOError
+        ChildProcessError ConnectionError BrokenPipeError ConnectionAbortedError ConnectionRefusedError
+        ConnectionResetError FileExistsError FileNotFoundError InterruptedError IsADirectoryError
+        NotADirectoryError PermissionError ProcessLookupError TimeoutError ReferenceError RuntimeError
+        NotImplementedError RecursionError StopIteration StopAsyncIteration SyntaxError IndentationError
+        TabError SystemError TypeError ValueError UnicodeError UnicodeDecodeError UnicodeEncodeError
+        UnicodeTranslateError Warning UserWarning DeprecationWarning PendingDeprecationWarning SyntaxWarning
+        RuntimeWarning FutureWarning ImportWarning UnicodeWarning BytesWarning ResourceWarning
+        EncodingWarning ZeroDivisionError OverflowError FloatingPointError GeneratorExit KeyboardInterrupt
+        SystemExit ExceptionGroup BaseExceptionGroup Any Optional Union List Dict Tuple Set FrozenSet
+        Callable Iterable Iterator Sequence Mapping Type
+    """),
+    "js": _words("""
+        require parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout clearInterval
+        setImmediate queueMicrotask structuredClone fetch encodeURIComponent decodeURIComponent encodeURI
+        decodeURI Array Object String Number Boolean Symbol BigInt Date RegExp Error TypeError RangeError
+        SyntaxError Map Set WeakMap WeakSet Promise Proxy Reflect JSON Math Intl URL URLSearchParams Buffer
+        Uint8Array Int32Array Float64Array ArrayBuffer DataView Function Record Partial Required Readonly
+        Pick Omit Exclude Extract ReturnType Parameters NonNullable Awaited InstanceType Iterable Iterator
+        AsyncIterable PromiseLike ReadonlyArray HTMLElement Element Event Node Document Window describe it
+        test expect beforeEach afterEach beforeAll afterAll jest vi console
+    """),
+    "go": _words("""
+        append cap clear close complex copy delete imag len make max min new panic print println real
+        recover bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune string
+        uint uint8 uint16 uint32 uint64 uintptr any comparable
+    """),
+    "rs": _words("""
+        Ok Err Some None Box Vec String Option Result HashMap HashSet BTreeMap BTreeSet VecDeque Arc Rc
+        RefCell Cell Mutex RwLock Cow Default Clone Copy Debug Display Send Sync Sized Iterator IntoIterator
+        From Into AsRef AsMut Drop Fn FnMut FnOnce PartialEq Eq PartialOrd Ord Hash ToString Path PathBuf
+        Self
+    """),
+    "java": _words("""
+        String Object Integer Long Double Float Short Byte Character Boolean Number Math System Thread
+        Runnable Exception RuntimeException Throwable Error Override Deprecated SuppressWarnings
+        FunctionalInterface Iterable Comparable CharSequence StringBuilder StringBuffer Class Void Enum
+        Record IllegalArgumentException IllegalStateException NullPointerException
+        UnsupportedOperationException IndexOutOfBoundsException ClassCastException InterruptedException
+        AutoCloseable Cloneable List Map Set Collection Optional
+    """),
 }
 
 JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -131,6 +210,7 @@ CONFIG_BASENAME_MIN = 5
 NOTFOUND = -1
 EXTERNAL = -2
 AMBIG = -3
+BROKEN = -4  # a dotted chain broke on a non-module (``obj.attr.m()``, an imported variable): unknown receiver
 
 
 class _File:
@@ -185,8 +265,13 @@ def _common_prefix_len(a: list[str], b: list[str]) -> int:
 
 
 class _Resolver:
-    def __init__(self, extracts: dict[str, dict[str, Any]], git: GitData | None, mtimes: dict[str, int],
-                 namespace: str | None) -> None:
+    def __init__(
+        self,
+        extracts: dict[str, dict[str, Any]],
+        git: GitData | None,
+        mtimes: dict[str, int],
+        namespace: str | None,
+    ) -> None:
         self.extracts = extracts
         self.git = git
         self.mtimes = mtimes
@@ -222,6 +307,8 @@ class _Resolver:
         self.g_methods: dict[tuple[str, str], list[int]] = {}
         self.g_types: dict[tuple[str, str], list[int]] = {}
         self.bases: dict[int, list[int]] = {}
+        self.ext_base: set[int] = set()  # types with a base outside the graph (or unresolved)
+        self.ext_memo: dict[int, bool] = {}
         self.impls_of: dict[int, list[int]] = {}
         self.impl_type: dict[int, int] = {}
         self.global_memo: dict[tuple[str, str, str, str, frozenset[int]], tuple[int, float]] = {}
@@ -229,9 +316,24 @@ class _Resolver:
 
     # -------------------------------------------------------------------------------------------- nodes
 
-    def _add_node(self, ext: str, label: str, qname: str, kind: int, lang: str, src: str, ls: int, le: int,
-                  sig: str, doc: str, is_test: bool, chash: str, file_of: int, parent: int,
-                  extra: dict[str, Any] | None = None) -> int:
+    def _add_node(
+        self,
+        ext: str,
+        label: str,
+        qname: str,
+        kind: int,
+        lang: str,
+        src: str,
+        ls: int,
+        le: int,
+        sig: str,
+        doc: str,
+        is_test: bool,
+        chash: str,
+        file_of: int,
+        parent: int,
+        extra: dict[str, Any] | None = None,
+    ) -> int:
         if ext in self.ext_index:
             self.warnings.append(f"duplicate node id {ext!r} ignored")
             return -1
@@ -259,12 +361,28 @@ class _Resolver:
         if got is not None:
             return got
         if rel == ".":
-            idx = self._add_node(f"{self.prefix}dir::.", ".", ".", K_DIR, "", ".", 0, 0, "", "", False, "", -1, -1)
+            idx = self._add_node(
+                f"{self.prefix}dir::.", ".", ".", K_DIR, "", ".", 0, 0, "", "", False, "", -1, -1
+            )
         else:
             par = posixpath.dirname(rel) or "."
             pidx = self._dir(par)
-            idx = self._add_node(f"{self.prefix}dir::{rel}", rel.rsplit("/", 1)[-1], rel, K_DIR, "", rel, 0, 0, "",
-                                 "", False, "", -1, pidx)
+            idx = self._add_node(
+                f"{self.prefix}dir::{rel}",
+                rel.rsplit("/", 1)[-1],
+                rel,
+                K_DIR,
+                "",
+                rel,
+                0,
+                0,
+                "",
+                "",
+                False,
+                "",
+                -1,
+                pidx,
+            )
             self.edge(pidx, idx, CONTAINS, 1.0)
         self.dirs[rel] = idx
         return idx
@@ -278,9 +396,22 @@ class _Resolver:
             d = posixpath.dirname(rel) or "."
             didx = self._dir(d)
             lc = int(blob.get("line_count") or 1)
-            fidx = self._add_node(f"{self.prefix}file::{rel}", rel.rsplit("/", 1)[-1], rel, K_FILE, lang, rel, 1,
-                                  max(1, lc), "", blob.get("doc") or "", bool(blob.get("is_test")),
-                                  blob.get("content_hash") or "", -1, didx)
+            fidx = self._add_node(
+                f"{self.prefix}file::{rel}",
+                rel.rsplit("/", 1)[-1],
+                rel,
+                K_FILE,
+                lang,
+                rel,
+                1,
+                max(1, lc),
+                "",
+                blob.get("doc") or "",
+                bool(blob.get("is_test")),
+                blob.get("content_hash") or "",
+                -1,
+                didx,
+            )
             if fidx < 0:
                 continue
             self.edge(didx, fidx, CONTAINS, 1.0)
@@ -295,13 +426,25 @@ class _Resolver:
                 if pidx < 0:
                     pidx = fidx
                 extra = None
-                if "recv" in d_ or "impl_type" in d_:
-                    extra = {k: d_[k] for k in ("recv", "impl_type", "impl_trait") if k in d_}
-                idx = self._add_node(f"{file_ext}::{d_['id']}", d_["name"], d_.get("qname") or d_["name"],
-                                     KINDS.get(d_["kind"], K_FN), lang, rel, int(d_["line_start"]),
-                                     max(int(d_["line_end"]), int(d_["line_start"])), d_.get("signature") or "",
-                                     d_.get("doc") or "", bool(d_.get("is_test")), d_.get("content_hash") or "",
-                                     fidx, pidx, extra)
+                if "recv" in d_ or "impl_type" in d_ or "ext_base" in d_:
+                    extra = {k: d_[k] for k in ("recv", "impl_type", "impl_trait", "ext_base") if k in d_}
+                idx = self._add_node(
+                    f"{file_ext}::{d_['id']}",
+                    d_["name"],
+                    d_.get("qname") or d_["name"],
+                    KINDS.get(d_["kind"], K_FN),
+                    lang,
+                    rel,
+                    int(d_["line_start"]),
+                    max(int(d_["line_end"]), int(d_["line_start"])),
+                    d_.get("signature") or "",
+                    d_.get("doc") or "",
+                    bool(d_.get("is_test")),
+                    d_.get("content_hash") or "",
+                    fidx,
+                    pidx,
+                    extra,
+                )
                 f.syms.append(idx)
                 if idx < 0:
                     continue
@@ -327,7 +470,9 @@ class _Resolver:
                     self.g_types.setdefault(key, []).append(idx)
                 if pk in (K_FILE, K_MOD) and k in CALL_KINDS:
                     self.g_top.setdefault(key, []).append(idx)
-                if k == K_FN and (pk in CLASSLIKE or (pk == K_FILE and self.extra[idx] and "recv" in self.extra[idx])):
+                if k == K_FN and (
+                    pk in CLASSLIKE or (pk == K_FILE and self.extra[idx] and "recv" in self.extra[idx])
+                ):
                     self.g_methods.setdefault(key, []).append(idx)
         del file_of
         self._index_python()
@@ -471,6 +616,32 @@ class _Resolver:
                     queue.append(b)
         return NOTFOUND
 
+    def has_outside_base(self, t: int) -> bool:
+        """Does the type hierarchy of ``t`` reach a base outside the graph (or one that did not resolve)?"""
+        got = self.ext_memo.get(t)
+        if got is not None:
+            return got
+        seen = {t}
+        queue = [t]
+        res = False
+        while queue and not res:
+            c = queue.pop()
+            ex = self.extra[c]
+            if c in self.ext_base or (ex is not None and ex.get("ext_base")):
+                res = True
+                break
+            if self.kind[c] == K_IMPL:
+                ty = self.impl_type_of(c)
+                if ty >= 0 and ty not in seen:
+                    seen.add(ty)
+                    queue.append(ty)
+            for b in self.bases.get(c, ()):
+                if b not in seen:
+                    seen.add(b)
+                    queue.append(b)
+        self.ext_memo[t] = res
+        return res
+
     def enclosing_type(self, owner: int) -> int:
         """Innermost class-like container of ``owner`` (Go methods: their receiver type)."""
         kind, parent = self.kind, self.parent
@@ -531,7 +702,9 @@ class _Resolver:
             c = parent[c]
         return NOTFOUND
 
-    def lookup(self, f: _File, owner: int, name: str, want: frozenset[int], category: str) -> tuple[int, float]:
+    def lookup(
+        self, f: _File, owner: int, name: str, want: frozenset[int], category: str
+    ) -> tuple[int, float]:
         """Resolve a (possibly dotted) name from ``owner`` in file ``f``: (node, factor) or (NOTFOUND|AMBIG|EXTERNAL, 0)."""
         if "." in name:
             return self.lookup_qualified(f, owner, name.split("."), want, category)
@@ -544,7 +717,9 @@ class _Resolver:
                 return EXTERNAL, 0.0
             if b >= 0 and self.kind[b] in want:
                 return b, 1.0
-            if f.fam != "rs":  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
+            if (
+                f.fam != "rs"
+            ):  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
                 return NOTFOUND, 0.0
         for s in self.bindings_stars(f):
             got = self.member(s, name, want)
@@ -615,8 +790,9 @@ class _Resolver:
         self.global_memo[key] = res
         return res
 
-    def lookup_qualified(self, f: _File, owner: int, parts: list[str], want: frozenset[int],
-                         category: str) -> tuple[int, float]:
+    def lookup_qualified(
+        self, f: _File, owner: int, parts: list[str], want: frozenset[int], category: str
+    ) -> tuple[int, float]:
         head = parts[0]
         rest = parts[1:]
         fam = f.fam
@@ -629,10 +805,12 @@ class _Resolver:
             rest = parts[used:]
         else:
             b = self.bindings_of(f).get(head)
+            imported_variable = False
             if b is not None:
                 if b == EXTERNAL:
                     return EXTERNAL, 0.0
                 cur = b
+                imported_variable = b == NOTFOUND and fam in ("py", "js")
             if cur < 0:
                 cur = self.scope_lookup(f, owner, head, ANY_SYMBOL, "type")
             if cur < 0 and fam == "py":
@@ -665,7 +843,7 @@ class _Resolver:
             if cur < 0:
                 if fam == "py" and head in BUILTINS["py"]:
                     return EXTERNAL, 0.0
-                return NOTFOUND, 0.0
+                return (BROKEN if imported_variable else NOTFOUND), 0.0
         for i, seg in enumerate(rest):
             last = i == len(rest) - 1
             nxt = self.member(cur, seg, want if last else ANY_SYMBOL)
@@ -674,7 +852,7 @@ class _Resolver:
             if nxt == EXTERNAL:
                 return EXTERNAL, 0.0
             if nxt < 0:
-                return NOTFOUND, 0.0
+                return (NOTFOUND if self.kind[cur] in (K_FILE, K_DIR) else BROKEN), 0.0
             cur = nxt
         if cur >= 0 and self.kind[cur] not in want:
             return (EXTERNAL if self.kind[cur] in (K_FILE, K_DIR) else NOTFOUND), 0.0
@@ -739,8 +917,10 @@ class _Resolver:
         if len(cands) == 1:
             return cands[0]
         mine = f.rel.split("/")
-        return max(cands, key=lambda c: (_common_prefix_len(mine, self.src_path[c].split("/")),
-                                         -len(self.src_path[c])))
+        return max(
+            cands,
+            key=lambda c: (_common_prefix_len(mine, self.src_path[c].split("/")), -len(self.src_path[c])),
+        )
 
     def _bindings_python(self, f: _File) -> None:
         b = f.bindings
@@ -872,7 +1052,7 @@ class _Resolver:
             if "*" in pat:
                 pre, _, post = pat.partition("*")
                 if spec.startswith(pre) and spec.endswith(post) and len(spec) >= len(pre) + len(post):
-                    star = spec[len(pre):len(spec) - len(post)] if post else spec[len(pre):]
+                    star = spec[len(pre) : len(spec) - len(post)] if post else spec[len(pre) :]
                     subs = [t.replace("*", star, 1) for t in targets]
                     if best is None or len(pre) > best[0]:
                         best = (len(pre), subs)
@@ -959,8 +1139,10 @@ class _Resolver:
         b = self.bindings_of(f).get(name)
         if b is not None and b >= 0 and self.kind[b] in want:
             return b
-        if any(imp.get("reexport") and imp.get("star") and self.js_module(f, imp["module"]) is None
-               for imp in f.blob.get("imports") or ()):
+        if any(
+            imp.get("reexport") and imp.get("star") and self.js_module(f, imp["module"]) is None
+            for imp in f.blob.get("imports") or ()
+        ):
             return EXTERNAL
         return NOTFOUND
 
@@ -1003,7 +1185,7 @@ class _Resolver:
             target = None
             for mod, mdir in self.go_modules:
                 if path == mod or path.startswith(mod + "/"):
-                    sub = path[len(mod) + 1:] if path != mod else ""
+                    sub = path[len(mod) + 1 :] if path != mod else ""
                     drel = posixpath.join(mdir, sub) if mdir and sub else (mdir or sub or ".")
                     target = self.dirs.get(drel)
                     break
@@ -1051,7 +1233,7 @@ class _Resolver:
             if s and not f.rel.startswith(s + "/"):
                 f.rust_key = (f"file:{f.rel}", ())
                 continue
-            sub = f.rel[len(s) + 1:] if s else f.rel
+            sub = f.rel[len(s) + 1 :] if s else f.rel
             parts = sub[:-3].split("/")  # drop ".rs"
             if parts[-1] == "mod":
                 parts = parts[:-1]
@@ -1070,7 +1252,9 @@ class _Resolver:
             root = self.rust_mods.get((c, ()))
             lp = cargo.get("lib_path")
             if lp:
-                fl = self.files.get(posixpath.normpath(posixpath.join(c, lp)) if c else posixpath.normpath(lp))
+                fl = self.files.get(
+                    posixpath.normpath(posixpath.join(c, lp)) if c else posixpath.normpath(lp)
+                )
                 if fl is not None:
                     root = fl.idx
             if root is not None:
@@ -1229,7 +1413,7 @@ class _Resolver:
                 cur = self.first(self.java_types.get((pkg, parts[k])), TYPE_KINDS)
                 if cur < 0:
                     return NOTFOUND
-                for seg in parts[k + 1:]:
+                for seg in parts[k + 1 :]:
                     cur = self.member(cur, seg, ANY_SYMBOL)
                     if cur < 0:
                         return NOTFOUND
@@ -1348,7 +1532,7 @@ class _Resolver:
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
     def _count(self, res: int, n: int) -> None:
-        if res == NOTFOUND:
+        if res in (NOTFOUND, BROKEN):
             self.unresolved += n
         elif res == AMBIG:
             self.ambiguous += n
@@ -1357,6 +1541,7 @@ class _Resolver:
         want = BASE_KINDS if kind == "base" else IMPL_KINDS
         got, factor = self.lookup(f, self.parent[owner] if owner != f.idx else f.idx, name, want, "type")
         if got < 0:
+            self.ext_base.add(owner)
             self._count(got, n)
             return
         if got == owner:
@@ -1373,16 +1558,21 @@ class _Resolver:
         self.bases.setdefault(owner, []).append(got)
 
     def _resolve_ref(self, f: _File, owner: int, kind: str, name: str, n: int) -> None:
-        if kind == "call" or kind == "qualified":
+        if kind in ("call", "qualified"):
             got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
+            if got == BROKEN:  # `Model.objects.create()`: a method call on a receiver of unknown type
+                last = name.rsplit(".", 1)[-1]
+                if last in STOPLIST or (last.startswith("__") and last.endswith("__")):
+                    return
+                got, factor = self.global_lookup(f, last, FN_KINDS, "method")
             rel = CALLS
         elif kind == "self":
             t = self.enclosing_type(owner)
             got = self.member(t, name, FN_KINDS) if t >= 0 else NOTFOUND
             factor = 1.0
             if got < 0:
-                if name in STOPLIST:
-                    return
+                if name in STOPLIST or (t >= 0 and self.has_outside_base(t)):
+                    return  # e.g. self.assertEqual() in a unittest.TestCase subclass
                 got, factor = self.global_lookup(f, name, FN_KINDS, "method")
             rel = CALLS
         elif kind == "super":
@@ -1398,7 +1588,7 @@ class _Resolver:
                     got = self.type_member(b, name, FN_KINDS)
                 if got >= 0:
                     break
-            if got < 0 and name in ("__init__", "constructor", "new"):
+            if got < 0 and (name in ("__init__", "constructor", "new") or self.has_outside_base(t)):
                 return
             rel = CALLS
         elif kind == "method_call":
@@ -1612,23 +1802,48 @@ class _Resolver:
                 ms, churn, cc = dir_ms.get(i, 0), 0.0, 0
             else:
                 ms, churn, cc = temporal.get(self.file_of[i], (0, 0.0, 0))
-            nodes.append(NodeRecord(self.ext[i], self.label[i], self.qname[i], k, self.lang[i], self.src_path[i],
-                                    self.ls[i], self.le[i], self.sig[i], self.doc[i], self.is_test[i],
-                                    self.chash[i], ms, float(churn), cc))
+            nodes.append(
+                NodeRecord(
+                    self.ext[i],
+                    self.label[i],
+                    self.qname[i],
+                    k,
+                    self.lang[i],
+                    self.src_path[i],
+                    self.ls[i],
+                    self.le[i],
+                    self.sig[i],
+                    self.doc[i],
+                    self.is_test[i],
+                    self.chash[i],
+                    ms,
+                    float(churn),
+                    cc,
+                )
+            )
         ext = self.ext
         edges = [EdgeRecord(ext[s], ext[d], r, float(v[0]), int(v[1])) for (s, d, r), v in self.edges.items()]
         edges.sort(key=lambda e: (e.src, e.dst, e.relation))
-        external = {f.rel: sorted(f.externals) for f in sorted(self.files.values(), key=lambda x: x.rel)
-                    if f.externals}
-        return GraphParts(nodes=nodes, edges=edges, unresolved_refs=self.unresolved,
-                          ambiguous_refs=self.ambiguous, external_imports=external, warnings=self.warnings)
+        external = {
+            f.rel: sorted(f.externals)
+            for f in sorted(self.files.values(), key=lambda x: x.rel)
+            if f.externals
+        }
+        return GraphParts(
+            nodes=nodes,
+            edges=edges,
+            unresolved_refs=self.unresolved,
+            ambiguous_refs=self.ambiguous,
+            external_imports=external,
+            warnings=self.warnings,
+        )
 
 
 def _strip_test_name(name: str) -> str:
     low = name.lower()
     for p in ("test_", "test"):
         if low.startswith(p):
-            return low[len(p):].lstrip("_")
+            return low[len(p) :].lstrip("_")
     return ""
 
 
@@ -1662,8 +1877,13 @@ def _subject_basenames(base: str, fam: str) -> list[str]:
     return []
 
 
-def resolve(extracts: dict[str, dict[str, Any]], *, git: GitData | None = None,
-            mtimes: dict[str, int] | None = None, namespace: str | None = None) -> GraphParts:
+def resolve(
+    extracts: dict[str, dict[str, Any]],
+    *,
+    git: GitData | None = None,
+    mtimes: dict[str, int] | None = None,
+    namespace: str | None = None,
+) -> GraphParts:
     """Build the complete node and edge sets of one root from all of its per-file extracts.
 
     Parameters

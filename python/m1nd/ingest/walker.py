@@ -33,35 +33,115 @@ from m1nd.ingest._git import run_git
 
 log = logging.getLogger(__name__)
 
-ALWAYS_SKIPPED_DIRS = frozenset({
-    ".git", "node_modules", "__pycache__", ".venv", "venv", "env", ".tox", ".mypy_cache", ".pytest_cache",
-    "target", "dist", "build", ".next", "vendor",
-})
-LOCKFILES = frozenset({
-    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "poetry.lock", "uv.lock", "go.sum",
-})
+ALWAYS_SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "env",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        "target",
+        "dist",
+        "build",
+        ".next",
+        "vendor",
+    }
+)
+LOCKFILES = frozenset(
+    {
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "Cargo.lock",
+        "poetry.lock",
+        "uv.lock",
+        "go.sum",
+    }
+)
 
 #: extension (lower case, no dot) -> language
 EXT_LANG: dict[str, str] = {
-    "py": "python", "pyi": "python",
-    "js": "javascript", "jsx": "javascript", "mjs": "javascript", "cjs": "javascript",
-    "ts": "typescript", "mts": "typescript", "cts": "typescript",
+    "py": "python",
+    "pyi": "python",
+    "js": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "ts": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
     "tsx": "tsx",
     "go": "go",
     "rs": "rust",
     "java": "java",
-    "md": "markdown", "markdown": "markdown",
-    "toml": "config", "yaml": "config", "yml": "config", "json": "config", "ini": "config", "cfg": "config",
+    "md": "markdown",
+    "markdown": "markdown",
+    "toml": "config",
+    "yaml": "config",
+    "yml": "config",
+    "json": "config",
+    "ini": "config",
+    "cfg": "config",
 }
 #: exact basenames that are config files although their extension says nothing (``go.mod`` is needed by Go
 #: module resolution, §7)
 NAME_LANG: dict[str, str] = {".env.example": "config", "go.mod": "config"}
 #: common source extensions without a bundled grammar: ingested as lang "other" (regex fallback, §6)
-OTHER_EXTS = frozenset({
-    "c", "h", "cc", "cpp", "cxx", "hh", "hpp", "hxx", "cs", "rb", "php", "kt", "kts", "swift", "scala", "sc",
-    "sh", "bash", "zsh", "lua", "pl", "pm", "dart", "ex", "exs", "erl", "hrl", "hs", "ml", "mli", "clj", "cljs",
-    "groovy", "zig", "nim", "jl", "r", "m", "mm", "fs", "fsx", "vb", "ps1", "elm", "v", "cr", "d",
-})
+OTHER_EXTS = frozenset(
+    {
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "cxx",
+        "hh",
+        "hpp",
+        "hxx",
+        "cs",
+        "rb",
+        "php",
+        "kt",
+        "kts",
+        "swift",
+        "scala",
+        "sc",
+        "sh",
+        "bash",
+        "zsh",
+        "lua",
+        "pl",
+        "pm",
+        "dart",
+        "ex",
+        "exs",
+        "erl",
+        "hrl",
+        "hs",
+        "ml",
+        "mli",
+        "clj",
+        "cljs",
+        "groovy",
+        "zig",
+        "nim",
+        "jl",
+        "r",
+        "m",
+        "mm",
+        "fs",
+        "fsx",
+        "vb",
+        "ps1",
+        "elm",
+        "v",
+        "cr",
+        "d",
+    }
+)
 
 _NUL_WINDOW = 8192
 
@@ -92,7 +172,7 @@ def detect_lang(relpath: str) -> str | None:
     dot = base.rfind(".")
     if dot <= 0:  # no extension, or a bare dotfile like ".bashrc"
         return None
-    ext = base[dot + 1:].lower()
+    ext = base[dot + 1 :].lower()
     got = EXT_LANG.get(ext)
     if got is not None:
         return got
@@ -181,7 +261,7 @@ def _glob_to_regex(pat: str) -> str:
             if j == -1:
                 out.append(re.escape(c))
             else:
-                cls = pat[i + 1:j]
+                cls = pat[i + 1 : j]
                 if cls.startswith("!"):
                     cls = "^" + cls[1:]
                 out.append("[" + cls.replace("\\", "\\\\") + "]")
@@ -243,8 +323,14 @@ def _scandir_list(root: Path, prune_hidden: bool, excl: GitignoreMatcher | None 
     return out
 
 
-def walk(root: Path, *, include_dotfiles: bool = False, dotfile_patterns: Iterable[str] = (),
-         exclude: Iterable[str] = (), max_file_bytes: int = 1 << 20) -> WalkResult:
+def walk(
+    root: Path,
+    *,
+    include_dotfiles: bool = False,
+    dotfile_patterns: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    max_file_bytes: int = 1 << 20,
+) -> WalkResult:
     """List the ingestible files under ``root`` (graph.md §10); files are sorted by relpath.
 
     Parameters
@@ -269,8 +355,11 @@ def walk(root: Path, *, include_dotfiles: bool = False, dotfile_patterns: Iterab
     source = "git"
     if rels is None:
         source = "scandir"
-        rels = _scandir_list(root, prune_hidden=not include_dotfiles and not dot_matcher,
-                             excl=excl_matcher if excl_matcher else None)
+        rels = _scandir_list(
+            root,
+            prune_hidden=not include_dotfiles and not dot_matcher,
+            excl=excl_matcher if excl_matcher else None,
+        )
 
     files: dict[str, WalkedFile] = {}
     for raw in rels:
@@ -281,7 +370,9 @@ def walk(root: Path, *, include_dotfiles: bool = False, dotfile_patterns: Iterab
         try:
             rel.encode("utf-8")
         except UnicodeEncodeError:  # undecodable bytes in the file name (surrogate escapes)
-            warnings.append(f"skipped {rel.encode('utf-8', 'replace').decode()!r}: the path is not valid UTF-8")
+            warnings.append(
+                f"skipped {rel.encode('utf-8', 'replace').decode()!r}: the path is not valid UTF-8"
+            )
             continue
         if "::" in rel or "#" in rel:
             warnings.append(f"skipped {rel!r}: a path containing '::' or '#' cannot be given a node id")

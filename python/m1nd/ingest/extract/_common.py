@@ -216,16 +216,28 @@ def pack_refs(refs: list[list[Any]]) -> list[list[Any]]:
     return [[k, n, o, c] for (k, n, o), c in counts.items()]
 
 
-def make_def(kind: str, name: str, ls: int, le: int, sig: str, doc: str, h: str, is_test: bool = False,
-             **extra: Any) -> dict[str, Any]:
-    d = {"kind": kind, "name": name, "parent": -1, "line_start": ls, "line_end": le, "signature": sig,
-         "doc": doc, "content_hash": h, "is_test": is_test}
+def make_def(
+    kind: str, name: str, ls: int, le: int, sig: str, doc: str, h: str, is_test: bool = False, **extra: Any
+) -> dict[str, Any]:
+    d = {
+        "kind": kind,
+        "name": name,
+        "parent": -1,
+        "line_start": ls,
+        "line_end": le,
+        "signature": sig,
+        "doc": doc,
+        "content_hash": h,
+        "is_test": is_test,
+    }
     if extra:
         d.update(extra)
     return d
 
 
-def finish_defs(defs: list[dict[str, Any]], spans: list[tuple[int, int, int]], defer_ids: bool = False) -> Owners:
+def finish_defs(
+    defs: list[dict[str, Any]], spans: list[tuple[int, int, int]], defer_ids: bool = False
+) -> Owners:
     """Sort definitions into source order, compute parents, ids and qnames; returns the owner index.
 
     ``spans[i] = (start_byte, end_byte, i)`` for ``defs[i]``. After the call ``defs`` is re-ordered in source
@@ -262,8 +274,12 @@ def is_test_path(relpath: str, lang: str) -> bool:
     base = parts[-1]
     dirs = parts[:-1]
     if lang == "python":
-        return base.startswith("test_") or base.endswith(("_test.py", "_test.pyi")) or "tests" in dirs \
+        return (
+            base.startswith("test_")
+            or base.endswith(("_test.py", "_test.pyi"))
+            or "tests" in dirs
             or "test" in dirs
+        )
     if lang in ("javascript", "typescript", "tsx"):
         return ".test." in base or ".spec." in base or "__tests__" in dirs
     if lang == "go":

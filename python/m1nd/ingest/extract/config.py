@@ -68,8 +68,11 @@ def _tsconfig(text: str) -> dict[str, Any] | None:
             out["baseUrl"] = co["baseUrl"]
         paths = co.get("paths")
         if isinstance(paths, dict):
-            out["paths"] = {str(k): [str(x) for x in v if isinstance(x, str)]
-                            for k, v in sorted(paths.items()) if isinstance(v, list)}
+            out["paths"] = {
+                str(k): [str(x) for x in v if isinstance(x, str)]
+                for k, v in sorted(paths.items())
+                if isinstance(v, list)
+            }
     return out
 
 

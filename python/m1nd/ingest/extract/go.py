@@ -124,8 +124,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         # a single `type X struct{}` spans its declaration (so its doc comment is found); grouped specs span
         # only themselves
         outer = spec
-        if decl is not None and decl.type == "type_declaration" and \
-                data[decl.start_byte:spec.start_byte].strip() == b"type":
+        if (
+            decl is not None
+            and decl.type == "type_declaration"
+            and data[decl.start_byte : spec.start_byte].strip() == b"type"
+        ):
             outer = decl
         s, e = outer.start_byte, outer.end_byte
         sig_end = tnode.start_byte if kind != "type" and tnode is not None else spec.end_byte
@@ -133,8 +136,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if kind in ("struct", "interface"):
             sig = f"{sig} {kind}"
         spans.append((s, e, len(defs)))
-        defs.append(make_def(kind, _txt(name_node), outer.start_point[0] + 1, outer.end_point[0] + 1, sig,
-                             _leading_doc(outer), sha256(data[s:e])))
+        defs.append(
+            make_def(
+                kind,
+                _txt(name_node),
+                outer.start_point[0] + 1,
+                outer.end_point[0] + 1,
+                sig,
+                _leading_doc(outer),
+                sha256(data[s:e]),
+            )
+        )
     for cap in ("fn", "meth"):
         for name_node in caps.get(cap, ()):
             node = name_node.parent
@@ -142,9 +154,16 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             body = node.child_by_field_name("body")
             s, e = node.start_byte, node.end_byte
             is_test = file_test and cap == "fn" and name.startswith("Test")
-            d = make_def("fn", name, node.start_point[0] + 1, node.end_point[0] + 1,
-                         signature(data, s, body.start_byte if body is not None else e),
-                         _leading_doc(node), sha256(data[s:e]), is_test)
+            d = make_def(
+                "fn",
+                name,
+                node.start_point[0] + 1,
+                node.end_point[0] + 1,
+                signature(data, s, body.start_byte if body is not None else e),
+                _leading_doc(node),
+                sha256(data[s:e]),
+                is_test,
+            )
             if cap == "meth":
                 recv = node.child_by_field_name("receiver")
                 rtype = None
@@ -189,7 +208,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         path_node = node.child_by_field_name("path")
         if path_node is None:
             continue
-        path = _txt(path_node).strip("\"`")
+        path = _txt(path_node).strip('"`')
         name_node = node.child_by_field_name("name")
         alias = None
         star = False
@@ -199,8 +218,15 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 star = True
             elif a != "_":
                 alias = a
-        imp = {"module": path, "names": [], "alias": alias, "level": 0, "reexport": False, "star": star,
-               "line": node.start_point[0] + 1}
+        imp = {
+            "module": path,
+            "names": [],
+            "alias": alias,
+            "level": 0,
+            "reexport": False,
+            "star": star,
+            "line": node.start_point[0] + 1,
+        }
         imports.append(imp)
         bound.add(alias or default_binding(path))
 

@@ -131,8 +131,18 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             sig = signature(data, sig_start, body.start_byte if body is not None else e, strip_tail="{;")
             is_test = kind == "fn" and "Test" in ann
             spans.append((s, e, len(defs)))
-            defs.append(make_def(kind, _txt(name_node), node.start_point[0] + 1, node.end_point[0] + 1, sig, doc,
-                                 sha256(data[s:e]), is_test))
+            defs.append(
+                make_def(
+                    kind,
+                    _txt(name_node),
+                    node.start_point[0] + 1,
+                    node.end_point[0] + 1,
+                    sig,
+                    doc,
+                    sha256(data[s:e]),
+                    is_test,
+                )
+            )
     owners = finish_defs(defs, spans)
     own = owners.owner
 
@@ -150,8 +160,18 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         local = None if star else target.rsplit(".", 1)[-1]
         if local:
             bound.add(local)
-        imports.append({"module": target, "names": [] if star else [[local, local]], "alias": None, "level": 0,
-                        "reexport": False, "star": star, "static": static, "line": node.start_point[0] + 1})
+        imports.append(
+            {
+                "module": target,
+                "names": [] if star else [[local, local]],
+                "alias": None,
+                "level": 0,
+                "reexport": False,
+                "star": star,
+                "static": static,
+                "line": node.start_point[0] + 1,
+            }
+        )
 
     refs: list[list[Any]] = []
     add = refs.append

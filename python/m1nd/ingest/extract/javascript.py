@@ -28,6 +28,12 @@ from m1nd.ingest.extract._common import (
 
 EXTRACTOR_VERSION = 3
 
+
+def _words(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long tables readable)."""
+    return frozenset(text.split())
+
+
 _COMMON = r"""
 (function_declaration name: (identifier) @fn.name) @fn
 (generator_function_declaration name: (identifier) @fn.name) @fn
@@ -44,13 +50,18 @@ _COMMON = r"""
 (class_heritage) @heritage
 """
 
-_JS = _COMMON + r"""
+_JS = (
+    _COMMON
+    + r"""
 (field_definition property: (_) @field.name value: [(arrow_function) (function_expression)]) @field
 (jsx_opening_element name: (identifier) @jsx)
 (jsx_self_closing_element name: (identifier) @jsx)
 """
+)
 
-_TS_COMMON = _COMMON + r"""
+_TS_COMMON = (
+    _COMMON
+    + r"""
 (abstract_class_declaration name: (_) @class.name) @class
 (public_field_definition name: (_) @field.name value: [(arrow_function) (function_expression)]) @field
 (interface_declaration name: (_) @iface.name) @iface
@@ -63,11 +74,15 @@ _TS_COMMON = _COMMON + r"""
 (nested_type_identifier) @nref
 (type_parameter name: (type_identifier) @tparam)
 """
+)
 
-_TSX = _TS_COMMON + r"""
+_TSX = (
+    _TS_COMMON
+    + r"""
 (jsx_opening_element name: (identifier) @jsx)
 (jsx_self_closing_element name: (identifier) @jsx)
 """
+)
 
 _QUERIES = {"javascript": _JS, "typescript": _TS_COMMON, "tsx": _TSX}
 
@@ -76,12 +91,23 @@ _WSB = re.compile(rb"\s+")
 _NAME_OK = re.compile(r"#?[A-Za-z_$][A-Za-z0-9_$]*")
 
 #: globals of the JS runtimes: ``Object.assign(...)`` / ``console.log(...)`` are not references into the graph
-JS_GLOBALS = frozenset("""Object Array JSON Math Promise Reflect Proxy Number String Boolean Symbol BigInt Date
-RegExp Error Map Set WeakMap WeakSet Intl console process Buffer globalThis window document navigator URL
-URLSearchParams crypto performance Atomics WebAssembly""".split())
+JS_GLOBALS = _words("""
+    Object Array JSON Math Promise Reflect Proxy Number String Boolean Symbol BigInt Date RegExp Error Map
+    Set WeakMap WeakSet Intl console process Buffer globalThis window document navigator URL URLSearchParams
+    crypto performance Atomics WebAssembly
+""")
 
-_DEF_CAPS = (("fn", "fn"), ("class", "class"), ("meth", "fn"), ("field", "fn"), ("var", "fn"),
-             ("iface", "interface"), ("alias", "type"), ("enum", "enum"), ("ns", "mod"))
+_DEF_CAPS = (
+    ("fn", "fn"),
+    ("class", "class"),
+    ("meth", "fn"),
+    ("field", "fn"),
+    ("var", "fn"),
+    ("iface", "interface"),
+    ("alias", "type"),
+    ("enum", "enum"),
+    ("ns", "mod"),
+)
 _TOP_PARENTS = frozenset({"program", "statement_block"})
 
 
@@ -135,8 +161,11 @@ def _is_top_level_var(decl: Any) -> bool:
         return False
     if par.type == "program":
         return True
-    return par.type == "statement_block" and par.parent is not None and par.parent.type in (
-        "internal_module", "module")
+    return (
+        par.type == "statement_block"
+        and par.parent is not None
+        and par.parent.type in ("internal_module", "module")
+    )
 
 
 def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
@@ -155,11 +184,21 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
 
     def add_def(kind: str, name: str, node: Any, body: Any, outer: Any) -> None:
         s, e = outer.start_byte, outer.end_byte
-        sig = signature(data, outer.start_byte, body.start_byte if body is not None else node.end_byte,
-                        strip_tail="{")
+        sig = signature(
+            data, outer.start_byte, body.start_byte if body is not None else node.end_byte, strip_tail="{"
+        )
         spans.append((s, e, len(defs)))
-        defs.append(make_def(kind, name, outer.start_point[0] + 1, outer.end_point[0] + 1, sig,
-                             _leading_doc(outer), sha256(data[s:e])))
+        defs.append(
+            make_def(
+                kind,
+                name,
+                outer.start_point[0] + 1,
+                outer.end_point[0] + 1,
+                sig,
+                _leading_doc(outer),
+                sha256(data[s:e]),
+            )
+        )
 
     for cap, kind in _DEF_CAPS:
         for name_node in caps.get(cap + ".name", ()):
@@ -195,8 +234,15 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
         src = _string_value(node.child_by_field_name("source"))
         if src is None:
             continue
-        imp = {"module": src, "names": [], "alias": None, "level": 0, "reexport": False, "star": False,
-               "line": node.start_point[0] + 1}
+        imp = {
+            "module": src,
+            "names": [],
+            "alias": None,
+            "level": 0,
+            "reexport": False,
+            "star": False,
+            "line": node.start_point[0] + 1,
+        }
         for clause in node.named_children:
             if clause.type != "import_clause":
                 continue
@@ -228,8 +274,15 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             src = _string_value(src_node)
             if src is None:
                 continue
-            imp = {"module": src, "names": [], "alias": None, "level": 0, "reexport": True, "star": False,
-                   "line": node.start_point[0] + 1}
+            imp = {
+                "module": src,
+                "names": [],
+                "alias": None,
+                "level": 0,
+                "reexport": True,
+                "star": False,
+                "line": node.start_point[0] + 1,
+            }
             clause = None
             for c in node.named_children:
                 if c.type == "export_clause":
@@ -283,8 +336,15 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             src = _string_value(arg0)
             if src is None:
                 continue
-            imp = {"module": src, "names": [], "alias": None, "level": 0, "reexport": False, "star": False,
-                   "line": node.start_point[0] + 1}
+            imp = {
+                "module": src,
+                "names": [],
+                "alias": None,
+                "level": 0,
+                "reexport": False,
+                "star": False,
+                "line": node.start_point[0] + 1,
+            }
             decl = call.parent
             if decl is not None and decl.type == "variable_declarator":
                 pat = decl.child_by_field_name("name")
@@ -307,8 +367,17 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
     for node in caps.get("dynimport", ()):
         src = _string_value(node)
         if src is not None:
-            imports.append({"module": src, "names": [], "alias": None, "level": 0, "reexport": False,
-                            "star": False, "line": node.start_point[0] + 1})
+            imports.append(
+                {
+                    "module": src,
+                    "names": [],
+                    "alias": None,
+                    "level": 0,
+                    "reexport": False,
+                    "star": False,
+                    "line": node.start_point[0] + 1,
+                }
+            )
     for node in caps.get("jsx", ()):
         name = _txt(node)
         if name[:1].isupper():

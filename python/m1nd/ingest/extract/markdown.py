@@ -23,7 +23,9 @@ LANG = "markdown"
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BACKTICK = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
-_PATH = re.compile(r"(?<![\w/.\-])(?:\./)?((?:[\w\-.]+/)*[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z0-9]{1,10})(?![\w/\-])")
+_PATH = re.compile(
+    r"(?<![\w/.\-])(?:\./)?((?:[\w\-.]+/)*[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z0-9]{1,10})(?![\w/\-])"
+)
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 
 
@@ -53,10 +55,41 @@ def _mentions(text: str, owner: int, out: list[list[Any]], seen: set[tuple[int, 
                 out.append(list(key))
 
 
-_EXTS = frozenset({
-    "py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs", "java", "md", "markdown",
-    "toml", "yaml", "yml", "json", "ini", "cfg", "c", "h", "cpp", "hpp", "cc", "rb", "php", "kt", "swift", "sh",
-})
+_EXTS = frozenset(
+    {
+        "py",
+        "pyi",
+        "js",
+        "jsx",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "mts",
+        "cts",
+        "go",
+        "rs",
+        "java",
+        "md",
+        "markdown",
+        "toml",
+        "yaml",
+        "yml",
+        "json",
+        "ini",
+        "cfg",
+        "c",
+        "h",
+        "cpp",
+        "hpp",
+        "cc",
+        "rb",
+        "php",
+        "kt",
+        "swift",
+        "sh",
+    }
+)
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
@@ -99,10 +132,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 end = heads[j][0]  # 0-based index of that heading = 1-based line before it
                 break
         end = max(end, i + 1)
-        body = "\n".join(lines[i + 1:end])
+        body = "\n".join(lines[i + 1 : end])
         span = "\n".join(lines[i:end]).encode("utf-8", "replace")
-        d = make_def("section", name, i + 1, end, raw.strip()[:200], _section_doc(body), sha256(span),
-                     level=level)
+        d = make_def(
+            "section", name, i + 1, end, raw.strip()[:200], _section_doc(body), sha256(span), level=level
+        )
         d["parent"] = parent
         defs.append(d)
         stack.append((level, len(defs) - 1))

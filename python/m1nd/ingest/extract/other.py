@@ -16,9 +16,18 @@ _DEF = re.compile(
     rb"^[ \t]*(?:(?:export|public|private|protected|internal|static|abstract|final|open|sealed|data|async|"
     rb"pub|local|inline|extern|typedef|override)[ \t]+)*"
     rb"(def|function|fn|func|class|struct|interface|type)[ \t]+([A-Za-z_][A-Za-z0-9_]*)",
-    re.MULTILINE)
-_KIND = {b"def": "fn", b"function": "fn", b"fn": "fn", b"func": "fn", b"class": "class", b"struct": "struct",
-         b"interface": "interface", b"type": "type"}
+    re.MULTILINE,
+)
+_KIND = {
+    b"def": "fn",
+    b"function": "fn",
+    b"fn": "fn",
+    b"func": "fn",
+    b"class": "class",
+    b"struct": "struct",
+    b"interface": "interface",
+    b"type": "type",
+}
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
@@ -32,9 +41,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         eol = data.find(b"\n", m.start())
         if eol == -1:
             eol = len(data)
-        defs.append(make_def(_KIND[m.group(1)], m.group(2).decode("ascii"), line, line,
-                             signature(data, m.start(), eol, strip_tail="{:"), "",
-                             sha256(data[m.start():eol])))
+        defs.append(
+            make_def(
+                _KIND[m.group(1)],
+                m.group(2).decode("ascii"),
+                line,
+                line,
+                signature(data, m.start(), eol, strip_tail="{:"),
+                "",
+                sha256(data[m.start() : eol]),
+            )
+        )
     assign_ids(defs)
     blob["definitions"] = defs
     return blob

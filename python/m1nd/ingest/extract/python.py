@@ -19,8 +19,14 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 4
+EXTRACTOR_VERSION = 6
 LANG = "python"
+
+
+def _words(text: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long tables readable)."""
+    return frozenset(text.split())
+
 
 QUERY = r"""
 (class_definition name: (identifier) @class)
@@ -39,29 +45,108 @@ QUERY = r"""
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)
-SKIP_BASES = frozenset({
-    "object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum", "Flag", "IntFlag",
-    "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError", "BufferError",
-    "EOFError", "ImportError", "ModuleNotFoundError", "LookupError", "IndexError", "KeyError", "MemoryError",
-    "NameError", "UnboundLocalError", "OSError", "IOError", "EnvironmentError", "BlockingIOError",
-    "ChildProcessError", "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
-    "ConnectionResetError", "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError",
-    "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError", "ReferenceError",
-    "RuntimeError", "NotImplementedError", "RecursionError", "StopIteration", "StopAsyncIteration",
-    "SyntaxError", "IndentationError", "TabError", "SystemError", "TypeError", "ValueError", "UnicodeError",
-    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError", "Warning", "UserWarning",
-    "DeprecationWarning", "PendingDeprecationWarning", "SyntaxWarning", "RuntimeWarning", "FutureWarning",
-    "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning", "ZeroDivisionError",
-    "OverflowError", "FloatingPointError", "GeneratorExit", "KeyboardInterrupt", "SystemExit",
-    "BaseExceptionGroup", "ExceptionGroup", "int", "str", "dict", "list", "tuple", "set", "frozenset", "float",
-    "bytes", "type",
-})
+SKIP_BASES = frozenset(
+    {
+        "object",
+        "ABC",
+        "Protocol",
+        "Generic",
+        "NamedTuple",
+        "TypedDict",
+        "Enum",
+        "IntEnum",
+        "Flag",
+        "IntFlag",
+        "BaseException",
+        "Exception",
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BufferError",
+        "EOFError",
+        "ImportError",
+        "ModuleNotFoundError",
+        "LookupError",
+        "IndexError",
+        "KeyError",
+        "MemoryError",
+        "NameError",
+        "UnboundLocalError",
+        "OSError",
+        "IOError",
+        "EnvironmentError",
+        "BlockingIOError",
+        "ChildProcessError",
+        "ConnectionError",
+        "BrokenPipeError",
+        "ConnectionAbortedError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "FileExistsError",
+        "FileNotFoundError",
+        "InterruptedError",
+        "IsADirectoryError",
+        "NotADirectoryError",
+        "PermissionError",
+        "ProcessLookupError",
+        "TimeoutError",
+        "ReferenceError",
+        "RuntimeError",
+        "NotImplementedError",
+        "RecursionError",
+        "StopIteration",
+        "StopAsyncIteration",
+        "SyntaxError",
+        "IndentationError",
+        "TabError",
+        "SystemError",
+        "TypeError",
+        "ValueError",
+        "UnicodeError",
+        "UnicodeDecodeError",
+        "UnicodeEncodeError",
+        "UnicodeTranslateError",
+        "Warning",
+        "UserWarning",
+        "DeprecationWarning",
+        "PendingDeprecationWarning",
+        "SyntaxWarning",
+        "RuntimeWarning",
+        "FutureWarning",
+        "ImportWarning",
+        "UnicodeWarning",
+        "BytesWarning",
+        "ResourceWarning",
+        "EncodingWarning",
+        "ZeroDivisionError",
+        "OverflowError",
+        "FloatingPointError",
+        "GeneratorExit",
+        "KeyboardInterrupt",
+        "SystemExit",
+        "BaseExceptionGroup",
+        "ExceptionGroup",
+        "int",
+        "str",
+        "dict",
+        "list",
+        "tuple",
+        "set",
+        "frozenset",
+        "float",
+        "bytes",
+        "type",
+    }
+)
 
-PY_BUILTIN_TYPES = frozenset("""str bytes bytearray int float complex bool dict list tuple set frozenset object type
-memoryview range slice super property classmethod staticmethod""".split())
+PY_BUILTIN_TYPES = _words("""
+    str bytes bytearray int float complex bool dict list tuple set frozenset object type memoryview range
+    slice super property classmethod staticmethod
+""")
 
 _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
 
@@ -79,7 +164,7 @@ def _docstring(body: Any) -> str:
     if not m:
         return ""
     q = m.group(1)
-    inner = text[m.end():]
+    inner = text[m.end() :]
     inner = inner.removesuffix(q)
     return first_paragraph(inner)
 
@@ -140,16 +225,31 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 doc = ""
             else:
                 body = node.child_by_field_name("body")
-                sig = signature(data, node.start_byte, body.start_byte if body is not None else node.end_byte,
-                                strip_tail=":")
+                sig = signature(
+                    data,
+                    node.start_byte,
+                    body.start_byte if body is not None else node.end_byte,
+                    strip_tail=":",
+                )
                 doc = _docstring(body)
             s, e = outer.start_byte, outer.end_byte
             # test_* functions anywhere; test*/Test* (unittest style) only inside test files
-            is_test = (kind == "fn" and (name.startswith("test_") or (file_test and name.startswith("test")))) \
-                or (kind == "class" and file_test and name.startswith("Test"))
+            is_test = (
+                kind == "fn" and (name.startswith("test_") or (file_test and name.startswith("test")))
+            ) or (kind == "class" and file_test and name.startswith("Test"))
             spans.append((s, e, len(defs)))
-            defs.append(make_def(kind, name, outer.start_point[0] + 1, outer.end_point[0] + 1, sig, doc,
-                                 sha256(data[s:e]), is_test))
+            defs.append(
+                make_def(
+                    kind,
+                    name,
+                    outer.start_point[0] + 1,
+                    outer.end_point[0] + 1,
+                    sig,
+                    doc,
+                    sha256(data[s:e]),
+                    is_test,
+                )
+            )
     owners = finish_defs(defs, spans)
 
     # imports
@@ -167,8 +267,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
-            imports.append({"module": mod, "names": [], "alias": alias, "level": 0, "reexport": False,
-                            "star": False, "line": line})
+            imports.append(
+                {
+                    "module": mod,
+                    "names": [],
+                    "alias": alias,
+                    "level": 0,
+                    "reexport": False,
+                    "star": False,
+                    "line": line,
+                }
+            )
     for node in caps.get("impf", ()):
         line = node.start_point[0] + 1
         mod_node = node.child_by_field_name("module_name")
@@ -201,8 +310,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 bound.add(nm)
         if mod == "__future__":
             continue
-        imports.append({"module": mod, "names": names, "alias": None, "level": level, "reexport": is_init,
-                        "star": star, "line": line})
+        imports.append(
+            {
+                "module": mod,
+                "names": names,
+                "alias": None,
+                "level": level,
+                "reexport": is_init,
+                "star": star,
+                "line": line,
+            }
+        )
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
@@ -241,7 +359,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         t = node.text
         if _DOTTED.fullmatch(t) is None:
             t2 = _WSB.sub(b"", t)
-            if t2.startswith(b"super()."):
+            if t2.startswith(b"super().") and _IDENT.fullmatch(t2, 8):
                 key = ("super", t2[8:].decode("utf-8", "replace"), o)
                 counts[key] = get(key, 0) + 1
                 continue
@@ -275,9 +393,15 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             if b is None or b.type not in ("identifier", "attribute"):
                 continue
             d = _dotted(b)
-            if d is None or d.rsplit(".", 1)[-1] in SKIP_BASES:
+            if d is None:
                 continue
-            key = ("base", d, owner_of[bisect_right(bounds, b.start_byte) - 1])
+            o = owner_of[bisect_right(bounds, b.start_byte) - 1]
+            last = d.rsplit(".", 1)[-1]
+            if last in SKIP_BASES:
+                if last != "object" and o >= 0:
+                    defs[o]["ext_base"] = True  # methods may be inherited from outside the graph
+                continue
+            key = ("base", d, o)
             counts[key] = get(key, 0) + 1
 
     names_pos: list[tuple[str, int]] = []

@@ -50,8 +50,14 @@ QUERY = r"""
 (type_parameter name: (type_identifier) @tparam)
 """
 
-_DEF_CAPS = (("fn", "fn"), ("struct", "struct"), ("enum", "enum"), ("trait", "trait"), ("type", "type"),
-             ("mod", "mod"))
+_DEF_CAPS = (
+    ("fn", "fn"),
+    ("struct", "struct"),
+    ("enum", "enum"),
+    ("trait", "trait"),
+    ("type", "type"),
+    ("mod", "mod"),
+)
 
 
 def _txt(node: Any) -> str:
@@ -173,8 +179,9 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         is_test = ("test" in attrs and kind == "fn") or (kind == "mod" and "cfg(test)" in attrs)
         sig = signature(data, s, body.start_byte if body is not None else e, strip_tail="{;")
         spans.append((s, e, len(defs)))
-        d = make_def(kind, name, node.start_point[0] + 1, node.end_point[0] + 1, sig, doc, sha256(data[s:e]),
-                     is_test)
+        d = make_def(
+            kind, name, node.start_point[0] + 1, node.end_point[0] + 1, sig, doc, sha256(data[s:e]), is_test
+        )
         if extra:
             d.update(extra)
         defs.append(d)
@@ -252,8 +259,15 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 local = None
             if local:
                 bound.add(local)
-            imp = {"module": "::".join(segs), "names": [], "alias": local, "level": 0, "reexport": pub,
-                   "star": glob, "line": line}
+            imp = {
+                "module": "::".join(segs),
+                "names": [],
+                "alias": local,
+                "level": 0,
+                "reexport": pub,
+                "star": glob,
+                "line": line,
+            }
             if depth:
                 imp["mod_depth"] = depth
             imports.append(imp)
