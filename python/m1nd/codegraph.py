@@ -130,6 +130,7 @@ class CodeGraph:
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
+        self._relax_weights()
         self._pending_ltp.clear()
         self._pending_ltd.clear()
         log.info("graph generation %d loaded in %.0f ms (%s)", gen, (time.perf_counter() - started) * 1000,
@@ -142,6 +143,40 @@ class CodeGraph:
         # PageRank on base weights, once per generation (activation.md §6).
         nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
         return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git)
+
+    def _relax_weights(self) -> None:
+        """Optional relaxation of learned weights toward ``w0`` (learning.md §1), applied in memory at load:
+        ``w ← w0 + (w − w0)·2^(−Δt / half_life)`` with Δt since the edge was last learned. Off unless
+        ``M1ND_WEIGHT_RELAXATION_DAYS`` > 0; the database keeps the learned value, so turning it off restores it."""
+        raw = os.environ.get("M1ND_WEIGHT_RELAXATION_DAYS", "").strip()
+        try:
+            half_life = float(raw) if raw else 0.0
+        except ValueError:
+            log.warning("M1ND_WEIGHT_RELAXATION_DAYS=%r is not a number; relaxation stays off", raw)
+            return
+        g = self._graph
+        if half_life <= 0 or g is None or self._synced is None:
+            return
+        rows = self.store.edge_weights_since(1)
+        if not rows:
+            return
+        now = now_ms()
+        idx = g.nodes.index
+        positions, ages = [], []
+        for src, dst, rel, _w, upd in rows:
+            u, v = idx.get(src), idx.get(dst)
+            if u is None or v is None:
+                continue
+            p = g.engine.csr.find_edge(u, v, rel)
+            if p >= 0:
+                positions.append(p)
+                ages.append(max(0.0, (now - int(upd)) / 86_400_000.0))
+        if positions:
+            pos = np.asarray(positions, np.int64)
+            w, w0 = g.engine.weights, g.engine.csr.base_weights
+            relaxed = w0[pos] + (w[pos] - w0[pos]) * np.exp2(-np.asarray(ages) / half_life)
+            w[pos] = np.clip(relaxed, W_MIN, W_MAX).astype(np.float32)
+            self._synced[pos] = w[pos]  # relaxation is a view of time, not learning to flush
 
     def build_cache(self) -> None:
         """Build the current generation's arrays and indexes and write the on-disk cache (no-op if present)."""

@@ -184,3 +184,26 @@ def test_child_process_ingest_builds_the_cache_and_reports_errors(repo, tmp_path
     res = call_tool(ws, "ingest", {"agent_id": "t", "path": str(clash), "mode": "merge"})
     assert res.is_error and res.structured["error"]["code"] == "invalid_argument"
     assert "namespace 'tools' is already used" in res.structured["error"]["message"]
+
+
+def test_weight_relaxation_toward_w0(repo, ws_factory, monkeypatch) -> None:
+    from m1nd.codegraph import CodeGraph
+
+    ws = ws_factory(repo)
+    ingest(ws, repo)
+    db = ws.graph.store.db
+    day = 86_400_000
+    import time as _t
+
+    with db.write():
+        db.execute("UPDATE edges SET w = 0.95, updated_ms = ? WHERE relation = 2", (int(_t.time() * 1000) - 7 * day,))
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'weights_generation'")
+    monkeypatch.setenv("M1ND_WEIGHT_RELAXATION_DAYS", "7")
+    cg = CodeGraph(ws.settings)
+    g = cg.graph()
+    calls = g.engine.csr.relations == 2
+    w0 = g.engine.csr.base_weights[calls]
+    expected = w0 + (0.95 - w0) * 0.5  # one half-life later
+    assert abs(g.engine.weights[calls] - expected).max() < 1e-3
+    assert db.scalar("SELECT MIN(w) FROM edges WHERE relation = 2") == 0.95  # the store keeps the learned value
+    cg.close()
