@@ -235,11 +235,17 @@ class MemoryService:
         hook = self.vector_hook
         if hook is None or not embed:
             return [None] * len(plans), None
-        texts = [F.embedding_text(p.title, p.body, None, p.tags) for p in plans]
+        todo = [i for i, p in enumerate(plans) if p.kind != "close"]  # closing a thread embeds nothing
+        out: list[Any] = [None] * len(plans)
+        if not todo:
+            return out, None
+        texts = [F.embedding_text(plans[i].title, plans[i].body, None, plans[i].tags) for i in todo]
         try:
-            return list(hook.prepare(texts)), None
+            for i, payload in zip(todo, hook.prepare(texts), strict=True):
+                out[i] = payload
         except Exception as e:  # noqa: BLE001 — a failing model must never lose the entry
             return [None] * len(plans), f"{type(e).__name__}: {e}"
+        return out, None
 
     def _apply_plan(self, repo: MemoryRepo, plan: F.AddPlan, agent: str | None, regs: dict[str, set[str]], *,
                     payload: Any = None, auto_anchor: bool = True) -> dict[str, Any]:
@@ -369,7 +375,8 @@ class MemoryService:
 
         ``lines`` are JSONL text lines (``objects=False``; blank and ``#`` lines are skipped but counted, numbers
         are physical 1-based lines) or already-decoded objects (``objects=True``, MCP; numbers are 0-based).
-        Returns ``{added, already_saved, failed, embedded, bypassed, events}`` where ``events`` keeps input order.
+        Returns ``{added, already_saved, failed, embedded, bypassed, events}``; ``events`` are
+        ``(number, kind, item)`` in input order, ``bypassed`` the numbers written without a session (no dedup).
         """
         items: list[tuple[int, Any]] = []
         failed: list[dict[str, Any]] = []
@@ -430,10 +437,10 @@ class MemoryService:
                 if progress is not None and (i + 1) % 1000 == 0:
                     progress(i + 1, total)
         failed.sort(key=lambda f: f["line"])
-        embedded = 0 if (deferred or not embed or self.vector_hook is None) else len(added)
+        embedded = 0 if (deferred or not embed or self.vector_hook is None) else sum(
+            1 for a in added if a["kind"] != "closed")
         out: dict[str, Any] = {"added": added, "already_saved": saved, "failed": failed, "embedded": embedded,
-                               "bypassed": bypassed, "events": events, "total": len(items) + sum(
-                                   1 for f in failed if f["error"].startswith(("invalid JSON", "line is not")))}
+                               "bypassed": bypassed, "events": events}
         if deferred:
             out["embed_deferred"] = deferred
         return out
