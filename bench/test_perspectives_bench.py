@@ -20,7 +20,6 @@ import time
 from typing import Any
 
 import pytest
-
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
 from m1nd.mcp.registry import call_tool
 
@@ -120,8 +119,9 @@ def test_follow(benchmark, corpus, opened) -> None:
     for s in opened:
         pid, v = s["perspective_id"], s["route_set_version"]
         for k in range(1, 5):
-            ms, f = _timed(lambda: _call(ws, "perspective_follow", agent_id="reader", perspective_id=pid,
-                                         route_index=k, route_set_version=v), "follow")
+            ms, f = _timed(lambda pid=pid, k=k, v=v: _call(ws, "perspective_follow", agent_id="reader",
+                                                         perspective_id=pid, route_index=k, route_set_version=v),
+                           "follow")
             samples.append(ms)
             assert f["route_set_version"] == v + 1
             v = _call(ws, "perspective_back", agent_id="reader", perspective_id=pid)["route_set_version"]
@@ -151,8 +151,8 @@ def test_inspect_and_peek(benchmark, corpus, opened, op: str) -> None:
         for r in routes:
             if op == "peek" and not r["peek_available"]:
                 continue
-            ms, out = _timed(lambda: _call(ws, tool, agent_id="reader", perspective_id=pid,
-                                           route_id=r["route_id"], route_set_version=v), op)
+            ms, out = _timed(lambda pid=pid, r=r, v=v: _call(ws, tool, agent_id="reader", perspective_id=pid,
+                                                             route_id=r["route_id"], route_set_version=v), op)
             samples.append(ms)
             if op == "inspect":
                 assert set(out["score_breakdown"]) == {"local_activation", "path_coherence", "novelty",

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from m1nd.config import Settings
 from m1nd.mcp.registry import call_tool
 from m1nd.workspace import Workspace
@@ -176,7 +175,7 @@ def shop_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def shop_ws(tmp_path: Path, shop_repo: Path):  # noqa: ANN201
+def shop_ws(tmp_path: Path, shop_repo: Path):
     ws = open_workspace(tmp_path / "home", shop_repo)
     ingest(ws, shop_repo)
     yield ws

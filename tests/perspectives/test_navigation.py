@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
 from m1nd.perspectives import PerspectiveService, install, service_for
@@ -23,7 +22,7 @@ ACQUIRE = "file::src/shop/session_pool.py::class::SessionPool::fn::acquire"
 TERMS = ("local_activation", "path_coherence", "novelty", "anchor_relevance", "continuity")
 
 
-def _full(c: Client, **kw) -> dict:  # noqa: ANN003
+def _full(c: Client, **kw) -> dict:
     """Start with a lens wide enough that every candidate is listed."""
     lens = {"top_k": 50, **kw.pop("lens", {})}
     return c.ok("perspective_start", lens=lens, **kw)
@@ -87,7 +86,7 @@ def test_all_eight_families_with_their_facts(client: Client) -> None:
     assert subj is not None and subj["reason"] == "Subject of test test_acquire"
 
 
-def test_semantic_affinity_routes_are_not_within_one_hop(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_semantic_affinity_routes_are_not_within_one_hop(client: Client, shop_ws) -> None:
     s = _full(client, query="acquire", anchor_node=ACQUIRE)
     g = shop_ws.graph.graph()
     f = g.nodes.index[ACQUIRE]
@@ -101,7 +100,7 @@ def test_semantic_affinity_routes_are_not_within_one_hop(client: Client, shop_ws
 
 
 # -- score terms, recomputed independently ---------------------------------------------------------------------
-def _edge_weight(g, u: int, v: int, rel_name: str) -> float:  # noqa: ANN001
+def _edge_weight(g, u: int, v: int, rel_name: str) -> float:
     if rel_name in RELATION_CODES and RELATION_CODES[rel_name] in g.engine.csr.relations[g.engine.edges_between(u, v)]:
         code, a, b = RELATION_CODES[rel_name], u, v
     else:
@@ -112,7 +111,7 @@ def _edge_weight(g, u: int, v: int, rel_name: str) -> float:  # noqa: ANN001
     raise AssertionError(f"no {rel_name} edge between {u} and {v}")
 
 
-def _reference_local_activation(g, f: int) -> np.ndarray:  # noqa: ANN001
+def _reference_local_activation(g, f: int) -> np.ndarray:
     """activation.md §2–§7 with f as the only seed, 3 hops, no priming — written out again from the spec."""
     eng = g.engine
     d1, _ = eng.spread([f], [1.0], decay=0.55, threshold=0.04, max_hops=3, mode="both", mask=STRUCTURAL_MASK,
@@ -147,7 +146,7 @@ def _reference_local_activation(g, f: int) -> np.ndarray:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("anchored", [True, False], ids=["anchored", "local"])
-def test_every_score_term_recomputed(client: Client, shop_ws, anchored: bool) -> None:  # noqa: ANN001
+def test_every_score_term_recomputed(client: Client, shop_ws, anchored: bool) -> None:
     query = "session pool connection"
     kw = {"anchor_node": ANCHOR} if anchored else {}
     s = _full(client, query=query, **kw)
@@ -350,7 +349,7 @@ def test_eight_perspectives_per_agent(client: Client) -> None:
     assert client.ok("perspective_start", query="session pool")["perspective_id"] == "persp_agent1_009"
 
 
-def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:
     install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_branches=2))
     root = client.ok("perspective_start", query="session pool")["perspective_id"]
     b1 = client.ok("perspective_branch", perspective_id=root)
@@ -369,7 +368,7 @@ def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:  # noqa: 
     assert next(p for p in lst if p["branch_name"] == "branch_1")["branch_of"] == root
 
 
-def test_memory_limit(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_memory_limit(client: Client, shop_ws) -> None:
     install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_total_bytes=2000))
     client.ok("perspective_start", query="session pool")
     e = client.err("perspective_start", query="session pool")
@@ -397,7 +396,7 @@ def test_start_errors(client: Client, tmp_path: Path) -> None:
 
 
 # -- locks ---------------------------------------------------------------------------------------------------
-def test_region_locks_overlap_and_release(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_region_locks_overlap_and_release(client: Client, shop_ws) -> None:
     a = client.ok("perspective_start", query="session pool", anchor_node=ANCHOR)
     assert a["lock_id"] == "lock_agent1_001" and a["overlapping_locks"] == []
     local = client.ok("perspective_start", query="session pool")
@@ -458,7 +457,7 @@ def test_suggest_prefers_unexplored_families() -> None:
 
 
 # -- affinity ------------------------------------------------------------------------------------------------
-def test_affinity_candidates_are_probable_not_connected(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_affinity_candidates_are_probable_not_connected(client: Client, shop_ws) -> None:
     s = _full(client, query="acquire", anchor_node=ACQUIRE)
     pid = s["perspective_id"]
     g = shop_ws.graph.graph()
@@ -488,7 +487,7 @@ def test_affinity_candidates_are_probable_not_connected(client: Client, shop_ws)
     assert nonempty > 0
 
 
-def _weighted_jaccard(g, a: int, b: int) -> float:  # noqa: ANN001
+def _weighted_jaccard(g, a: int, b: int) -> float:
     def nbh(u: int) -> dict[int, float]:
         out: dict[int, float] = {}
         src, dst = g.edge_endpoints()
@@ -515,7 +514,7 @@ def test_health_counts_perspectives_and_locks(client: Client) -> None:
     assert client.as_agent("agent-3").ok("health")["perspectives"] == 0
 
 
-def test_idle_perspectives_are_closed_automatically(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_idle_perspectives_are_closed_automatically(client: Client, shop_ws) -> None:
     import time
 
     old = client.ok("perspective_start", query="session pool", anchor_node=ANCHOR)
@@ -530,13 +529,13 @@ def test_idle_perspectives_are_closed_automatically(client: Client, shop_ws) -> 
     assert client.err("perspective_routes", perspective_id=other["perspective_id"])["code"] == "not_found"
 
 
-def test_semantic_backend_hook(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_semantic_backend_hook(client: Client, shop_ws) -> None:
     """A registered provider (the future code-node embeddings) replaces the trigram backend everywhere."""
     g = shop_ws.graph.graph()
     pool_acquire = g.nodes.index["file::src/shop/pool.py::class::Pool::fn::acquire"]
     acquire = g.nodes.index[ACQUIRE]
 
-    def fake_embeddings(graph, i: int):  # noqa: ANN001, ANN202
+    def fake_embeddings(graph, i: int):
         sim = np.zeros(graph.n, np.float32)
         sim[i] = 1.0
         if i in (acquire, pool_acquire):

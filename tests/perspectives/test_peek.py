@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from m1nd.errors import M1ndError
 from m1nd.perspectives import peek as pk
 
-from .conftest import Client, all_routes, ingest, route_to, write_files
+from .conftest import Client, all_routes, route_to, write_files
 
 SESSION_POOL = "file::src/shop/session_pool.py::class::SessionPool"
 SESSION_FILE = "file::src/shop/session_pool.py"
@@ -116,7 +115,7 @@ def test_peek_refuses_a_symlinked_directory_escaping(client: Client, shop_repo: 
     assert e["code"] == "path_denied" and "resolves outside the ingested root" in e["message"]
 
 
-def _poison_source_path(ws, ext_id: str, source_path: str) -> None:  # noqa: ANN001
+def _poison_source_path(ws, ext_id: str, source_path: str) -> None:
     """Make a node's stored source path hostile (as a corrupted or malicious graph.db would) and publish it."""
     db = ws.graph.store.db
     with db.write():
@@ -130,7 +129,7 @@ def _poison_source_path(ws, ext_id: str, source_path: str) -> None:  # noqa: ANN
     ("/etc/passwd", "absolute paths are not allowed"),
     ("src\\shop\\db.py", "NUL bytes and backslashes are not allowed in a source path"),
 ], ids=["dotdot", "inner-dotdot", "absolute", "backslash"])
-def test_peek_refuses_paths_outside_the_roots(client: Client, shop_ws, tmp_path: Path, source_path: str,  # noqa: ANN001
+def test_peek_refuses_paths_outside_the_roots(client: Client, shop_ws, tmp_path: Path, source_path: str,
                                               why: str) -> None:
     write_files(tmp_path / "outside", {"secret.py": "KEY = 1\n"})
     _poison_source_path(shop_ws, DB_FILE, source_path)
@@ -141,7 +140,7 @@ def test_peek_refuses_paths_outside_the_roots(client: Client, shop_ws, tmp_path:
     assert e["message"] == f"refusing to read '{source_path}': {why}"
 
 
-def test_peek_refuses_a_node_of_an_unknown_root(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_peek_refuses_a_node_of_an_unknown_root(client: Client, shop_ws) -> None:
     db = shop_ws.graph.store.db
     with db.write():
         db.execute("UPDATE nodes SET root_id = NULL WHERE ext_id = ?", (DB_FILE,))

@@ -7,7 +7,7 @@ from pathlib import Path
 from .conftest import Client, git, ingest
 
 
-def _start(c: Client, **kw) -> dict:  # noqa: ANN003
+def _start(c: Client, **kw) -> dict:
     return c.ok("perspective_start", query=kw.pop("query", "session pool acquire"), **kw)
 
 
@@ -50,7 +50,7 @@ def test_versions_move_only_on_follow_back_and_refresh(client: Client) -> None:
     assert client.ok("perspective_routes", perspective_id=b["branch_perspective_id"])["route_set_version"] == 1
 
 
-def _edit_and_reingest(ws, repo: Path) -> int:  # noqa: ANN001
+def _edit_and_reingest(ws, repo: Path) -> int:
     (repo / "src/shop/extra.py").write_text('"""More sessions."""\n\n\ndef session_helper():\n    return 1\n')
     with open(repo / "src/shop/pool.py", "a", encoding="utf-8") as f:
         f.write("\n\ndef drain(pool):\n    \"\"\"Empty a pool.\"\"\"\n    return []\n")
@@ -61,7 +61,7 @@ def _edit_and_reingest(ws, repo: Path) -> int:  # noqa: ANN001
     return out["graph_generation"]
 
 
-def test_reingest_makes_open_perspectives_stale(client: Client, shop_ws, shop_repo: Path) -> None:  # noqa: ANN001
+def test_reingest_makes_open_perspectives_stale(client: Client, shop_ws, shop_repo: Path) -> None:
     s = _start(client, anchor_node="file::src/shop/session_pool.py")
     pid, gen1 = s["perspective_id"], s["cache_generation"]
     f = client.ok("perspective_follow", perspective_id=pid, route_index=1, route_set_version=1)
@@ -84,7 +84,7 @@ def test_reingest_makes_open_perspectives_stale(client: Client, shop_ws, shop_re
     client.ok("perspective_inspect", perspective_id=pid, route_index=1, route_set_version=3)
 
 
-def test_routes_refreshes_a_stale_set(client: Client, shop_ws, shop_repo: Path) -> None:  # noqa: ANN001
+def test_routes_refreshes_a_stale_set(client: Client, shop_ws, shop_repo: Path) -> None:
     s = _start(client)
     pid = s["perspective_id"]
     _edit_and_reingest(shop_ws, shop_repo)
@@ -94,7 +94,7 @@ def test_routes_refreshes_a_stale_set(client: Client, shop_ws, shop_repo: Path) 
     assert r["refreshed"] is False and r["version_mismatch"] is False
 
 
-def test_back_after_a_graph_change_resynthesises(client: Client, shop_ws, shop_repo: Path) -> None:  # noqa: ANN001
+def test_back_after_a_graph_change_resynthesises(client: Client, shop_ws, shop_repo: Path) -> None:
     s = _start(client)
     pid = s["perspective_id"]
     client.ok("perspective_follow", perspective_id=pid, route_index=1, route_set_version=1)
@@ -105,7 +105,7 @@ def test_back_after_a_graph_change_resynthesises(client: Client, shop_ws, shop_r
     client.ok("perspective_follow", perspective_id=pid, route_index=1, route_set_version=3)
 
 
-def test_vanished_focus_falls_back_to_history(client: Client, shop_ws, shop_repo: Path) -> None:  # noqa: ANN001
+def test_vanished_focus_falls_back_to_history(client: Client, shop_ws, shop_repo: Path) -> None:
     s = _start(client, query="render page html")
     pid = s["perspective_id"]
     assert s["focus_node"].startswith("file::src/shop/render.py")
@@ -121,7 +121,7 @@ def test_vanished_focus_falls_back_to_history(client: Client, shop_ws, shop_repo
     assert "close this perspective and start again" in e["message"]
 
 
-def test_learning_does_not_make_a_perspective_stale(client: Client, shop_ws) -> None:  # noqa: ANN001
+def test_learning_does_not_make_a_perspective_stale(client: Client, shop_ws) -> None:
     s = _start(client)
     pid = s["perspective_id"]
     g = shop_ws.graph

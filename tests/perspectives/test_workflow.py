@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from m1nd.mcp.registry import call_tool
 
 from .conftest import ingest, make_shop, open_workspace
@@ -161,7 +160,7 @@ async def run_workflow(call: Call, agent: str = "agent-1") -> dict[str, Any]:
     return {"start": s, "follow": f}
 
 
-def test_ten_step_workflow_in_process(shop_ws) -> None:  # noqa: ANN001
+def test_ten_step_workflow_in_process(shop_ws) -> None:
     async def call(name: str, args: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         r = call_tool(shop_ws, name, args)
         # what an MCP client reads as text is the same JSON

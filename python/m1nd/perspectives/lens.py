@@ -8,6 +8,7 @@ and the nearest valid value.
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,7 +129,7 @@ def parse_lens(raw: dict[str, Any] | None) -> Lens:
         for k, v in rw.items():
             if k not in TERMS:
                 raise _bad(f"ranking_weights.{k}", "unknown weight", TERMS, k)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0 or v == float("inf"):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise _bad(f"ranking_weights.{k}", f"must be a finite number ≥ 0 (got {v!r})")
             clean[k] = float(v)
         lens.ranking_weights = clean
@@ -141,7 +142,7 @@ def parse_lens(raw: dict[str, Any] | None) -> Lens:
         v = raw["path_prefix"]
         if v is not None and (not isinstance(v, str) or len(v) > 1000):
             raise _bad("path_prefix", "must be a relpath prefix string")
-        lens.path_prefix = ((v[2:] if v.startswith("./") else v) or None) if isinstance(v, str) else None
+        lens.path_prefix = ((v.removeprefix("./")) or None) if isinstance(v, str) else None
     if "include_tests" in raw:
         v = raw["include_tests"]
         if not isinstance(v, bool):

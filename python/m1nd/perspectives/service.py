@@ -23,7 +23,7 @@ from m1nd.graph.seeds import tokenize
 from m1nd.perspectives import peek as pk
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import FAMILIES, parse_lens, short_family
-from m1nd.perspectives.state import (BRANCH_NAME_RE, ID_RE, QUERY_ACT_TOP, Perspective, agent_slug)
+from m1nd.perspectives.state import BRANCH_NAME_RE, ID_RE, QUERY_ACT_TOP, Perspective, agent_slug
 
 if TYPE_CHECKING:
     from m1nd.codegraph import CodeGraph

@@ -33,8 +33,21 @@ import numpy as np
 from m1nd.graph.activation import DIMENSIONS, WEIGHTS
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
 from m1nd.graph.nodes import KIND_CODE
-from m1nd.graph.schema import (CALLS, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS, INHERITS, MENTIONS,
-                               REEXPORTS, REFERENCES, RELATIONS, TESTS, USES_CONFIG)
+from m1nd.graph.schema import (
+    CALLS,
+    CO_CHANGES,
+    CONTAINS,
+    DECLARES_MODULE,
+    IMPLEMENTS,
+    IMPORTS,
+    INHERITS,
+    MENTIONS,
+    REEXPORTS,
+    REFERENCES,
+    RELATIONS,
+    TESTS,
+    USES_CONFIG,
+)
 from m1nd.graph.seeds import identifier_parts
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
@@ -539,7 +552,7 @@ def _test_functions(g: Graph, u: int) -> int:
     count = 0
     frontier = np.asarray([u], np.int64)
     for _ in range(2):
-        own, kids, _p, fw = multi_adjacency(g, frontier, 1 << CONTAINS)
+        _own, kids, _p, fw = multi_adjacency(g, frontier, 1 << CONTAINS)
         kids = kids[fw]
         count += int(np.count_nonzero(t.is_test[kids] & (t.kind[kids] == fn)))
         frontier = kids.astype(np.int64)
@@ -698,9 +711,7 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
                 return False
             if prefix and not t.source_path[i].startswith(prefix):
                 return False
-            if not lens.include_tests and family != "test_coverage" and bool(t.is_test[i]):
-                return False
-            return True
+            return lens.include_tests or family == "test_coverage" or not bool(t.is_test[i])
         return ok
 
     raw_total = 0
