@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from m1nd.memory.service import Filters, MemoryService
 
 FULL = {"batch": 10_000, "store": 100_000}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from m1nd.config import Settings
 from m1nd.mcp.registry import call_tool, load_all
 from m1nd.workspace import Workspace

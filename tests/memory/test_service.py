@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from m1nd.errors import BusyError, InvalidInputError, M1ndError
 from m1nd.memory.service import Filters, MemoryService
 from m1nd.store.db import Database

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from m1nd.errors import InvalidInputError
 from m1nd.memory.decay import effective_resonance, parse_ms
 from m1nd.memory.fields import fact_title

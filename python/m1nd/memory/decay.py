@@ -9,7 +9,7 @@ function ``eff_res(resonance, resonance_type, last_activated, created_at, now_ms
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 
 EXEMPT = frozenset({"foundational", "transformative"})
@@ -24,7 +24,7 @@ def parse_ms(ts: str) -> float:
         s = s[:-1] + "+00:00"
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp() * 1000.0
 
 
@@ -51,6 +51,6 @@ def effective_resonance(resonance: int | None, resonance_type: str | None, last_
     return r * math.pow(base_for(r), days / 7.0)
 
 
-def eff_res_sql(resonance, resonance_type, last_activated, created_at, now_ms):  # noqa: ANN001, ANN201
+def eff_res_sql(resonance, resonance_type, last_activated, created_at, now_ms):
     """The SQL scalar function (argument order of the spec)."""
     return effective_resonance(resonance, resonance_type, last_activated, created_at, float(now_ms or 0))

@@ -28,16 +28,22 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from m1nd.errors import BusyError, InvalidInputError, M1ndError, NotFoundError
 from m1nd.memory import fields as F
-from m1nd.memory.decay import eff_res_sql, effective_resonance
+from m1nd.memory.decay import eff_res_sql
 from m1nd.memory.fts import build_match, ident_text, query_terms
-from m1nd.memory.ids import (new_backup_id, new_entry_id, new_relationship_id, new_session_id,
-                             normalize_entry_id, prefix_candidate)
+from m1nd.memory.ids import (
+    new_backup_id,
+    new_entry_id,
+    new_relationship_id,
+    new_session_id,
+    normalize_entry_id,
+    prefix_candidate,
+)
 from m1nd.memory.normalize import content_hash, dedup_hash, thread_key
 from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.store.db import Database, PerThread, open_db
@@ -676,7 +682,7 @@ class MemoryService:
                     if repo.dedup_taken(values.get("session_id", entry["session_id"]), scope,
                                         values.get("category", entry["category_id"]), dh, entry.rowid):
                         values["dedup_exempt"] = 1
-                if "session_id" in values and values["session_id"]:
+                if values.get("session_id"):
                     repo.ensure_session(values["session_id"], ts, agent)
                 if not repo.update_entry(entry.rowid, entry.rev, values):
                     raise _Retry
@@ -1092,7 +1098,7 @@ class MemoryService:
                 "model_id": model, "stale_vectors": stale_vec}
 
     def growth(self, *, agent: str | None) -> list[int]:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         monday = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
         starts = [monday - timedelta(weeks=k) for k in range(7, -1, -1)]
         bounds = [format_ms(s.timestamp() * 1000) for s in starts] + [format_ms((monday + timedelta(weeks=1))
@@ -1581,7 +1587,7 @@ def normalise_import(obj: dict[str, Any]) -> dict[str, Any]:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise InvalidInputError(f"field '{key}' must be an integer")
         if isinstance(v, float):
-            snap[key] = int(round(v))
+            snap[key] = round(v)
     summary = snap.get("summary")
     if isinstance(summary, str) and summary.lstrip().startswith("{"):
         with contextlib.suppress(ValueError):

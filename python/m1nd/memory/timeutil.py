@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from m1nd.errors import InvalidInputError
 
 
 def format_ms(ms: float) -> str:
     ms = int(ms)
-    dt = datetime.fromtimestamp(ms // 1000, tz=timezone.utc)
+    dt = datetime.fromtimestamp(ms // 1000, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
@@ -32,5 +32,5 @@ def normalise_ts(raw: str, field: str = "timestamp") -> str:
     except ValueError:
         raise InvalidInputError(f"field '{field}' is not an RFC 3339 time: {raw!r}") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return format_ms(round(dt.timestamp() * 1000))

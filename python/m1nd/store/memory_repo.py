@@ -127,13 +127,13 @@ class MemoryRepo:
 
     # -- registries ---------------------------------------------------------------------------------------------
     def registry_ids(self, table: str) -> list[str]:
-        return [r[0] for r in self.db.all(f"SELECT id FROM {table} ORDER BY id")]  # noqa: S608 (fixed names)
+        return [r[0] for r in self.db.all(f"SELECT id FROM {table} ORDER BY id")]
 
     def registry_rows(self, table: str, columns: str, order: str = "id") -> list[tuple[Any, ...]]:
-        return self.db.all(f"SELECT {columns} FROM {table} ORDER BY {order}")  # noqa: S608
+        return self.db.all(f"SELECT {columns} FROM {table} ORDER BY {order}")
 
     def registry_has(self, table: str, key: str) -> bool:
-        return self.db.one(f"SELECT 1 FROM {table} WHERE id = ?", (key,)) is not None  # noqa: S608
+        return self.db.one(f"SELECT 1 FROM {table} WHERE id = ?", (key,)) is not None
 
     def meta(self, key: str) -> str | None:
         return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,))

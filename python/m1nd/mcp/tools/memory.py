@@ -526,6 +526,6 @@ register(Tool(
 ))
 
 
-from m1nd.mcp.registry import TOOLS as _TOOLS  # noqa: E402  (after registration)
+from m1nd.mcp.registry import TOOLS as _TOOLS
 
 MEMORY_TOOLS = tuple(n for n in _TOOLS if n.startswith("memory_"))
