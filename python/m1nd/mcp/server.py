@@ -29,6 +29,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -588,10 +589,9 @@ def read_lines(fd: int, limit: int = MAX_MESSAGE_BYTES) -> Any:
 
 @dataclass
 class _Running:
-    """The request a stdio worker is answering."""
+    """The request being answered on stdio."""
 
     msg: Message
-    worker: int
     started: float = field(default_factory=time.monotonic)
     abandoned: bool = False
 
@@ -604,127 +604,195 @@ class _Running:
 
 
 class StdioTransport:
-    """Requests are answered in order by one worker thread that runs tools inline (no extra thread hop on the hot
-    path). A reader thread decodes lines, queues them and applies ``notifications/cancelled`` at once; a watchdog
-    abandons a tool call that runs past the time limit (answering ``timeout``). Abandoning a call (timeout or
-    cancellation) hands the queue to a fresh worker; the old one drops its late result and exits."""
+    """Newline-delimited JSON-RPC on stdin/stdout with no thread hop on the hot path.
+
+    Two roles move between daemon threads: the *reader* (the only thread reading stdin) and the *executor* (the
+    only thread answering requests, in order). A thread that reads a request while nothing is executing or queued
+    executes it itself and then takes the reader role back, so a sequential client is served by one thread end to
+    end. Otherwise the message is queued for the executor. A watchdog thread, polling:
+
+    - starts a new reader when a call has run for :data:`READ_HANDOVER_S` with nobody reading, so a
+      ``notifications/cancelled`` sent during a long call is seen (requests that arrive meanwhile are queued);
+    - abandons a tool call that runs past the time limit, answering ``timeout``.
+
+    Abandoning a call (timeout or cancellation) hands the executor role to a fresh thread; the old one drops its
+    late result and exits.
+    """
+
+    READ_HANDOVER_S = 0.05
 
     def __init__(self, server: McpServer, out: _Output, in_fd: int, shutdown: Shutdown) -> None:
         self.server = server
         self.out = out
-        self.in_fd = in_fd
         self.shutdown = shutdown
         self.session = Session()
-        self.queue: queue.SimpleQueue[Message | bytes | None] = queue.SimpleQueue()
-        self.stopping = threading.Event()  # set on a signal: stop reading and stop taking new requests
+        self.lines = read_lines(in_fd)
+        self.pending: deque[Message | bytes] = deque()
+        self.stopping = threading.Event()  # set at shutdown: stop reading and stop taking new requests
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
+        self.reading = False  # a thread holds the reader role
+        self.executing = False  # a thread holds the executor role
         self.current: _Running | None = None
-        self.worker = 0  # id of the worker that owns the queue
-        self.worker_exited = False
+        self.eof = False
 
     def start(self) -> None:
-        threading.Thread(target=self._read, name="m1nd-stdin", daemon=True).start()
         threading.Thread(target=self._watch, name="m1nd-watchdog", daemon=True).start()
         with self.lock:
-            self._spawn_worker()
+            self.reading = True
+            self._spawn(self._read_loop)
 
-    def _spawn_worker(self) -> None:  # caller holds self.lock
-        self.worker += 1
-        threading.Thread(target=self._work, args=(self.worker,), name=f"m1nd-stdio-{self.worker}",
-                         daemon=True).start()
+    @staticmethod
+    def _spawn(target: Callable[[], None]) -> None:
+        threading.Thread(target=target, name="m1nd-stdio", daemon=True).start()
 
-    # -- reader -------------------------------------------------------------------------------------------------------
-    def _read(self) -> None:
-        for line in read_lines(self.in_fd):
-            if self.stopping.is_set():
-                break
-            if line is TOO_LONG:
-                self.queue.put(oversized_error())
+    # -- reader role --------------------------------------------------------------------------------------------------
+    def _read_loop(self) -> None:
+        """Runs holding the reader role."""
+        while True:
+            line = next(self.lines, None)
+            if line is None or self.stopping.is_set():
+                with self.lock:
+                    self.reading = False
+                    self.eof = self.eof or line is None
+                    idle = not self.executing and not self.pending
+                    self.changed.notify_all()
+                if line is None and idle:
+                    self.shutdown.trigger("EOF")
+                return
+            item = self._decode(line)
+            if item is None:
                 continue
-            if not line.strip():
-                continue
-            try:
-                msg = decode(line)
-            except DecodeError as e:
-                self.queue.put(e.response)
-                continue
-            if msg.kind == "notification" and msg.method == "notifications/cancelled":
-                self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
-                continue
-            self.queue.put(msg)
-        self.queue.put(None)  # EOF: answer what is queued, then stop
+            with self.lock:
+                if self.executing or self.pending:
+                    self.pending.append(item)
+                    continue
+                self.executing = True
+                self.reading = False
+            if not self._execute_loop(item):
+                return
+
+    def _decode(self, line: Any) -> Message | bytes | None:
+        if line is TOO_LONG:
+            return oversized_error()
+        if not line.strip():
+            return None
+        try:
+            msg = decode(line)
+        except DecodeError as e:
+            return e.response
+        if msg.kind == "notification" and msg.method == "notifications/cancelled":
+            self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
+            return None
+        if msg.kind == "response":
+            return None
+        return msg
 
     def _cancel(self, req_id: Any) -> None:
         if not _valid_id(req_id):
             return
         with self.lock:
             run = self.current
-            if run is not None and _id_key(run.msg.id) == _id_key(req_id) and run.tool is not None:
+            if run is not None and run.tool is not None and _id_key(run.msg.id) == _id_key(req_id):
                 log.info("tool call %s (id %r) cancelled by the client", run.tool, req_id)
                 self._abandon(run)
                 return
         self.session.cancel(req_id)  # still queued: dropped when its turn comes
 
+    # -- executor role ------------------------------------------------------------------------------------------------
+    def _execute_loop(self, item: Message | bytes) -> bool:
+        """Runs holding the executor role: answer ``item``, then everything queued. Returns True when the thread took
+        the reader role back (the caller keeps reading), False when it must end."""
+        while True:
+            if not self._execute(item):
+                return False  # abandoned: another thread holds the executor role now
+            with self.lock:
+                if self.pending and not self.stopping.is_set():
+                    item = self.pending.popleft()
+                    continue
+                self.executing = False
+                self.changed.notify_all()
+                if self.eof:
+                    eof = True
+                elif self.reading or self.stopping.is_set():
+                    return False
+                else:
+                    self.reading = True
+                    return True
+            if eof:
+                self.shutdown.trigger("EOF")
+                return False
+
+    def _resume(self) -> None:
+        """A fresh thread taking over the executor role (after an abandoned call) with requests queued."""
+        with self.lock:
+            item = self.pending.popleft() if self.pending else None
+            if item is None:
+                self.executing = False
+                self.changed.notify_all()
+                return
+        if self._execute_loop(item):
+            self._read_loop()
+
+    def _execute(self, item: Message | bytes) -> bool:
+        """Answer one message. False when the call was abandoned meanwhile (its result is dropped)."""
+        if isinstance(item, bytes):
+            reply: bytes | None = item
+        elif item.is_request and self.session.take_cancelled(item.id):
+            return True
+        else:
+            run = _Running(item)
+            with self.lock:
+                self.current = run
+            reply = self.server.handle(item, self.session)
+            with self.lock:
+                if run.abandoned:
+                    return False
+                self.current = None
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("%s %r answered in %.3f ms", item.method, item.id, (time.monotonic() - run.started) * 1e3)
+        if reply is not None and not self.out.send(reply):
+            self.shutdown.trigger("stdout closed")
+        return True
+
     def _abandon(self, run: _Running) -> None:  # caller holds self.lock
         run.abandoned = True
         self.current = None
+        if self.pending and not self.stopping.is_set():
+            self._spawn(self._resume)  # the executor role passes on
+        else:
+            self.executing = False
+            if self.eof:
+                self.shutdown.trigger("EOF")
+            elif not self.reading and not self.stopping.is_set():
+                self.reading = True
+                self._spawn(self._read_loop)
         self.changed.notify_all()
-        self._spawn_worker()
 
     # -- watchdog -----------------------------------------------------------------------------------------------------
     def _watch(self) -> None:
         limit = self.server.tool_timeout
-        poll = min(1.0, max(0.01, limit / 4))
+        poll = min(self.READ_HANDOVER_S, max(0.005, limit / 4))
         while not self.stopping.wait(poll):
             with self.lock:
                 run = self.current
-                if run is None or run.tool is None or time.monotonic() - run.started < limit:
+                if run is None:
                     continue
-                log.warning("tool %s exceeded %.0f s and was abandoned", run.tool, limit)
-                # Sent under the lock, before the next worker starts: replies stay in request order.
-                self.out.send(tool_result_response(run.msg.id, timeout_result(run.tool, limit)))
-                self._abandon(run)
-
-    # -- worker -------------------------------------------------------------------------------------------------------
-    def _work(self, me: int) -> None:
-        while not self.stopping.is_set():
-            item = self.queue.get()
-            if item is None:
-                self.shutdown.trigger("EOF")
-                break
-            if self.stopping.is_set():
-                break
-            if isinstance(item, bytes):
-                reply: bytes | None = item
-            elif item.is_request and self.session.take_cancelled(item.id):
-                continue
-            else:
-                run = _Running(item, me)
-                with self.lock:
-                    self.current = run
-                reply = self.server.handle(item, self.session)
-                if log.isEnabledFor(logging.DEBUG):
-                    log.debug("%s %r answered in %.3f ms", item.method, item.id,
-                              (time.monotonic() - run.started) * 1e3)
-                with self.lock:
-                    if run.abandoned:
-                        return  # timed out or cancelled: a newer worker owns the queue
-                    self.current = None
-                    self.changed.notify_all()
-            if reply is not None and not self.out.send(reply):
-                self.shutdown.trigger("stdout closed")
-                break
-        with self.lock:
-            if me == self.worker:
-                self.worker_exited = True
-                self.changed.notify_all()
+                elapsed = time.monotonic() - run.started
+                if run.tool is not None and elapsed >= limit:
+                    log.warning("tool %s exceeded %.0f s and was abandoned", run.tool, limit)
+                    # Sent under the lock, before the next executor starts: replies stay in request order.
+                    self.out.send(tool_result_response(run.msg.id, timeout_result(run.tool, limit)))
+                    self._abandon(run)
+                elif elapsed >= self.READ_HANDOVER_S and not self.reading and not self.eof:
+                    self.reading = True
+                    self._spawn(self._read_loop)
 
     def wait_done(self, timeout: float) -> bool:
-        """Wait until no request is in progress and the current worker stopped taking new ones."""
+        """Wait until no request is being answered (abandoned calls aside)."""
         deadline = time.monotonic() + timeout
         with self.lock:
-            while self.current is not None or not self.worker_exited:
+            while self.executing:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -749,8 +817,7 @@ def serve_stdio(settings: Any) -> int:
     log.info("serving MCP on stdio (%d tools)", len(server.tools))
     shutdown.wait()
     transport.stopping.set()
-    transport.queue.put(None)  # wake an idle worker
-    # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the worker is done already.
+    # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the queue is drained already.
     if not transport.wait_done(SHUTDOWN_GRACE_S):
         log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
     return finish(ws, shutdown)
