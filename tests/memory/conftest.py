@@ -67,6 +67,12 @@ def cli(tmp_path: Path) -> Cli:
 
 
 @pytest.fixture
+def make_cli():
+    """The :class:`Cli` class, for tests that need a second home."""
+    return Cli
+
+
+@pytest.fixture
 def service(tmp_path: Path):
     from m1nd.memory.service import MemoryService
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.memory.conftest import Cli
-
 
 @pytest.fixture
 def filled(cli) -> dict[str, str]:
@@ -30,7 +28,7 @@ def strip_volatile(entries: list[dict]) -> list[dict]:
     return [{k: v for k, v in e.items() if k != "effective_resonance"} for e in entries]
 
 
-def test_export_jsonl_seeds_back_to_the_same_entries(cli, filled, tmp_path: Path) -> None:
+def test_export_jsonl_seeds_back_to_the_same_entries(cli, filled, tmp_path: Path, make_cli) -> None:
     out = tmp_path / "dump.jsonl"
     r = cli("export", "-f", "jsonl", "-o", str(out), agent="alice")
     assert r.out == f"Exported to {out}\n"
@@ -38,7 +36,7 @@ def test_export_jsonl_seeds_back_to_the_same_entries(cli, filled, tmp_path: Path
     assert {e["id"] for e in exported} == {filled["a"], filled["b"], filled["p"]}  # never bob's private entry
     stdout = cli("export", "-f", "jsonl", agent="alice").out
     assert [json.loads(x)["id"] for x in stdout.splitlines()] == [e["id"] for e in exported]
-    other = Cli(tmp_path / "other-home")
+    other = make_cli(tmp_path / "other-home")
     r = other("seed", "knowledge", str(out), agent="alice")
     assert r.code == 0, r.err
     assert r.out == f"Imported 3 entries from {out}\n"
@@ -174,8 +172,8 @@ def test_sessions_for_session_fact_session(cli, filled) -> None:
     assert cli("fact-session", filled["p"], agent="bob").out == f"No session found for fact: {filled['p']}\n"
 
 
-def test_migrate_and_skip_schema(tmp_path: Path) -> None:
-    cli = Cli(tmp_path / "h")
+def test_migrate_and_skip_schema(tmp_path: Path, make_cli) -> None:
+    cli = make_cli(tmp_path / "h")
     r = cli("stats", env={"M1ND_SKIP_SCHEMA": "1"})
     assert r.code == 1  # no schema yet
     r = cli("migrate", env={"M1ND_SKIP_SCHEMA": "1"})
@@ -186,8 +184,8 @@ def test_migrate_and_skip_schema(tmp_path: Path) -> None:
     assert cli.scalar("PRAGMA journal_mode") == "wal"
 
 
-def test_memory_db_env(tmp_path: Path) -> None:
-    cli = Cli(tmp_path / "h")
+def test_memory_db_env(tmp_path: Path, make_cli) -> None:
+    cli = make_cli(tmp_path / "h")
     db = tmp_path / "elsewhere" / "m.db"
     r = cli("add", "--category", "insight", "-t", "T", "--content", "x", env={"M1ND_MEMORY_DB": str(db)},
             agent="alice")
