@@ -503,3 +503,43 @@ def test_stdio_eof_drains_then_stops(pipes) -> None:
     assert [p.recv()["id"] for _ in range(3)] == [1, 2, 3]
     assert p.shutdown.event.wait(5) and p.shutdown.reason == "EOF"
     assert p.transport.wait_done(5)
+
+
+def test_stdio_pipelined_stress_keeps_order(pipes, fake_tools) -> None:
+    """Pipelined requests, some slower than the read hand-over, some cancelled: every reply comes once, in request
+    order; cancelled requests get at most one reply."""
+    import random
+
+    rng = random.Random(7)
+    _, behaviour = fake_tools
+
+    def maybe_slow(a: dict[str, Any]) -> ToolResult:
+        time.sleep(a.get("sleep", 0))
+        return ToolResult({"response_chars": 1}, False)
+
+    behaviour["health"] = maybe_slow
+    p = pipes()
+    cancelled: set[int] = set()
+    for i in range(1, 151):
+        sleep = 0.08 if rng.random() < 0.1 else 0
+        p.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "health", "arguments": {"sleep": sleep}}})
+        if i % 3 == 0:
+            p.send({"jsonrpc": "2.0", "id": f"p{i}", "method": "ping"})
+        if rng.random() < 0.1:
+            cancelled.add(i)
+            p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}})
+    got: list[Any] = []
+    while True:
+        try:
+            got.append(p.recv(timeout=1.5)["id"])
+        except Exception:  # noqa: BLE001 — queue.Empty: done
+            break
+    expected = []
+    for i in range(1, 151):
+        expected.append(i)
+        if i % 3 == 0:
+            expected.append(f"p{i}")
+    assert len(got) == len(set(got))
+    assert [x for x in got if x not in cancelled] == [x for x in expected if x not in cancelled]
+    assert set(got) - set(expected) == set()
