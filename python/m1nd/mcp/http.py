@@ -27,7 +27,6 @@ from typing import Any
 
 from m1nd.errors import M1ndError
 from m1nd.mcp.server import (
-    HTTP_DEFAULT_VERSION,
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
@@ -258,8 +257,6 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._rpc_error(404, req_id, INVALID_REQUEST, "unknown or ended session; initialize again")
             return
-        if session.protocol_version is None and version is None:
-            session.protocol_version = HTTP_DEFAULT_VERSION
         reply = mcp.handle(msg, session)
         if reply is None:
             self._send(202)
