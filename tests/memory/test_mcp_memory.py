@@ -147,3 +147,8 @@ def test_budget_shapes_long_lists(ws) -> None:
     r = call(ws, "memory_list", limit=60, max_output_chars=3000)
     assert r["truncated"] is True and r["omitted"]["entries"] > 0 and r["total"] == 60
     assert all(len(e["body"]) <= 301 for e in r["entries"])
+    # list items are compact (no nulls, empties or defaults); memory_show has the whole entry shape
+    item = r["entries"][0]
+    assert "content_hash" not in item and "summary" not in item and "chunk_count" not in item
+    full = call(ws, "memory_show", id=item["id"])["entry"]
+    assert full["content_hash"] and full["summary"] is None and full["chunk_count"] == 0

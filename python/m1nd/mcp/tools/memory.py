@@ -27,6 +27,21 @@ def _cut(entry: dict[str, Any], n: int | None) -> dict[str, Any]:
     return entry
 
 
+_DEFAULTS_HIDDEN = {"source_type_id": ("manual", "agent_session"), "entry_type_id": ("primary",),
+                    "content_type_id": ("text",), "chunk_count": (0,), "activation_count": (0,)}
+_NEVER_IN_LISTS = ("content_hash", "wake_phrase", "embedding_model", "embedded_at")
+
+
+def _compact(entry: dict[str, Any], n: int | None) -> dict[str, Any]:
+    """A list/search item: the entry shape without empty, null or default-valued fields (memory_show has all)."""
+    out = {}
+    for k, v in _cut(entry, n).items():
+        if k in _NEVER_IN_LISTS or v is None or v == [] or v is False or v in _DEFAULTS_HIDDEN.get(k, ()):
+            continue
+        out[k] = v
+    return out
+
+
 FILTER_PARAMS = (
     Param("category", "string[]", "Only these categories.", max_items=50, max_length=64),
     Param("include_private", "boolean", "Include your own private entries.", default=True),
@@ -212,7 +227,7 @@ register(Tool(
 
 def _memory_list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     res = ws.memory.list_entries(_filters(a), agent=a["agent_id"], sort=a["sort"], limit=a["limit"], count=True)
-    return {"entries": [_cut(e.to_json(), a["max_body_chars"]) for e in res.data], "total": res.extra["total"],
+    return {"entries": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data], "total": res.extra["total"],
             "resonance_basis": a["resonance_basis"]}
 
 
@@ -237,7 +252,7 @@ def _memory_search(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     res = ws.memory.search(a["query"], _filters(a), agent=a["agent_id"], limit=a["limit"], activate=a["activate"],
                            mode=mode)
     out = {"query": a["query"], "mode": res.extra["mode"],
-           "results": [_cut(e.to_json(), a["max_body_chars"]) for e in res.data],
+           "results": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data],
            "resonance_basis": a["resonance_basis"]}
     notes = [n for n in res.notes if not n.startswith("note: ") or "private" not in n]
     if notes:
