@@ -460,11 +460,20 @@ class MemoryService:
             entry = self._entry(repo, rowid, agent)
         if activate:
             ts = format_ms(now_ms())
-            with self._write() as repo:
-                repo.activate([rowid], ts)
-            entry.data["last_activated"] = ts
-            entry.data["activation_count"] += 1
+            if self._bookkeep([rowid], ts):
+                entry.data["last_activated"] = ts
+                entry.data["activation_count"] += 1
         return entry
+
+    def _bookkeep(self, rowids: list[int], ts: str, *, full: bool = True) -> bool:
+        """Activation bookkeeping in its own short transaction; a busy database skips it (the read succeeded)."""
+        try:
+            with self._write() as repo:
+                repo.activate(rowids, ts, full=full)
+        except BusyError:
+            log.warning("activation bookkeeping skipped: memory database busy")
+            return False
+        return True
 
     def _check_filters(self, repo: MemoryRepo, f: Filters) -> None:
         cats = set(repo.registry_ids("categories"))
@@ -578,12 +587,11 @@ class MemoryService:
                             notes.append(hidden_hint(hidden))
         if activate and entries:
             ts = format_ms(now_ms())
-            with self._write() as repo:
-                repo.activate([e.rowid for e in entries], ts)
-            for e in entries:
-                e.data["last_activated"] = ts
-                e.data["activation_count"] += 1
-            notes.append(f"Activated {len(entries)} result(s)")
+            if self._bookkeep([e.rowid for e in entries], ts):
+                for e in entries:
+                    e.data["last_activated"] = ts
+                    e.data["activation_count"] += 1
+                notes.append(f"Activated {len(entries)} result(s)")
         return Outcome(entries, notes=notes, extra={"mode": mode})
 
     _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0, 1.5)"
@@ -1296,8 +1304,7 @@ class MemoryService:
                   "t.id IN (SELECT value FROM json_each(:c)))")
             entries = repo.hydrate_rowids(repo.select_rowids(w, "e.created_at, e.id", None), agent=agent, now=now)
         if entries:
-            with self._write() as repo:
-                repo.activate([e.rowid for e in entries], "", full=False)
+            self._bookkeep([e.rowid for e in entries], "", full=False)
         return [{"id": e.id, "type": e["fact_type"], "content": e["body"], "created_at": e["created_at"],
                  "resonance": e["resonance"]} for e in entries]
 
@@ -1316,8 +1323,7 @@ class MemoryService:
                         f"r.from_rowid = :r AND r.type = 'extracted_from' AND {visible_sql('t')} ORDER BY r.created_at "
                         f"LIMIT 1", {"r": rowid, "agent": agent})
         if rowid is not None:
-            with self._write() as repo:
-                repo.activate([rowid], format_ms(now_ms()))
+            self._bookkeep([rowid], format_ms(now_ms()))
         return {"fact_id": eid, "session_id": sid}
 
     # =========================================================================================================
