@@ -14,6 +14,8 @@ Design notes
   ``content='entries'``: two of its columns (``tags_text``, ``ident_text``) are derived and do not exist in
   ``entries``, and an external-content ``delete`` would need the exact old derived values. Nothing ever reads column
   values back from the index (hits join ``entries`` by rowid), so no content copy is needed.
+* ``entries_owner`` is ``(owner, visibility)`` so the "own private entries" counts (hidden-private hint,
+  ``--mine``, ``stats``) are index-only.
 * ``chunks``, ``vectors``, ``wake_*`` exist from the start so the embedding and wake issues only add code.
 """
 
@@ -158,7 +160,7 @@ CREATE TABLE entries(
   CHECK (visibility = 'public' OR owner IS NOT NULL)
 );
 CREATE INDEX entries_category ON entries(category);
-CREATE INDEX entries_owner ON entries(owner);
+CREATE INDEX entries_owner ON entries(owner, visibility);
 CREATE INDEX entries_visibility ON entries(visibility);
 CREATE INDEX entries_session ON entries(session_id);
 CREATE INDEX entries_resonance_type ON entries(resonance_type);
