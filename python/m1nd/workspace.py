@@ -39,6 +39,29 @@ class Workspace:
         with self._lock:
             return MemoryService.open(self.settings)
 
+    def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
+        """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).
+
+        Joins the two halves of m1nd for ``activate(include_memory=true)``; a memory store that cannot be opened
+        answers with no entries rather than failing the graph query.
+        """
+        from m1nd.errors import M1ndError
+        from m1nd.memory.service import Filters
+
+        found: dict[str, dict[str, Any]] = {}
+        try:
+            for node in node_ids:
+                out = self.memory.list_entries(Filters(visibility="include", code_ref=node), agent=agent_id,
+                                               limit=limit)
+                for e in out.data:
+                    if e["id"] not in found:
+                        found[e["id"]] = {"id": e["id"], "title": e["title"], "code_refs": list(e["code_refs"])}
+                if len(found) >= limit:
+                    break
+        except M1ndError:
+            return []
+        return list(found.values())[:limit]
+
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions."""

@@ -207,3 +207,19 @@ def test_weight_relaxation_toward_w0(repo, ws_factory, monkeypatch) -> None:
     assert abs(g.engine.weights[calls] - expected).max() < 1e-3
     assert db.scalar("SELECT MIN(w) FROM edges WHERE relation = 2") == 0.95  # the store keeps the learned value
     cg.close()
+
+
+def test_activate_include_memory_finds_entries_about_results(repo, ws_factory) -> None:
+    ws = ws_factory(repo)
+    ingest(ws, repo)
+    cart = "file::src/shop/cart.py::class::Cart"
+    add = call_tool(ws, "memory_add", {"agent_id": "a", "title": "Cart reserves stock first", "category": "insight",
+                                       "content": "add_item reserves before appending", "code_refs": [cart]})
+    assert not add.is_error, add.structured
+    secret = call_tool(ws, "memory_add", {"agent_id": "b", "title": "B's private note on Cart", "category": "insight",
+                                          "content": "x", "code_refs": [cart], "private": True})
+    assert not secret.is_error, secret.structured
+    r = call_tool(ws, "activate", {"agent_id": "a", "query": "cart add item", "include_memory": True})
+    assert not r.is_error, r.structured
+    titles = [m["title"] for m in r.structured["related_memories"]]
+    assert titles == ["Cart reserves stock first"]  # b's private entry never leaks to a

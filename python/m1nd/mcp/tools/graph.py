@@ -49,12 +49,15 @@ register(Tool(
 
 def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     g = _counted(ws, a)
-    return g.activate(a["agent_id"], a["query"], top_k=a["top_k"], dimensions=a.get("dimensions"),
+    out = g.activate(a["agent_id"], a["query"], top_k=a["top_k"], dimensions=a.get("dimensions"),
                       max_hops=a["max_hops"], decay=a["decay"], threshold=a["threshold"], max_seeds=a["max_seeds"],
                       node_kinds=a.get("node_kinds"), path_prefix=a.get("path_prefix"),
                       include_ghost_edges=a["include_ghost_edges"],
                       include_structural_holes=a["include_structural_holes"],
                       coactivation_ltp=a["coactivation_ltp"])
+    if a["include_memory"] and out["activated"]:
+        out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
+    return out
 
 
 register(Tool(
