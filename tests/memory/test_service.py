@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,30 @@ def test_reads_survive_a_busy_database(tmp_path: Path) -> None:
         con.close()
     assert svc.show(eid, agent="alice")["activation_count"] == 1
     svc.close()
+
+
+@pytest.mark.parametrize("limit", [1, 7, 50, 400])
+def test_top_effective_matches_a_full_sort(service: MemoryService, limit: int) -> None:
+    import random
+
+    from m1nd.memory.timeutil import format_ms, now_ms
+
+    rng = random.Random(limit)
+    types = [None, "foundational", "transformative", "operational", "ephemeral"]
+    lines = [json.dumps({"category": "insight", "title": f"E{i}", "content": "x", "resonance": rng.randint(-3, 12),
+                         **({"resonance_type": t} if (t := rng.choice(types)) else {})}) for i in range(300)]
+    service.add_batch(lines, agent="alice", no_embed=True)
+    db = service.db
+    now = now_ms()
+    with db.write():
+        for (rowid,) in db.all("SELECT rowid FROM entries"):
+            age = rng.uniform(0, 700) * 86_400_000
+            last = format_ms(now - rng.uniform(0, age)) if rng.random() < 0.3 else None
+            db.execute("UPDATE entries SET created_at = ?, last_activated = ? WHERE rowid = ?",
+                       (format_ms(now - age), last, rowid))
+    got = [e.id for e in service.list_entries(Filters(visibility="include"), agent="alice", sort="resonance",
+                                              limit=limit).data]
+    want = [r[0] for r in db.all(
+        "SELECT id FROM entries ORDER BY eff_res(resonance, resonance_type, last_activated, created_at, ?) DESC, id "
+        "LIMIT ?", (now, limit))]
+    assert got == want

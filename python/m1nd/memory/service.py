@@ -475,6 +475,34 @@ class MemoryService:
             return False
         return True
 
+    @staticmethod
+    def top_effective(repo: MemoryRepo, w: Where, limit: int) -> list[int]:
+        """Rowids of the ``limit`` entries with the highest effective resonance (ties by id), without evaluating
+        the decay of every row: entries are walked by raw resonance (index ``entries_resonance``) and the walk stops
+        once the raw value falls below the current k-th best effective value — decay never raises a positive
+        resonance (``eff ≤ raw`` for ``raw > 0``; ``eff = 0`` for 0; ``raw ≤ eff ≤ 0`` below)."""
+        import heapq
+
+        if limit <= 0:
+            return []
+        sql = (f"SELECT e.rowid, e.id, e.resonance, eff_res(e.resonance, e.resonance_type, e.last_activated, "
+               f"e.created_at, :now) FROM entries e WHERE {w.sql()} "
+               f"ORDER BY e.resonance DESC")
+        kth: list[float] = []  # min-heap of the best `limit` effective values
+        seen: list[tuple[float, str, int]] = []
+        for rowid, eid, raw, eff in repo.db.execute(sql, w.params):
+            if len(kth) >= limit and raw > 0 and raw < kth[0]:
+                break
+            if len(kth) >= limit and raw <= 0 < kth[0]:
+                break
+            seen.append((-eff, eid, rowid))
+            if len(kth) < limit:
+                heapq.heappush(kth, eff)
+            elif eff > kth[0]:
+                heapq.heapreplace(kth, eff)
+        seen.sort()
+        return [r for _, _, r in seen[:limit]]
+
     def _check_filters(self, repo: MemoryRepo, f: Filters) -> None:
         cats = set(repo.registry_ids("categories"))
         for c in f.categories:
@@ -544,7 +572,10 @@ class MemoryService:
         with self._read() as repo:
             self._check_filters(repo, f)
             w = self._where(f, agent, now)
-            rowids = repo.select_rowids(w, orders[sort], limit)
+            if sort == "resonance" and f.basis == "decayed":
+                rowids = self.top_effective(repo, w, limit)
+            else:
+                rowids = repo.select_rowids(w, orders[sort], limit)
             entries = repo.hydrate_rowids(rowids, agent=agent, now=now)
             total = repo.count(w) if count else len(entries)
             if f.visibility == "public" and agent:

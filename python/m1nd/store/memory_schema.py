@@ -168,6 +168,7 @@ CREATE INDEX entries_created ON entries(created_at);
 CREATE INDEX entries_updated ON entries(updated_at);
 CREATE INDEX entries_last_activated ON entries(last_activated);
 CREATE INDEX entries_wake_order ON entries(wake_order);
+CREATE INDEX entries_resonance ON entries(resonance);
 CREATE UNIQUE INDEX entries_dedup ON entries(session_id, dedup_scope, category, dedup_hash)
   WHERE session_id IS NOT NULL AND dedup_exempt = 0;
 
