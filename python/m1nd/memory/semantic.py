@@ -1,0 +1,553 @@
+"""Embeddings of the knowledge memory: vectors on write, semantic/hybrid search, auto-anchoring, ``embed``
+(spec memory.md §11, embeddings.md §5, §7, §8, §11).
+
+:class:`MemoryVectors` is the ``vector_hook`` of :class:`m1nd.memory.service.MemoryService`:
+
+* ``prepare(texts)`` — model work before the write transaction (:func:`m1nd.memory.chunking.prepare`), vectors
+  reused by content hash from the ``vectors`` table;
+* ``store(repo, rowid, payload, auto_anchor=)`` — inside the transaction: replaces the entry's chunks and vector
+  rows, bumps ``meta.vectors_generation`` and maintains the entry's anchors;
+* ``semantic_search(repo, where, query, limit)`` — the over-fetch loop of memory.md §11 (filters are the caller's
+  SQL predicate, applied before truncation);
+* ``auto_anchor(...)`` and ``embed(...)`` — the two CLI commands.
+
+Two usearch indexes live beside ``memory.db``: ``memory.vectors.usearch`` (one vector per entry: the whole-text
+vector, or the normalised mean of the chunks) and ``memory.chunks.usearch`` (chunk vectors). Keeping chunks apart
+lets auto-anchoring ask for the nearest *entries* without wading through chunk hits; semantic search queries both
+and keeps, per entry, the maximum of its entry and chunk scores. Keys are ``vectors.rowid``; only vectors of the
+active model and dimension are ever indexed (anything else is invisible to search and anchoring).
+
+Visibility: every hit is filtered by the caller's visibility predicate before it counts; anchors follow the privacy
+rule of memory.md §3 (a public entry anchors only public entries; a private one also private entries of its owner).
+On-write maintenance prunes only anchors it created itself (those with a recorded similarity), so an anchor a user
+gave explicitly in the same command is never undone; the ``auto-anchor`` command prunes every anchor out of band.
+Ranking includes the anchors an entry already has, so repeated runs converge (at most ``max_anchors`` best).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from m1nd.errors import InvalidInputError, NotFoundError
+from m1nd.memory import chunking
+from m1nd.memory.embeddings import EmbedderUnavailableError, NoEmbedder, OnnxEmbedder, get_embedder, usable
+from m1nd.memory.timeutil import format_ms, now_ms
+from m1nd.memory.vectors import VectorIndex, tag_of
+from m1nd.store.db import Database, PerThread, open_db
+
+log = logging.getLogger(__name__)
+
+ENTRY_INDEX_FILE = "memory.vectors.usearch"
+CHUNK_INDEX_FILE = "memory.chunks.usearch"
+DEFAULT_THRESHOLD = 0.75
+BAND_CEILING = 0.95
+DEFAULT_MAX_ANCHORS = 5
+EMBED_BATCH_ENTRIES = 64
+_printed: set[str] = set()
+
+
+def vec_blob(v: np.ndarray) -> bytes:
+    return np.ascontiguousarray(v, dtype="<f4").tobytes()
+
+
+def blob_vec(b: bytes) -> np.ndarray:
+    return np.frombuffer(b, dtype="<f4").astype(np.float32)
+
+
+def embedding_text(title: str, body: str, summary: str | None, tags: Sequence[str]) -> str:
+    """Same text as :func:`m1nd.memory.fields.embedding_text` (kept here so the hook has no service import)."""
+    text = title + "\n\n" + (body if body else (summary or ""))
+    if tags:
+        text += "\n\nTags: " + ", ".join(sorted(tags))
+    return text
+
+
+def _stderr_once(msg: str) -> None:
+    if msg not in _printed:
+        _printed.add(msg)
+        print(msg, file=sys.stderr)
+
+
+def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of ranked id lists: ``Σ 1 / (k + rank)`` (rank from 1), best first, ties by first
+    appearance."""
+    score: dict[int, float] = {}
+    order: dict[int, int] = {}
+    for lst in lists:
+        for r, i in enumerate(lst, start=1):
+            score[i] = score.get(i, 0.0) + 1.0 / (k + r)
+            order.setdefault(i, len(order))
+    return sorted(score.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+@dataclass
+class AnchorReport:
+    rowid: int
+    id: str
+    title: str
+    added: list[tuple[str, str, float]] = field(default_factory=list)  # (id, title, similarity)
+    pruned: list[tuple[str, float]] = field(default_factory=list)  # (id, similarity)
+    missing_vector: bool = False
+
+
+class MemoryVectors:
+    """The embedding hook of one ``memory.db`` (see the module docstring)."""
+
+    def __init__(self, db_path: Path | str, embedder: Any = None, *, busy_timeout_ms: int = 10000) -> None:
+        self.db_path = Path(db_path)
+        self.emb = embedder if embedder is not None else get_embedder()
+        self._threads = PerThread(lambda: open_db(self.db_path, busy_timeout_ms=busy_timeout_ms))
+        self._entries: VectorIndex | None = None
+        self._chunks: VectorIndex | None = None
+        self._checked_model = False
+
+    # -- identity ---------------------------------------------------------------------------------------------------
+    @property
+    def model_id(self) -> str:
+        return self.emb.model_id
+
+    @property
+    def dim(self) -> int:
+        return int(self.emb.dim)
+
+    def _embedder(self) -> Any:
+        emb = usable(self.emb)
+        if emb is None:
+            raise EmbedderUnavailableError()
+        return emb
+
+    @property
+    def db(self) -> Database:
+        return self._threads.get()
+
+    def close(self) -> None:
+        self.save()
+        self._threads.close_all()
+
+    def indexes(self) -> tuple[VectorIndex, VectorIndex]:
+        if self._entries is None or self._chunks is None:
+            d = self.db_path.parent
+            self._entries = VectorIndex(d / ENTRY_INDEX_FILE, model_id=self.model_id, dim=self.dim)
+            self._chunks = VectorIndex(d / CHUNK_INDEX_FILE, model_id=self.model_id, dim=self.dim)
+        return self._entries, self._chunks
+
+    def save(self) -> None:
+        for ix in (self._entries, self._chunks):
+            if ix is not None:
+                ix.save()
+
+    # -- meta and model identity (embeddings.md §5) -----------------------------------------------------------------
+    @staticmethod
+    def generation(db: Database) -> int:
+        v = db.scalar("SELECT value FROM meta WHERE key = 'vectors_generation'")
+        try:
+            return int(v) if v is not None else 0
+        except (TypeError, ValueError):
+            return 0
+
+    @staticmethod
+    def _bump(db: Database) -> int:
+        db.execute("INSERT INTO meta(key, value) VALUES ('vectors_generation', '1') ON CONFLICT(key) DO UPDATE "
+                   "SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+        return MemoryVectors.generation(db)
+
+    def model_state(self, db: Database | None = None) -> dict[str, Any]:
+        """``{recorded_model, recorded_dim, changed, need}``: whether the store was embedded by another model."""
+        db = db or self.db
+        rec = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
+        dim = db.scalar("SELECT value FROM meta WHERE key = 'embed_dim'")
+        changed = rec is not None and (rec != self.model_id or str(dim) != str(self.dim))
+        need = 0
+        if changed:
+            need = int(db.scalar(
+                "SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = "
+                "'entry' AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ?)", (self.model_id, self.dim),
+                default=0))
+        return {"recorded_model": rec, "recorded_dim": dim, "changed": changed, "need": need}
+
+    def _check_model(self, db: Database) -> None:
+        if self._checked_model:
+            return
+        self._checked_model = True
+        st = self.model_state(db)
+        if st["changed"] and st["need"]:
+            _stderr_once(f"note: embedding model changed from {st['recorded_model']} to {self.model_id}; "
+                         f"{st['need']} entries need re-embedding (run m1nd memory embed --all, or start the server)")
+
+    def _record_model(self, db: Database) -> None:
+        rec = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
+        if rec is None:
+            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                           [("embed_model_id", self.model_id), ("embed_dim", str(self.dim))])
+
+    def finish_reembed(self, db: Database) -> bool:
+        """After a full re-embed: when every entry has a vector of the active model, record it as the store's model
+        and drop vectors of other models (embeddings.md §5). Returns whether the store is now current."""
+        missing = int(db.scalar(
+            "SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry' "
+            "AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ?)", (self.model_id, self.dim), default=0))
+        if missing:
+            return False
+        with db.write():
+            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                           [("embed_model_id", self.model_id), ("embed_dim", str(self.dim))])
+            db.execute("DELETE FROM vectors WHERE model_id != ? OR dim != ?", (self.model_id, self.dim))
+            if db.changes():
+                self._bump(db)
+        return True
+
+    # -- index synchronisation --------------------------------------------------------------------------------------
+    def sync(self, db: Database | None = None) -> tuple[VectorIndex, VectorIndex]:
+        db = db or self.db
+        entries, chunks = self.indexes()
+        gen = self.generation(db)
+        for kind, ix in (("entry", entries), ("chunk", chunks)):
+            if ix.generation == gen:
+                continue
+
+            def rows(kind: str = kind) -> tuple[np.ndarray, np.ndarray]:
+                r = db.all("SELECT rowid, content_hash FROM vectors WHERE owner_kind = ? AND model_id = ? AND "
+                           "dim = ?", (kind, self.model_id, self.dim))
+                return (np.fromiter((x[0] for x in r), np.uint64, count=len(r)),
+                        np.fromiter((tag_of(x[1]) for x in r), np.int64, count=len(r)))
+
+            def fetch(keys: np.ndarray) -> np.ndarray:
+                got = dict(db.all("SELECT rowid, vec FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))",
+                                  (json.dumps(keys.tolist()),)))
+                out = np.zeros((len(keys), self.dim), np.float32)
+                for i, k in enumerate(keys.tolist()):
+                    b = got.get(k)
+                    if b is not None and len(b) == 4 * self.dim:
+                        out[i] = blob_vec(b)
+                return out
+
+            ix.sync(gen, rows, fetch)
+        return entries, chunks
+
+    # =========================================================================================================
+    # The service hook
+    # =========================================================================================================
+    def _cached(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        db = self.db
+        for a in range(0, len(hashes), 500):
+            part = hashes[a:a + 500]
+            for h, b in db.execute(
+                    "SELECT content_hash, vec FROM vectors WHERE model_id = ? AND dim = ? AND content_hash IN "
+                    "(SELECT value FROM json_each(?))", (self.model_id, self.dim, json.dumps(part))):
+                if h not in out and len(b) == 4 * self.dim:
+                    out[h] = blob_vec(b)
+        return out
+
+    def prepare(self, texts: list[str]) -> list[chunking.Prepared]:
+        """Model inference (before the write transaction); vectors of unchanged text come from the table."""
+        emb = self._embedder()
+        self._check_model(self.db)
+        return chunking.prepare(emb, texts, cached=self._cached)
+
+    def store(self, repo: Any, rowid: int, payload: chunking.Prepared | None, *, auto_anchor: bool = True) -> None:
+        """Inside the write transaction: replace the entry's chunks and vectors, then maintain its anchors."""
+        if payload is None or not payload.ok or payload.model_id != self.model_id or payload.dim != self.dim:
+            return
+        db: Database = repo.db
+        entries, chunks = self.sync(db)  # both at the generation before this write
+        old_chunk_keys = [r[0] for r in db.all(
+            "SELECT v.rowid FROM vectors v JOIN chunks c ON v.owner_kind = 'chunk' AND v.owner_rowid = c.rowid "
+            "WHERE c.entry_rowid = ?", (rowid,))]
+        old_entry_keys = [r[0] for r in db.all(
+            "SELECT rowid FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,))]
+        db.execute("DELETE FROM chunks WHERE entry_rowid = ?", (rowid,))  # the trigger drops their vectors
+        db.execute("DELETE FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,))
+        new_chunks: list[tuple[int, int, np.ndarray]] = []
+        for c in payload.chunks:
+            db.execute("INSERT INTO chunks(entry_rowid, chunk_index, token_offset, token_count, chunk_text) "
+                       "VALUES (?, ?, ?, ?, ?)", (rowid, c.index, c.token_offset, c.token_count, c.text))
+            crow = db.last_insert_rowid()
+            if not np.any(c.vector):
+                continue
+            db.execute("INSERT INTO vectors(owner_kind, owner_rowid, model_id, dim, content_hash, vec) VALUES "
+                       "('chunk', ?, ?, ?, ?, ?)", (crow, self.model_id, self.dim, c.content_hash, vec_blob(c.vector)))
+            new_chunks.append((db.last_insert_rowid(), tag_of(c.content_hash), c.vector))
+        db.execute("INSERT INTO vectors(owner_kind, owner_rowid, model_id, dim, content_hash, vec) VALUES "
+                   "('entry', ?, ?, ?, ?, ?)", (rowid, self.model_id, self.dim, payload.content_hash,
+                                                vec_blob(payload.vector)))
+        ekey = db.last_insert_rowid()
+        ts = format_ms(now_ms())
+        db.execute("UPDATE entries SET chunk_count = ?, embedding_model = ?, embedded_at = ? WHERE rowid = ?",
+                   (len(payload.chunks), self.model_id, ts, rowid))
+        self._record_model(db)
+        gen = self._bump(db)
+        # Mirror the write in the in-memory indexes. A rollback leaves phantom keys, which hydration ignores and the
+        # next generation change repairs (their tags no longer match; see m1nd.memory.vectors).
+        chunks.remove(old_chunk_keys, generation=gen)
+        entries.remove(old_entry_keys, generation=gen)
+        if new_chunks:
+            chunks.upsert([k for k, _, _ in new_chunks], [t for _, t, _ in new_chunks],
+                          np.stack([v for _, _, v in new_chunks]), generation=gen)
+        entries.upsert([ekey], [tag_of(payload.content_hash)], payload.vector[None, :], generation=gen)
+        if auto_anchor:
+            self._anchor(db, rowid, payload.vector, threshold=DEFAULT_THRESHOLD, max_anchors=DEFAULT_MAX_ANCHORS,
+                         prune_all=False, dry_run=False, agent=None, ts=ts)
+        entries.maybe_save()
+        chunks.maybe_save()
+
+    # =========================================================================================================
+    # Semantic search (memory.md §11)
+    # =========================================================================================================
+    def search(self, query: str, *, candidates: int) -> list[tuple[int, float]]:
+        """Entry rowids with scores (max over entry and chunk hits) among the ``candidates`` nearest vectors of
+        each index, unfiltered. See :meth:`semantic_search` for the filtered loop."""
+        db = self.db
+        with db.read():
+            hits, _ = self._hits(db, self._embedder().embed_query(query), candidates)
+        return sorted(hits.items(), key=lambda kv: -kv[1])
+
+    def _hits(self, db: Database, q: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
+        entries, chunks = self.sync(db)
+        ek, es = entries.search(q, k)
+        ck, cs = chunks.search(q, k)
+        exhausted = len(ek) < k and len(ck) < k
+        keys = ek.tolist() + ck.tolist()
+        sims = es.tolist() + cs.tolist()
+        if not keys:
+            return {}, exhausted
+        owner = dict(db.all(
+            "SELECT v.rowid, CASE v.owner_kind WHEN 'entry' THEN v.owner_rowid ELSE c.entry_rowid END "
+            "FROM vectors v LEFT JOIN chunks c ON v.owner_kind = 'chunk' AND c.rowid = v.owner_rowid "
+            "WHERE v.rowid IN (SELECT value FROM json_each(?)) AND v.model_id = ? AND v.dim = ?",
+            (json.dumps(keys), self.model_id, self.dim)))
+        out: dict[int, float] = {}
+        for key, s in zip(keys, sims):
+            e = owner.get(key)
+            if e is None:
+                continue
+            if s > out.get(e, -2.0):
+                out[e] = float(s)
+        return out, exhausted
+
+    def semantic_search(self, repo: Any, where: Any, query: str, limit: int) -> tuple[list[tuple[int, float]],
+                                                                                      list[str]]:
+        """The filtered over-fetch loop: ``(hits, notes)`` with at most ``limit`` ``(entry rowid, score)`` pairs,
+        best first. ``where`` is the caller's :class:`m1nd.store.memory_repo.Where` over ``entries e`` (visibility
+        and every filter), applied before truncation."""
+        emb = self._embedder()
+        q = emb.embed_query(query)
+        db: Database = repo.db
+        self._check_model(db)
+        notes: list[str] = []
+        k = max(3 * limit, 30)
+        budget = max(50 * limit, 1000)
+        while True:
+            hits, exhausted = self._hits(db, q, k)
+            kept: list[int] = []
+            if hits:
+                params = dict(where.params, _sem_ids=json.dumps(list(hits)))
+                kept = [r[0] for r in db.execute(
+                    f"SELECT e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(:_sem_ids)) "
+                    f"AND {where.sql()}", params)]
+            scanned = 2 * k
+            if len(kept) >= limit or exhausted:
+                break
+            if scanned >= budget:
+                notes.append(f"Warning: semantic search scanned {scanned} candidates and kept only {len(kept)} of "
+                             f"{limit} (filters exclude most of them)")
+                break
+            k = min(2 * k, budget // 2)
+        ranked = sorted(((r, hits[r]) for r in kept), key=lambda kv: (-kv[1], kv[0]))
+        return [(r, round(s, 6)) for r, s in ranked[:limit]], notes
+
+    # =========================================================================================================
+    # Anchors (memory.md §11)
+    # =========================================================================================================
+    def _anchor(self, db: Database, rowid: int, vec: np.ndarray, *, threshold: float, max_anchors: int,
+                prune_all: bool, dry_run: bool, agent: str | None, ts: str | None = None) -> AnchorReport:
+        me = db.one("SELECT id, title, visibility, owner FROM entries WHERE rowid = ?", (rowid,))
+        rep = AnchorReport(rowid, me[0] if me else "", me[1] if me else "")
+        if me is None:
+            return rep
+        _, _, vis, owner = me
+        entries, _ = self.sync(db)
+        vec = np.asarray(vec, np.float32)
+        # existing anchors: similarity of those whose target has a vector of this model
+        existing: dict[int, tuple[str, float | None, bool]] = {}
+        for ar, sim_rec, xid, b, xvis, xowner in db.all(
+                "SELECT an.anchor_rowid, an.similarity, x.id, v.vec, x.visibility, x.owner FROM entry_anchors an "
+                "JOIN entries x ON x.rowid = an.anchor_rowid LEFT JOIN vectors v ON v.owner_kind = 'entry' AND "
+                "v.owner_rowid = an.anchor_rowid AND v.model_id = ? AND v.dim = ? WHERE an.entry_rowid = ?",
+                (self.model_id, self.dim, rowid)):
+            s = float(blob_vec(b) @ vec) if b is not None and len(b) == 4 * self.dim else None
+            visible = agent is None or xvis == "public" or xowner == agent
+            existing[ar] = (xid, s, visible and (prune_all or sim_rec is not None))
+        prune = [(ar, xid, s) for ar, (xid, s, may) in existing.items()
+                 if may and s is not None and not (threshold <= s <= BAND_CEILING)]
+        # candidates: the 25 nearest entry vectors, 500 when the 25th still passes the threshold
+        k = 25
+        keys, sims = entries.search(vec, k + 1)
+        if len(sims) > k and float(sims[k - 1]) >= threshold:
+            keys, sims = entries.search(vec, 500)
+        cands: list[tuple[float, int, str, str]] = []
+        if len(keys):
+            priv = ("x.visibility = 'public'" if vis == "public"
+                    else "(x.visibility = 'public' OR (x.visibility = 'private' AND x.owner = :owner))")
+            for xr, xid, xtitle, b in db.execute(
+                    f"SELECT x.rowid, x.id, x.title, v.vec FROM vectors v JOIN entries x ON x.rowid = v.owner_rowid "
+                    f"WHERE v.rowid IN (SELECT value FROM json_each(:keys)) AND v.owner_kind = 'entry' AND "
+                    f"v.model_id = :model AND v.dim = :dim AND x.rowid != :me AND {priv} AND NOT EXISTS "
+                    f"(SELECT 1 FROM anchor_removed r WHERE r.entry_rowid = :me AND r.anchor_rowid = x.rowid)",
+                    {"keys": json.dumps(keys.tolist()), "model": self.model_id, "dim": self.dim, "me": rowid,
+                     "owner": owner}):
+                if len(b) != 4 * self.dim:
+                    continue
+                s = float(blob_vec(b) @ vec)
+                if threshold <= s <= BAND_CEILING:
+                    cands.append((s, xr, xid, xtitle))
+        pruned_rows = {ar for ar, _, _ in prune}
+        # rank new candidates together with the anchors that stay, keep the best max_anchors
+        staying = [(s, ar) for ar, (_, s, _) in existing.items() if ar not in pruned_rows and s is not None
+                   and threshold <= s <= BAND_CEILING]
+        pool = sorted([(s, ar, True) for s, ar in staying] + [(s, xr, False) for s, xr, _, _ in cands
+                                                               if xr not in existing],
+                      key=lambda t: (-t[0], t[1]))[:max_anchors]
+        chosen = {xr for _, xr, is_old in pool if not is_old}
+        info = {xr: (xid, xt, s) for s, xr, xid, xt in cands}
+        rep.pruned = [(xid, s) for _, xid, s in prune]
+        rep.added = [(info[xr][0], info[xr][1], info[xr][2]) for _, xr, is_old in pool if not is_old]
+        if dry_run:
+            return rep
+        ts = ts or format_ms(now_ms())
+        for ar, _, _ in prune:
+            db.execute("DELETE FROM entry_anchors WHERE entry_rowid = ? AND anchor_rowid = ?", (rowid, ar))
+        for xr in chosen:
+            db.execute("INSERT OR IGNORE INTO entry_anchors(entry_rowid, anchor_rowid, similarity, created_at) "
+                       "VALUES (?, ?, ?, ?)", (rowid, xr, round(info[xr][2], 6), ts))
+        return rep
+
+    def auto_anchor(self, svc: Any, *, agent: str | None, entry_id: str | None = None,
+                    threshold: float = DEFAULT_THRESHOLD, max_anchors: int = DEFAULT_MAX_ANCHORS,
+                    dry_run: bool = False, fill: bool = False,
+                    on_entry: Callable[[AnchorReport], None] | None = None) -> dict[str, Any]:
+        """The ``auto-anchor`` command over one entry or every visible entry with a vector of this model."""
+        if not (0.0 < threshold < BAND_CEILING):
+            raise InvalidInputError(f"--threshold must be between 0 and {BAND_CEILING} (got {threshold})")
+        if max_anchors < 1:
+            raise InvalidInputError(f"--max-anchors must be at least 1 (got {max_anchors})")
+        self._embedder()
+        db = svc.db
+        with db.read():
+            repo = svc.repo
+            if entry_id is not None:
+                rowid = svc._resolve(repo, entry_id, agent, "Entry '{id}' not found")
+                rows = db.all("SELECT e.rowid, v.vec FROM entries e LEFT JOIN vectors v ON v.owner_kind = 'entry' "
+                              "AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ? WHERE e.rowid = ?",
+                              (self.model_id, self.dim, rowid))
+                if not rows or rows[0][1] is None:
+                    eid = db.scalar("SELECT id FROM entries WHERE rowid = ?", (rowid,))
+                    raise NotFoundError(f"Entry {eid} has no embedding. Run `m1nd memory embed {eid}` first.",
+                                        recover=f"run m1nd memory embed {eid}")
+            else:
+                fill_sql = " AND NOT EXISTS (SELECT 1 FROM entry_anchors an WHERE an.entry_rowid = e.rowid)" \
+                    if fill else ""
+                rows = db.all(
+                    "SELECT e.rowid, v.vec FROM entries e JOIN vectors v ON v.owner_kind = 'entry' AND "
+                    "v.owner_rowid = e.rowid AND v.model_id = :model AND v.dim = :dim WHERE "
+                    "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))" + fill_sql +
+                    " ORDER BY e.created_at, e.rowid", {"model": self.model_id, "dim": self.dim, "agent": agent})
+        reports = []
+        added = pruned = 0
+        for a in range(0, len(rows), 100):  # one transaction per 100 entries
+            with (db.read() if dry_run else db.write()):
+                for rowid, b in rows[a:a + 100]:
+                    rep = self._anchor(db, rowid, blob_vec(b), threshold=threshold, max_anchors=max_anchors,
+                                       prune_all=True, dry_run=dry_run, agent=agent)
+                    added += len(rep.added)
+                    pruned += len(rep.pruned)
+                    reports.append(rep)
+                    if on_entry is not None:
+                        on_entry(rep)
+        self.save()
+        return {"entries": len(rows), "added": added, "pruned": pruned, "dry_run": dry_run, "reports": reports}
+
+    # =========================================================================================================
+    # embed ID | --all
+    # =========================================================================================================
+    def embed(self, svc: Any, *, agent: str | None, entry_id: str | None = None, all_: bool = False,
+              long_only: int | None = None, force: bool = False,
+              on_found: Callable[[int], None] | None = None,
+              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+        """Embed one visible entry, or every visible entry whose vector is missing or out of date."""
+        if entry_id is None and not all_:
+            raise InvalidInputError("Entry ID required (use --all to embed all entries)")
+        emb = self._embedder()
+        db = svc.db
+        with db.read():
+            if entry_id is not None and not all_:
+                rowid = svc._resolve(svc.repo, entry_id, agent, "Entry not found: {id}")
+                where, params = "e.rowid = :rowid", {"rowid": rowid}
+            else:
+                where = "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))"
+                params = {"agent": agent}
+            rows = db.all(
+                f"SELECT e.rowid, e.id, e.title, e.body, e.summary, (SELECT json_group_array(tag) FROM entry_tags t "
+                f"WHERE t.entry_rowid = e.rowid), (SELECT v.content_hash FROM vectors v WHERE v.owner_kind = 'entry' "
+                f"AND v.owner_rowid = e.rowid AND v.model_id = :model AND v.dim = :dim) FROM entries e WHERE {where} "
+                f"ORDER BY e.created_at, e.rowid", dict(params, model=self.model_id, dim=self.dim))
+        todo = []
+        skipped_threshold = 0
+        for rowid, eid, title, body, summary, tags_json, have in rows:
+            text = embedding_text(title, body, summary, json.loads(tags_json))
+            if all_ and not force and have == chunking.sha256_text(text):
+                continue
+            if long_only is not None and emb.count_tokens(text) <= long_only:
+                skipped_threshold += 1
+                continue
+            todo.append((rowid, eid, title, text))
+        if on_found is not None:
+            on_found(len(todo))
+        done = 0
+        inferred = 0
+        for a in range(0, len(todo), EMBED_BATCH_ENTRIES):
+            part = todo[a:a + EMBED_BATCH_ENTRIES]
+            payloads = chunking.prepare(emb, [t for *_, t in part], cached=None if force else self._cached)
+            inferred += sum(p.inferred for p in payloads)
+            with db.write():
+                repo = svc.repo
+                for (rowid, eid, title, _), p in zip(part, payloads):
+                    if db.one("SELECT 1 FROM entries WHERE rowid = ?", (rowid,)) is None:
+                        continue  # deleted meanwhile
+                    self.store(repo, rowid, p, auto_anchor=False)
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(todo), title)
+        self.save()
+        current = self.finish_reembed(db) if all_ else None
+        out: dict[str, Any] = {"found": len(todo), "embedded": done, "skipped_below_threshold": skipped_threshold,
+                               "inferred": inferred, "model_id": self.model_id, "store_current": current}
+        if entry_id is not None and not all_ and todo:
+            out["id"], out["title"] = todo[0][1], todo[0][2]
+        return out
+
+    # =========================================================================================================
+    # Health
+    # =========================================================================================================
+    def describe(self) -> dict[str, Any]:
+        entries, chunks = self.indexes()
+        return {"model_id": self.model_id, "dim": self.dim, "entry_vectors": len(entries),
+                "chunk_vectors": len(chunks)}
+
+
+def vector_hook_for(db_path: Path | str, *, busy_timeout_ms: int = 10000) -> MemoryVectors | None:
+    """The memory's embedding hook, or None when no embedder is available (cheap: nothing is loaded here)."""
+    emb = get_embedder()
+    if isinstance(emb, NoEmbedder) or not emb.available:
+        return None
+    if isinstance(emb, OnnxEmbedder) and emb._failed is not None:
+        return None
+    return MemoryVectors(db_path, emb, busy_timeout_ms=busy_timeout_ms)
