@@ -534,6 +534,24 @@ class MemoryVectors:
             out["id"], out["title"] = todo[0][1], todo[0][2]
         return out
 
+    def refresh(self, svc: Any, entry_id: str, *, auto_anchor: bool = True) -> bool:
+        """Re-embed one entry after a write that had no ``prepare`` step (``restore``): inference first, then one
+        write transaction (the entry itself is already durable). Returns whether a vector was stored."""
+        db = svc.db
+        with db.read():
+            row = db.one("SELECT e.rowid, e.title, e.body, e.summary, (SELECT json_group_array(tag) FROM entry_tags t "
+                         "WHERE t.entry_rowid = e.rowid) FROM entries e WHERE e.id = ?", (entry_id,))
+        if row is None:
+            return False
+        rowid, title, body, summary, tags_json = row
+        text = embedding_text(title, body, summary, json.loads(tags_json))
+        payload = self.prepare([text])[0]
+        with db.write():
+            if db.one("SELECT 1 FROM entries WHERE rowid = ?", (rowid,)) is None:
+                return False
+            self.store(svc.repo, rowid, payload, auto_anchor=auto_anchor)
+        return payload.ok
+
     # =========================================================================================================
     # Health
     # =========================================================================================================

@@ -599,7 +599,10 @@ class MemoryService:
         entries: list[Entry] = []
         with self._read() as repo:
             self._check_filters(repo, f)
-            if terms:
+            sem = self._semantic_hits(repo, f, agent, now, query, limit, notes) if mode != "keyword" else None
+            if sem is None:
+                mode = "keyword"
+            if terms and mode != "semantic":
                 w = self._where(f, agent, now)
                 hits = self._fts(repo, w, build_match(terms), limit)
                 if not hits and len(terms) > 1:
@@ -616,6 +619,8 @@ class MemoryService:
                         hidden = self._fts_count(repo, wm, build_match(terms))
                         if hidden:
                             notes.append(hidden_hint(hidden))
+            if sem is not None:
+                entries = self._fuse(repo, sem, entries, mode, agent, now, limit)
         if activate and entries:
             ts = format_ms(now_ms())
             if self._bookkeep([e.rowid for e in entries], ts):
@@ -624,6 +629,32 @@ class MemoryService:
                     e.data["activation_count"] += 1
                 notes.append(f"Activated {len(entries)} result(s)")
         return Outcome(entries, notes=notes, extra={"mode": mode})
+
+    def _semantic_hits(self, repo: MemoryRepo, f: Filters, agent: str | None, now: int, query: str, limit: int,
+                       notes: list[str]) -> list[tuple[int, float]] | None:
+        """Semantic hits through the embedding hook (issue 6, :mod:`m1nd.memory.semantic`); None without a model."""
+        from m1nd.memory.embeddings import EmbedderUnavailableError
+
+        try:
+            hits, more = self.vector_hook.semantic_search(repo, self._where(f, agent, now), query, limit)
+        except EmbedderUnavailableError:
+            notes.append("note: no embedding model installed; using keyword search")
+            return None
+        notes.extend(more)
+        return hits
+
+    @staticmethod
+    def _fuse(repo: MemoryRepo, sem: list[tuple[int, float]], keyword: list[Entry], mode: str, agent: str | None,
+              now: int, limit: int) -> list[Entry]:
+        """Semantic results, or (hybrid) reciprocal-rank fusion (k = 60) of the keyword and semantic lists."""
+        from m1nd.memory.semantic import rrf
+
+        hits = sem if mode == "semantic" else rrf([[e.rowid for e in keyword], [r for r, _ in sem]])[:limit]
+        scores = dict(hits)
+        entries = repo.hydrate_rowids([r for r, _ in hits], agent=agent, now=now)
+        for e in entries:
+            e.extra["score"] = round(scores[e.rowid], 6)
+        return entries
 
     _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0, 1.5)"
 
@@ -969,7 +1000,8 @@ class MemoryService:
                         "operation": op, "source_agent": src, "created_at": created})
         return out
 
-    def restore(self, raw_id: str, *, agent: str | None, backup_id: str | None = None) -> dict[str, Any]:
+    def restore(self, raw_id: str, *, agent: str | None, backup_id: str | None = None, no_embed: bool = False,
+                no_auto_anchor: bool = False) -> dict[str, Any]:
         eid = normalize_entry_id(raw_id)
         now = now_ms()
         ts = format_ms(now)
@@ -1016,8 +1048,15 @@ class MemoryService:
                 tags = list(snap.get("tags") or [])
                 repo.set_tags(entry.rowid, tags)
                 repo.fts_refresh(entry.rowid, title, body, values["summary"], tags, ident_text(title, body))
-        return {"restored": True, "id": eid, "from_backup": bk, "backup_created": created, "operation": op,
-                "recreated": recreated}
+        out = {"restored": True, "id": eid, "from_backup": bk, "backup_created": created, "operation": op,
+               "recreated": recreated}
+        if self.vector_hook is not None and not no_embed and not env_truthy("M1ND_SKIP_WRITE_EMBED"):
+            try:  # issue 6: re-embed and re-anchor the restored text (the entry is already durable)
+                self.vector_hook.refresh(self, eid, auto_anchor=not no_auto_anchor
+                                         and not env_truthy("M1ND_SKIP_WRITE_ANCHOR"))
+            except Exception as e:  # noqa: BLE001 — a failing model must never fail the restore
+                out["embed_deferred"] = f"{type(e).__name__}: {e}"
+        return out
 
     def delete(self, raw_id: str, *, agent: str | None) -> dict[str, Any]:
         with self._write() as repo:
