@@ -1015,7 +1015,7 @@ def agents_group() -> None:
     """Registered agents."""
 
 
-@agents_group.command("list")
+@agents_group.command("list", help='List registered agents.')
 @json_option
 @handled
 def agents_list_cmd(as_json: bool) -> None:
@@ -1033,7 +1033,7 @@ def agents_list_cmd(as_json: bool) -> None:
             out(f"    Domain: {r['domain']}")
 
 
-@agents_group.command("add")
+@agents_group.command("add", help='Register an agent (id, --description, --domain).')
 @click.argument("agent_id")
 @click.option("-d", "--description")
 @click.option("-D", "--domain")
@@ -1043,7 +1043,7 @@ def agents_add_cmd(agent_id: str, description: str | None, domain: str | None) -
     out(f"Added agent: {r['id']}")
 
 
-@agents_group.command("show")
+@agents_group.command("show", help='Show one registered agent.')
 @click.argument("agent_id")
 @json_option
 @handled
@@ -1064,7 +1064,7 @@ def projects_group() -> None:
     """Registered projects."""
 
 
-@projects_group.command("list")
+@projects_group.command("list", help='List registered projects.')
 @json_option
 @handled
 def projects_list_cmd(as_json: bool) -> None:
@@ -1083,7 +1083,7 @@ def projects_list_cmd(as_json: bool) -> None:
                 out(f"    {label}: {r[key]}")
 
 
-@projects_group.command("add")
+@projects_group.command("add", help='Register a project.')
 @click.option("--id", "pid", required=True)
 @click.option("--name", required=True)
 @click.option("--path")
@@ -1100,7 +1100,7 @@ def categories_group() -> None:
     """Entry categories."""
 
 
-@categories_group.command("list")
+@categories_group.command("list", help='List entry categories.')
 @json_option
 @handled
 def categories_list_cmd(as_json: bool) -> None:
@@ -1113,7 +1113,7 @@ def categories_list_cmd(as_json: bool) -> None:
         out(f"  {r['id']} - {r['description']}")
 
 
-@categories_group.command("add")
+@categories_group.command("add", help='Add an entry category.')
 @click.argument("category_id")
 @click.argument("description")
 @handled
@@ -1122,7 +1122,7 @@ def categories_add_cmd(category_id: str, description: str) -> None:
     out(f"Added category: {r['id']}")
 
 
-@categories_group.command("remove")
+@categories_group.command("remove", help='Remove an unused entry category.')
 @click.argument("category_id")
 @handled
 def categories_remove_cmd(category_id: str) -> None:
@@ -1135,7 +1135,7 @@ def applicability_group() -> None:
     """Applicability contexts."""
 
 
-@applicability_group.command("list")
+@applicability_group.command("list", help='List applicability contexts.')
 @json_option
 @handled
 def applicability_list_cmd(as_json: bool) -> None:
@@ -1148,7 +1148,7 @@ def applicability_list_cmd(as_json: bool) -> None:
         out(f"  {r['id']} - {r['description']}" + (f" (scope: {r['scope']})" if r["scope"] else ""))
 
 
-@applicability_group.command("add")
+@applicability_group.command("add", help='Add an applicability context.')
 @click.option("--id", "aid", required=True)
 @click.option("--description", required=True)
 @click.option("--scope")
@@ -1163,7 +1163,7 @@ def tags_group() -> None:
     """Tags of visible entries."""
 
 
-@tags_group.command("list")
+@tags_group.command("list", help='List the tags of visible entries with their counts.')
 @click.option("--category")
 @json_option
 @handled
@@ -1220,7 +1220,7 @@ def sessions_group() -> None:
     """Work sessions that group entries."""
 
 
-@sessions_group.command("list")
+@sessions_group.command("list", help='List work sessions.')
 @click.option("--project")
 @json_option
 @handled
@@ -1236,7 +1236,7 @@ def sessions_list_cmd(project: str | None, as_json: bool) -> None:
         out(f"  {r['id']} [{r['session_type']}] started {r['started_at']} ended {r['ended_at'] or '-'}")
 
 
-@sessions_group.command("create")
+@sessions_group.command("create", help='Create a work session.')
 @click.option("--session-type")
 @click.option("--project")
 @click.option("--id", "sid")
@@ -1250,7 +1250,7 @@ def sessions_create_cmd(session_type: str | None, project: str | None, sid: str 
         out(f"Created session: {r['id']}")
 
 
-@sessions_group.command("close")
+@sessions_group.command("close", help='Close a work session (sets its end time).')
 @click.option("--id", "sid", required=True)
 @json_option
 @handled
