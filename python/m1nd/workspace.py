@@ -34,10 +34,12 @@ class Workspace:
 
     @cached_property
     def memory(self) -> MemoryService:
+        from m1nd.memory.semantic import vector_hook_for
         from m1nd.memory.service import MemoryService
 
-        with self._lock:
-            return MemoryService.open(self.settings)
+        with self._lock:  # the embedding hook is None when no model is installed (issue 6)
+            return MemoryService.open(self.settings, vector_hook=vector_hook_for(
+                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms))
 
     def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
         """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).

@@ -34,8 +34,9 @@ class Cli:
                  env: dict[str, str | None] | None = None) -> Result:
         argv = ["--home", str(self.home)] + (["--agent", agent] if agent else []) + ["memory", *args]
         runner = CliRunner()
+        # No embedding model unless a test asks for one (embedding behaviour is tested in tests/embeddings).
         environ = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None, "M1ND_RESONANCE_BASIS": None,
-                   "M1ND_SKIP_SCHEMA": None}
+                   "M1ND_SKIP_SCHEMA": None, "M1ND_EMBEDDER": "none"}
         environ.update(env or {})
         with runner.isolation(input=input, env=environ) as (out, err, _):
             try:

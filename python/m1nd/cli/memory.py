@@ -44,8 +44,14 @@ def _service(*, apply_schema: bool | None = None) -> Any:
     settings = obj.settings
     if apply_schema is None:
         apply_schema = not env_truthy("M1ND_SKIP_SCHEMA")
-    svc = MemoryService(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema)
+    from m1nd.memory.semantic import vector_hook_for  # issue 6: embeddings (None when no model is installed)
+
+    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms)
+    svc = MemoryService(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
+                        vector_hook=hook)
     ctx.call_on_close(svc.close)
+    if hook is not None:
+        ctx.call_on_close(hook.close)
     return svc
 
 
@@ -121,6 +127,8 @@ def memory_group() -> None:
 
 
 def register(cli: click.Group) -> None:
+    import m1nd.cli.memory_vectors  # noqa: F401 — registers embed and auto-anchor (issue 6)
+
     cli.add_command(memory_group, "memory")
 
 
@@ -685,7 +693,9 @@ def restore_cmd(entry_id: str, list_: bool, backup_id: str | None, no_auto_ancho
         for r in rows:
             out(f"  {r['id']} | {r['created_at']} | {r['operation']} | {len(r['body'].encode('utf-8'))} bytes")
         return
-    res = svc.restore(entry_id, agent=_agent(), backup_id=backup_id)
+    res = svc.restore(entry_id, agent=_agent(), backup_id=backup_id, no_embed=no_embed, no_auto_anchor=no_auto_anchor)
+    if res.get("embed_deferred"):
+        note(f"embedding deferred (entry durable, id={res['id']}): {res['embed_deferred']}")
     if as_json:
         emit_json(res)
     else:

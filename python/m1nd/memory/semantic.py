@@ -433,7 +433,8 @@ class MemoryVectors:
     def auto_anchor(self, svc: Any, *, agent: str | None, entry_id: str | None = None,
                     threshold: float = DEFAULT_THRESHOLD, max_anchors: int = DEFAULT_MAX_ANCHORS,
                     dry_run: bool = False, fill: bool = False,
-                    on_entry: Callable[[AnchorReport], None] | None = None) -> dict[str, Any]:
+                    on_entry: Callable[[AnchorReport], None] | None = None,
+                    on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
         """The ``auto-anchor`` command over one entry or every visible entry with a vector of this model."""
         if not (0.0 < threshold < BAND_CEILING):
             raise InvalidInputError(f"--threshold must be between 0 and {BAND_CEILING} (got {threshold})")
@@ -460,6 +461,8 @@ class MemoryVectors:
                     "v.owner_rowid = e.rowid AND v.model_id = :model AND v.dim = :dim WHERE "
                     "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))" + fill_sql +
                     " ORDER BY e.created_at, e.rowid", {"model": self.model_id, "dim": self.dim, "agent": agent})
+        if on_start is not None:
+            on_start(len(rows))
         reports = []
         added = pruned = 0
         for a in range(0, len(rows), 100):  # one transaction per 100 entries

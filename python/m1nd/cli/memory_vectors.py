@@ -1,0 +1,114 @@
+"""``m1nd memory embed`` and ``m1nd memory auto-anchor`` (spec memory.md §11): adapters over
+:class:`m1nd.memory.semantic.MemoryVectors`. Registered on the ``memory`` group by :mod:`m1nd.cli.memory`.
+
+Progress goes to stderr (a one-line bar rewritten in place on a terminal, plain lines otherwise); results to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from m1nd.cli.memory import _agent, _service, handled, memory_group, note, out
+
+
+def vector_hook_or_fail(svc: Any) -> Any:
+    from m1nd.memory.embeddings import NO_MODEL_ERROR, EmbedderUnavailableError
+
+    hook = svc.vector_hook
+    if hook is None:
+        raise EmbedderUnavailableError(NO_MODEL_ERROR)
+    return hook
+
+
+class _Progress:
+    """``Embedding i/total: title`` on stderr; on a terminal one line rewritten in place with a bar."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.started = False
+
+    def __call__(self, i: int, total: int, title: str) -> None:
+        title = " ".join(title.split())
+        if not self.tty:
+            note(f"Embedding {i}/{total}: {title}")
+            return
+        width = 24
+        filled = int(width * i / max(total, 1))
+        line = f"[{'#' * filled}{'.' * (width - filled)}] Embedding {i}/{total}: {title}"
+        click.echo("\r" + line[:110].ljust(110), err=True, nl=False)
+        self.started = True
+        if i == total:
+            click.echo("", err=True)
+
+
+@memory_group.command("embed")
+@click.argument("entry_id", required=False)
+@click.option("-a", "--all", "all_", is_flag=True, help="Embed every entry whose vector is missing or stale.")
+@click.option("--long-only", type=click.IntRange(min=0), default=None,
+              help="Only entries whose embedding text has more than N tokens.")
+@click.option("--force", is_flag=True, help="Re-embed even when the vector is current.")
+@handled
+def embed_cmd(entry_id: str | None, all_: bool, long_only: int | None, force: bool) -> None:
+    """Generate embeddings for one entry or all of them (long entries are chunked: 400 tokens, stride 300)."""
+    if entry_id is None and not all_:
+        raise click.UsageError("Entry ID required (use --all to embed all entries)")
+    svc = _service()
+    hook = vector_hook_or_fail(svc)
+    agent = _agent()
+    if all_:
+        res = hook.embed(svc, agent=agent, all_=True, long_only=long_only, force=force,
+                         on_found=lambda n: out(f"Found {n} entries to embed"), progress=_Progress())
+        if res["skipped_below_threshold"]:
+            out(f"Embedded {res['embedded']} entries ({res['skipped_below_threshold']} skipped below threshold)")
+        else:
+            out(f"All {res['embedded']} entries embedded!")
+        if res.get("store_current") is False:
+            note("note: some entries (other agents' private entries) still lack vectors of the current model")
+        return
+    svc_entry = svc.show(entry_id, agent=agent, activate=False)
+    out(f"Generating embedding for '{svc_entry['title']}'...")
+    res = hook.embed(svc, agent=agent, entry_id=entry_id, long_only=long_only, force=True)
+    out(f"Embedding generated and saved for: {res.get('id', svc_entry.id)}")
+
+
+@memory_group.command("auto-anchor")
+@click.argument("entry_id", required=False)
+@click.option("--threshold", type=float, default=0.75, show_default=True,
+              help="Lowest cosine similarity of an anchor (the band ends at 0.95, the near-duplicate ceiling).")
+@click.option("--max-anchors", type=click.IntRange(min=1), default=5, show_default=True,
+              help="At most this many anchors per entry (the best by similarity).")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--detailed", is_flag=True, help="Show similarities.")
+@click.option("--fill", is_flag=True, help="Only entries that have no anchor yet.")
+@handled
+def auto_anchor_cmd(entry_id: str | None, threshold: float, max_anchors: int, dry_run: bool, detailed: bool,
+                    fill: bool) -> None:
+    """Anchor entries to their nearest neighbours by meaning and prune anchors that left the band."""
+    svc = _service()
+    hook = vector_hook_or_fail(svc)
+
+    def show(rep: Any) -> None:
+        out(f"Processing {rep.id} \"{rep.title}\"...")
+        if rep.pruned:
+            out(f"  Pruning {len(rep.pruned)} stale anchor(s)")
+            for aid, s in rep.pruned:
+                out(f"  x {aid}" + (f" ({s:.2f})" if detailed else ""))
+        for aid, title, s in rep.added:
+            out(f"  → {aid} \"{title}\"" + (f" ({s:.2f})" if detailed else ""))
+        if dry_run:
+            out(f"[DRY RUN] Would add {len(rep.added)} anchors and prune {len(rep.pruned)} stale anchors on "
+                f"{rep.id}")
+        else:
+            out(f"Added {len(rep.added)} anchors, pruned {len(rep.pruned)} stale")
+
+    res = hook.auto_anchor(svc, agent=_agent(), entry_id=entry_id, threshold=threshold, max_anchors=max_anchors,
+                           dry_run=dry_run, fill=fill, on_entry=show,
+                           on_start=None if entry_id else lambda n: out(f"Processing {n} entries..."))
+    if dry_run:
+        out("\n[DRY RUN] Complete. No changes written.")
+    else:
+        out(f"\n✓ Added {res['added']} total anchors, pruned {res['pruned']} stale across {res['entries']} entries")
+
