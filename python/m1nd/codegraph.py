@@ -310,6 +310,10 @@ class CodeGraph:
             self.flush()
             report = run_ingest_isolated(self.settings, path, opts)
             self.graph()  # load the new generation now (builds and caches the arrays)
+            # issue 6: node embeddings (embed: background|sync|skip)
+            from m1nd.code_vectors import code_vectors_for
+
+            report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
 
     def resolve_path(self, path: str) -> Path:
@@ -337,7 +341,7 @@ class CodeGraph:
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
-            run = A.run_activation(g, query, params, boosts=boosts)
+            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=_sem(self, g, query))
             top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix)
             t = g.nodes
             strengthened = 0
@@ -423,7 +427,8 @@ class CodeGraph:
                 run = None
                 primed: dict[str, float] = {}
             else:
-                run = A.run_activation(g, task_description, A.ActivationParams(), boosts=None)
+                run = A.run_activation(g, task_description, A.ActivationParams(), boosts=None,
+                                       semantic_scores=_sem(self, g, task_description))
                 top, _ = A.ranked(g, run, max_primed)
                 peak = float(run.activation[top[0]]) if len(top) else 0.0
                 primed = {g.nodes.ext_id[i]: boost_strength * float(run.activation[i]) / peak
@@ -459,7 +464,8 @@ class CodeGraph:
             g = self.require_graph()
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
                 raise InvalidInputError("query has no searchable words", details={"argument": "query"})
-            run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id))
+            run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id),
+                                   semantic_scores=_sem(self, g, query))
             top, _ = A.ranked(g, run, 200)
             holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
             ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []
@@ -527,7 +533,7 @@ class CodeGraph:
             "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": int(len(self.dirty_positions())),
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
-            "embedder": {"model_id": None, "dim": None, "available": False, "code_vectors": 0, "pending": 0},
+            "embedder": _embedder_health(self),
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],
@@ -537,6 +543,19 @@ class CodeGraph:
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"
         return out
+
+
+def _sem(cg: CodeGraph, g: Graph, query: str) -> np.ndarray | None:
+    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.code_vectors`); None keeps the trigram backend."""
+    from m1nd.code_vectors import semantic_scores
+
+    return semantic_scores(cg, g, query)
+
+
+def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
+    from m1nd.code_vectors import code_vectors_for
+
+    return code_vectors_for(cg).health()
 
 
 def coactivation_rate() -> float:

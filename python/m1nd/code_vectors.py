@@ -1,0 +1,445 @@
+"""Embeddings of code nodes (spec embeddings.md §7–§9, activation.md §1, §3): the semantic signal of ``activate``.
+
+Every node except directories is embedded from a short text:
+
+* file — ``"file <relpath>\\n<module docstring>\\n<names of ≤ 30 top-level symbols>"``;
+* section (markdown) — heading path and the first 300 characters of its text;
+* any other symbol — ``"<kind> <qname>\\n<signature>\\n<doc>"``.
+
+Vectors live in ``graph.db``'s ``node_vectors`` keyed by ``embed_hash = sha256(model_id ‖ text)``, so identical texts
+share a vector and an unchanged tree re-ingested performs **zero** inferences. The usearch index
+``<workspace>/graph.code.usearch`` holds one vector per node keyed by the node's row id (stable across re-ingests for
+unchanged external ids) and is diff-synchronised with the database like the memory's (:mod:`m1nd.memory.vectors`).
+
+When embeddings are computed: ``ingest`` with ``embed="sync"`` waits for them; ``"background"`` queues them for a
+single worker thread in a server process (``m1nd serve``; a one-shot CLI process only reports what is queued, and
+the next server start picks the queue up); ``"skip"`` queues nothing. The worker has its own inference session with
+one thread fewer than the shared one, embeds length-sorted batches and commits every 256 vectors; tool calls never
+wait for it (it takes no graph lock).
+
+``activate`` asks :meth:`CodeVectors.scores` for sem(n): the query vector's 200 nearest nodes, rescaled with the
+model's floor and ceiling, ``clamp((cos − floor) / (ceiling − floor), 0, 1)``. That array feeds both the noisy-OR seed
+combination and the semantic dimension D2. While fewer than ``MIN_COVERAGE`` of the embeddable nodes have vectors
+(a cold background job), ``scores`` returns None and activation keeps the trigram backend, so a half-embedded graph
+never ranks worse than an unembedded one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from m1nd.memory.embeddings import (
+    CODE_MAX_TOKENS,
+    EmbedderUnavailableError,
+    NoEmbedder,
+    OnnxEmbedder,
+    default_threads,
+    describe,
+    get_embedder,
+    usable,
+)
+from m1nd.memory.vectors import VectorIndex, tag_of
+from m1nd.store.db import Database, PerThread, open_db
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "graph.code.usearch"
+COMMIT_EVERY = 256
+MIN_COVERAGE = 0.9
+SEM_TOP = 200
+DIR_KIND = 0
+FILE_KIND = 1
+SECTION_KIND = 11
+
+
+def node_texts(t: Any) -> list[str | None]:
+    """The text each node is embedded from (None for directories), aligned with the node table."""
+    from m1nd.graph.nodes import KIND_NAMES
+
+    n = t.n
+    kinds = t.kind
+    file_of = t.file_of
+    top: dict[int, list[tuple[int, str]]] = {}
+    qnames = t.qname
+    labels = t.label
+    for i in range(n):
+        k = int(kinds[i])
+        if k in (DIR_KIND, FILE_KIND):
+            continue
+        f = int(file_of[i]) if len(file_of) == n else -1
+        if f < 0:
+            continue
+        q = qnames[i] or labels[i]
+        if "." in q or "::" in q:
+            continue
+        top.setdefault(f, []).append((int(t.line_start[i]), labels[i]))
+    out: list[str | None] = []
+    for i in range(n):
+        k = int(kinds[i])
+        if k == DIR_KIND:
+            out.append(None)
+        elif k == FILE_KIND:
+            names = [lab for _, lab in sorted(top.get(i, []))[:30]]
+            out.append(f"file {t.source_path[i]}\n{t.doc[i] or ''}\n{', '.join(names)}".strip())
+        elif k == SECTION_KIND:
+            out.append(f"{qnames[i] or labels[i]}\n{(t.doc[i] or '')[:300]}".strip())
+        else:
+            kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
+            out.append(f"{kind} {qnames[i] or labels[i]}\n{t.signature[i] or ''}\n{t.doc[i] or ''}".strip())
+    return out
+
+
+def embed_hash(model_id: str, text: str) -> str:
+    return hashlib.sha256(model_id.encode("utf-8") + b"\x00" + text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class _GenState:
+    generation: int
+    hashes: list[str | None]  # per graph index
+    texts: list[str | None]
+    row_ids: np.ndarray  # int64[N] nodes.id per graph index (-1 unknown)
+    sorted_ids: np.ndarray  # row ids sorted
+    sorted_pos: np.ndarray  # graph index of each sorted id
+    embeddable: int
+
+
+class CodeVectors:
+    """Code-node vectors of one :class:`m1nd.codegraph.CodeGraph` (one per process and workspace)."""
+
+    def __init__(self, cg: Any, embedder: Any = None) -> None:
+        self.cg = cg
+        self.emb = embedder if embedder is not None else get_embedder()
+        self._threads = PerThread(lambda: open_db(cg.settings.graph_db, busy_timeout_ms=cg.settings.busy_timeout_ms))
+        self._index: VectorIndex | None = None
+        self._state: _GenState | None = None
+        self._have: set[str] | None = None  # embed hashes with a vector of this model
+        self._coverage: tuple[Any, float] | None = None
+        self._lock = threading.RLock()
+        self._worker: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = False
+        self.pending = 0
+        self.inferences = 0
+        self.last_error: str | None = None
+
+    # -- identity ---------------------------------------------------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        if isinstance(self.emb, NoEmbedder) or not self.emb.available:
+            return False
+        return not (isinstance(self.emb, OnnxEmbedder) and self.emb._failed is not None)
+
+    @property
+    def db(self) -> Database:
+        return self._threads.get()
+
+    def index(self) -> VectorIndex:
+        if self._index is None:
+            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=self.emb.model_id, dim=int(self.emb.dim))
+        return self._index
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake.set()
+        w = self._worker
+        if w is not None and w.is_alive():
+            w.join(timeout=5)
+        if self._index is not None:
+            self._index.save()
+        self._threads.close_all()
+
+    # -- per-generation state ---------------------------------------------------------------------------------------
+    def _gen_state(self, g: Any) -> _GenState:
+        st = self._state
+        if st is not None and st.generation == g.graph_generation:
+            return st
+        with self._lock:
+            st = self._state
+            if st is not None and st.generation == g.graph_generation:
+                return st
+            texts = node_texts(g.nodes)
+            mid = self.emb.model_id
+            hashes = [embed_hash(mid, x) if x is not None else None for x in texts]
+            ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
+            row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
+            order = np.argsort(row_ids, kind="stable")
+            st = _GenState(g.graph_generation, hashes, texts, row_ids, row_ids[order], order.astype(np.int64),
+                           sum(1 for h in hashes if h is not None))
+            self._state = st
+            return st
+
+    def _have_hashes(self) -> set[str]:
+        if self._have is None:
+            self._have = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND "
+                                                    "dim = ?", (self.emb.model_id, int(self.emb.dim)))}
+        return self._have
+
+    def missing(self, g: Any) -> list[int]:
+        """Graph indices of embeddable nodes whose text has no vector of this model (distinct texts once)."""
+        st = self._gen_state(g)
+        have = self._have_hashes()
+        seen: set[str] = set()
+        out = []
+        for i, h in enumerate(st.hashes):
+            if h is None or h in have or h in seen:
+                continue
+            seen.add(h)
+            out.append(i)
+        return out
+
+    def coverage(self, g: Any) -> float:
+        st = self._gen_state(g)
+        if not st.embeddable:
+            return 1.0
+        have = self._have_hashes()
+        key = (st.generation, len(have), id(have))
+        if self._coverage is None or self._coverage[0] != key:
+            self._coverage = (key, sum(1 for h in st.hashes if h is not None and h in have) / st.embeddable)
+        return self._coverage[1]
+
+    def _generation(self, g: Any) -> int:
+        v = self.db.scalar("SELECT value FROM meta WHERE key = 'code_vectors_generation'")
+        return (int(g.graph_generation) << 32) | (int(v) if v is not None else 0)
+
+    def sync(self, g: Any) -> VectorIndex:
+        """Make the index agree with the current graph and ``node_vectors``."""
+        ix = self.index()
+        gen = self._generation(g)
+        if ix.generation == gen:
+            return ix
+        st = self._gen_state(g)
+        with self._lock:
+            self._have = None
+            have = self._have_hashes()
+            sel = [i for i, h in enumerate(st.hashes) if h is not None and h in have and st.row_ids[i] >= 0]
+
+            def rows() -> tuple[np.ndarray, np.ndarray]:
+                return (np.asarray([st.row_ids[i] for i in sel], np.uint64),
+                        np.asarray([tag_of(st.hashes[i]) for i in sel], np.int64))
+
+            by_id = {int(st.row_ids[i]): st.hashes[i] for i in sel}
+
+            def fetch(keys: np.ndarray) -> np.ndarray:
+                hs = [by_id[int(k)] for k in keys.tolist()]
+                got = self._vectors_by_hash(hs)
+                out = np.zeros((len(keys), ix.dim), np.float32)
+                for j, h in enumerate(hs):
+                    v = got.get(h)
+                    if v is not None:
+                        out[j] = v
+                return out
+
+            ix.sync(gen, rows, fetch)
+        return ix
+
+    def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        import json
+
+        out: dict[str, np.ndarray] = {}
+        dim = int(self.emb.dim)
+        for a in range(0, len(hashes), 900):
+            part = hashes[a:a + 900]
+            for h, b in self.db.execute("SELECT embed_hash, vec FROM node_vectors WHERE embed_hash IN "
+                                        "(SELECT value FROM json_each(?)) AND model_id = ? AND dim = ?",
+                                        (json.dumps(part), self.emb.model_id, dim)):
+                if len(b) == 4 * dim:
+                    out[h] = np.frombuffer(b, "<f4").astype(np.float32)
+        return out
+
+    # -- embedding --------------------------------------------------------------------------------------------------
+    def embed_missing(self, g: Any, *, emb: Any = None, limit: int | None = None) -> int:
+        """Embed the nodes without vectors now (length-sorted batches, a commit every 256). Returns the count."""
+        emb = usable(emb or self.emb)
+        if emb is None:
+            return 0
+        st = self._gen_state(g)
+        todo = self.missing(g)
+        if limit is not None:
+            todo = todo[:limit]
+        self.pending = len(todo)
+        done = 0
+        db = self.db
+        for a in range(0, len(todo), COMMIT_EVERY):
+            if self._stop:
+                break
+            part = todo[a:a + COMMIT_EVERY]
+            texts = [st.texts[i] or "" for i in part]
+            vecs = emb.embed_documents(texts, max_tokens=CODE_MAX_TOKENS)
+            self.inferences += len(part)
+            rows = [(st.hashes[i], emb.model_id, int(emb.dim), np.ascontiguousarray(v, "<f4").tobytes())
+                    for i, v in zip(part, vecs) if np.any(v)]
+            with db.write():
+                db.executemany("INSERT OR REPLACE INTO node_vectors(embed_hash, model_id, dim, vec) VALUES "
+                               "(?, ?, ?, ?)", rows)
+                db.execute("INSERT INTO meta(key, value) VALUES ('code_vectors_generation', '1') ON CONFLICT(key) "
+                           "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+            with self._lock:
+                have = self._have_hashes()
+                have.update(r[0] for r in rows)
+            done += len(part)
+            self.pending = max(0, len(todo) - done)
+        self.pending = 0
+        if done:
+            ix = self.sync(g)
+            ix.save()
+        return done
+
+    def after_ingest(self, mode: str) -> dict[str, Any]:
+        """The ``embed`` parameter of ``ingest``: ``sync`` embeds now, ``background`` queues for the server's worker,
+        ``skip`` queues nothing. Returns the report's ``embeddings`` object."""
+        if not self.available or mode == "skip":
+            return {"queued": 0, "model_id": self.emb.model_id if self.available else None}
+        try:
+            g = self.cg.graph()
+            if mode == "sync":
+                n = self.embed_missing(g)
+                return {"queued": 0, "embedded": n, "model_id": self.emb.model_id}
+            queued = len(self.missing(g))
+        except EmbedderUnavailableError:
+            return {"queued": 0, "model_id": None}
+        if queued and self.cg.transport in ("stdio", "http"):
+            self.start_background()
+        return {"queued": queued, "model_id": self.emb.model_id}
+
+    def start_background(self) -> None:
+        """Start (or wake) the single background worker."""
+        if not self.available:
+            return
+        with self._lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._stop = False
+                self._worker = threading.Thread(target=self._run, name="m1nd-embed", daemon=True)
+                self._worker.start()
+            self._wake.set()
+
+    def _run(self) -> None:
+        emb = self.emb
+        if isinstance(emb, OnnxEmbedder):
+            emb = emb.clone(threads=max(1, default_threads() - 1))
+        while not self._stop:
+            self._wake.clear()
+            try:
+                g = self.cg.graph()
+                if g.n:
+                    self.embed_missing(g, emb=emb)
+            except Exception as e:  # noqa: BLE001 — the worker must survive a failed batch or a busy database
+                self.last_error = f"{type(e).__name__}: {e}"
+                log.warning("background embedding failed: %s", self.last_error)
+                time.sleep(1.0)
+            if not self._wake.wait(timeout=30.0):
+                continue
+
+    def wait_idle(self, timeout: float = 600.0) -> bool:
+        """Block until the queue is empty (tests and ``embed: sync`` callers)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            g = self.cg.graph()
+            if not self.missing(g):
+                return True
+            time.sleep(0.05)
+        return False
+
+    # -- queries ----------------------------------------------------------------------------------------------------
+    def scores(self, g: Any, query: str) -> np.ndarray | None:
+        """sem(n) ∈ [0, 1] for the 200 nearest nodes (float32[N]); None when no model or too few vectors."""
+        if not self.available or g.n == 0:
+            return None
+        try:
+            emb = usable(self.emb)
+            if emb is None or self.coverage(g) < MIN_COVERAGE:
+                return None
+            ix = self.sync(g)
+            q = emb.embed_query(query)
+        except EmbedderUnavailableError:
+            return None
+        keys, sims = ix.search(q, SEM_TOP)
+        st = self._gen_state(g)
+        out = np.zeros(g.n, np.float32)
+        if len(keys) == 0:
+            return out
+        k = keys.astype(np.int64)
+        pos = np.searchsorted(st.sorted_ids, k)
+        pos = np.minimum(pos, len(st.sorted_ids) - 1)
+        ok = st.sorted_ids[pos] == k
+        idx = st.sorted_pos[pos[ok]]
+        floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
+        out[idx] = np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
+        return out
+
+    def similar(self, g: Any, node: int, k: int = 20) -> list[tuple[int, float]]:
+        """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
+        if not self.available or g.n == 0:
+            return []
+        emb = usable(self.emb)
+        if emb is None or self.coverage(g) < MIN_COVERAGE:
+            return []
+        ix = self.sync(g)
+        st = self._gen_state(g)
+        key = int(st.row_ids[node])
+        if key < 0 or key not in ix:
+            return []
+        v = ix.vectors([key])[0]
+        keys, sims = ix.search(v, k + 1)
+        out = []
+        floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
+        for kk, s in zip(keys.astype(np.int64).tolist(), sims.tolist()):
+            p = int(np.searchsorted(st.sorted_ids, kk))
+            if p >= len(st.sorted_ids) or st.sorted_ids[p] != kk:
+                continue
+            j = int(st.sorted_pos[p])
+            if j == node:
+                continue
+            out.append((j, float(min(1.0, max(0.0, (s - floor) / max(ceil - floor, 1e-6))))))
+        return out[:k]
+
+    def health(self) -> dict[str, Any]:
+        d = describe(self.emb)
+        out = {"model_id": d["model_id"], "dim": d["dim"], "available": d["available"], "code_vectors": 0,
+               "pending": self.pending}
+        if self.available:
+            with self._lock:
+                try:
+                    g = self.cg.graph()
+                    st = self._gen_state(g)
+                    have = self._have_hashes()
+                    out["code_vectors"] = sum(1 for h in st.hashes if h is not None and h in have)
+                    if not self.pending and (self._worker is None or not self._worker.is_alive()):
+                        out["pending"] = len(self.missing(g))
+                except Exception as e:  # noqa: BLE001 — health must answer
+                    out["error"] = str(e)
+        if self.last_error:
+            out["last_error"] = self.last_error
+        return out
+
+
+_attach_lock = threading.Lock()
+
+
+def code_vectors_for(cg: Any) -> CodeVectors:
+    """The code-vector service of a code graph (one per CodeGraph instance)."""
+    cv = getattr(cg, "_code_vectors", None)
+    if cv is not None and cv.emb is get_embedder():
+        return cv
+    with _attach_lock:
+        cv = getattr(cg, "_code_vectors", None)
+        if cv is None or cv.emb is not get_embedder():
+            cv = CodeVectors(cg)
+            cg._code_vectors = cv
+        return cv
+
+
+def semantic_scores(cg: Any, g: Any, query: str) -> np.ndarray | None:
+    """sem(n) for ``activate`` / ``warmup`` / ``missing`` (None: use the trigram backend)."""
+    try:
+        return code_vectors_for(cg).scores(g, query)
+    except Exception as e:  # noqa: BLE001 — the semantic signal is optional; never fail a query over it
+        log.warning("semantic scores unavailable: %s", e)
+        return None
