@@ -140,13 +140,14 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         skipped = dict(walked.skipped)
         skipped.setdefault("parse_error", 0)
         reused = 0
+        unchanged: dict[str, bytes] = {}
         for f in walked.files:
             mtimes[f.relpath] = f.mtime_ns // 1_000_000
             old = stored.get(f.relpath)
             version = ex.extractor_version(f.lang)
             if incremental and old is not None and old.extractor_version == version and old.size == f.size \
                     and old.mtime_ns == f.mtime_ns:
-                extracts[f.relpath] = _decompress(old.blob)
+                unchanged[f.relpath] = old.blob  # decompressed only if the graph has to be resolved again
                 reused += 1
                 continue
             try:
@@ -174,20 +175,42 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
             size, mtime_ns, _ = meta[rel]
             file_rows.append([rel, size, mtime_ns, blob.get("content_hash"), lang, int(bool(blob.get("is_test"))),
                               ex.extractor_version(lang), _compress(blob), None, blob.get("parse_error")])
-        parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
-        skipped["parse_error"] = len(parse_errors)
-        removed_files = [rel for rel in stored if rel not in extracts]
+        removed_files = [rel for rel in stored if rel not in extracts and rel not in unchanged]
 
         # git (re-read only when HEAD or the work tree moved)
         say("reading git history")
         state = gitdata.worktree_state(root)
         git = None
+        git_reused = False
         if existing is not None and state is not None and existing.git_state == state and incremental:
             git = _git_from_json(store.root_git_blob(existing.id))
             if git is not None and getattr(git, "window_days", git_window_days) != git_window_days:
                 git = None
+            git_reused = git is not None
         if git is None:
             git = gitdata.read_git(root, window_days=git_window_days)
+        other_roots = [r for r in roots if Path(r.path) != root]
+        if (existing is not None and incremental and not extracts and not removed_files and not touch
+                and (git_reused or (state is None and existing.git_state is None and not git.available))
+                and existing.namespace == namespace and existing.is_primary == (mode == "replace")
+                and not (mode == "replace" and other_roots) and existing.report):
+            # Nothing that feeds the resolver moved (same bytes, mtimes, extractor versions, git state): the
+            # graph would come out identical, so skip resolution and the diff entirely.
+            say("nothing changed")
+            prev = existing.report
+            gen, _ = store.generations()
+            n_nodes, n_edges = store.counts()
+            return {**prev, "files_scanned": len(walked.files), "files_parsed": 0, "files_reused": reused,
+                    "files_removed": 0, "skipped": {**prev.get("skipped", {}), **{k: skipped.get(k, 0) for k in
+                                                    ("large", "binary", "ignored")}},
+                    "nodes": {"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
+                    "edges": {"created": 0, "removed": 0, "total": n_edges}, "graph_generation": gen,
+                    "changed": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "warnings": list(walked.warnings)[:50]}
+        for rel, blob in unchanged.items():
+            extracts[rel] = _decompress(blob)
+        parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
+        skipped["parse_error"] = len(parse_errors)
         say("resolving references")
         parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace)
         say(f"{len(parts.nodes)} nodes, {len(parts.edges)} edges; writing")
@@ -224,8 +247,20 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         store.release_ingest_lock(token)
 
 
-def _round(v: Any) -> Any:
-    return round(v, 6) if isinstance(v, float) else v
+_CHURN = NODE_COLUMNS.index("churn")
+
+
+def _node_row(n: Any, root_id: int) -> tuple[Any, ...]:
+    """A NodeRecord as a row in NODE_COLUMNS order (churn rounded so float32/float64 round trips compare equal)."""
+    return (n.ext_id, n.label, n.qname, n.kind, n.lang, root_id, n.source_path, n.line_start, n.line_end, n.signature,
+            n.doc, int(n.is_test), n.content_hash, n.last_change_ms, round(float(n.churn), 6), n.commit_count)
+
+
+def _stored_row(old: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A stored node row (without its id) in the same normal form as :func:`_node_row`."""
+    row = list(old[1:])
+    row[_CHURN - 1] = round(float(row[_CHURN - 1] or 0.0), 6)
+    return tuple(row)
 
 
 def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, parts: Any,
@@ -250,15 +285,14 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
         old_nodes = store.node_rows(rid)
         new_nodes = {}
         for nrec in parts.nodes:
-            vals = tuple(_round(getattr(nrec, c)) if c != "root_id" else rid for c in NODE_COLUMNS)
-            vals = tuple(int(v) if isinstance(v, bool) else v for v in vals)
+            vals = _node_row(nrec, rid)
             new_nodes[vals[0]] = vals
         created = [v for k, v in new_nodes.items() if k not in old_nodes]
         removed_ids = [row[0] for k, row in old_nodes.items() if k not in new_nodes]
         updated = []
         for k, vals in new_nodes.items():
             old = old_nodes.get(k)
-            if old is not None and tuple(_round(x) for x in old[1:]) != vals[1:]:
+            if old is not None and _stored_row(old) != vals[1:]:
                 updated.append((*vals[1:], old[0]))
         store.delete_nodes(removed_ids)  # cascades their edges
         store.update_nodes(updated)
