@@ -114,10 +114,13 @@ def test_peak_memory_of_ingest(tmp_path) -> None:
         "r = call_tool(ws, 'ingest', {'agent_id': 'b', 'path': str(STDLIB), 'exclude': STDLIB_EXCLUDE})\n"
         "assert not r.is_error, r.structured\n"
         "ws.close()\n"
-        "print(json.dumps({'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+        "print(json.dumps({'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,\n"
+        "                  'children_peak_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n"
     ) % (str(Path(__file__).parent), str(tmp_path / "home"))
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
-    peak = json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
-    print(f"\nstdlib ingest in a fresh process: {time.perf_counter() - t0:.1f} s wall, peak RSS {peak:.0f} MB")
-    assert peak < 2000  # the target is 400 MB; the README reports the measured figure
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    peak, children = got["peak_mb"], got["children_peak_mb"]
+    print(f"\nstdlib ingest in a fresh process: {time.perf_counter() - t0:.1f} s wall, peak RSS {peak:.0f} MB "
+          f"(largest child process {children:.0f} MB)")
+    assert max(peak, children) < 2000  # the target is 400 MB; the README reports the measured figures
