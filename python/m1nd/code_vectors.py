@@ -26,6 +26,7 @@ never ranks worse than an unembedded one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
@@ -38,6 +39,7 @@ import numpy as np
 from m1nd.memory.embeddings import (
     CODE_MAX_TOKENS,
     EmbedderUnavailableError,
+    HashingEmbedder,
     NoEmbedder,
     OnnxEmbedder,
     default_threads,
@@ -129,6 +131,7 @@ class CodeVectors:
         self.pending = 0
         self.inferences = 0
         self.last_error: str | None = None
+        self.jobs: list[Any] = []  # callables(embedder) run by the worker after the code queue
 
     # -- identity ---------------------------------------------------------------------------------------------------
     @property
@@ -305,9 +308,15 @@ class CodeVectors:
             queued = len(self.missing(g))
         except EmbedderUnavailableError:
             return {"queued": 0, "model_id": None}
-        if queued and self.cg.transport in ("stdio", "http"):
+        if queued and self.cg.transport in ("stdio", "http") and self.background_allowed:
             self.start_background()
         return {"queued": queued, "model_id": self.emb.model_id}
+
+    @property
+    def background_allowed(self) -> bool:
+        """The hashing embedder (tests) never embeds code in the background: tests that pin trigram rankings stay
+        deterministic, and tests of the embedding path ask for ``embed: "sync"``."""
+        return self.available and not isinstance(self.emb, HashingEmbedder)
 
     def start_background(self) -> None:
         """Start (or wake) the single background worker."""
@@ -330,6 +339,8 @@ class CodeVectors:
                 g = self.cg.graph()
                 if g.n:
                     self.embed_missing(g, emb=emb)
+                while self.jobs and not self._stop:  # lower priority: memory re-embedding after a model change
+                    self.jobs.pop(0)(emb)
             except Exception as e:  # noqa: BLE001 — the worker must survive a failed batch or a busy database
                 self.last_error = f"{type(e).__name__}: {e}"
                 log.warning("background embedding failed: %s", self.last_error)
@@ -434,6 +445,25 @@ def code_vectors_for(cg: Any) -> CodeVectors:
             cv = CodeVectors(cg)
             cg._code_vectors = cv
         return cv
+
+
+def start_server_jobs(ws: Any) -> None:
+    """At server start (embeddings.md §5, §9): embed code nodes still missing vectors and, when the memory store was
+    embedded by another model, re-embed it afterwards, in the single background worker."""
+    cv = code_vectors_for(ws.graph)
+    if not cv.background_allowed:
+        return
+    hook = getattr(ws.memory, "vector_hook", None)
+    if hook is not None:
+        with contextlib.suppress(Exception):
+            if hook.model_state()["changed"]:
+                svc = ws.memory
+
+                def reembed(emb: Any) -> None:
+                    hook.embed(svc, agent=None, all_=True, every_owner=True)
+
+                cv.jobs.append(reembed)
+    cv.start_background()
 
 
 def semantic_scores(cg: Any, g: Any, query: str) -> np.ndarray | None:

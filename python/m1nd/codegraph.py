@@ -72,6 +72,9 @@ class CodeGraph:
         self.last_persist_ms = now_ms()
 
     def close(self) -> None:
+        cv = self.__dict__.get("_code_vectors")  # issue 6: stop the background embedding worker first
+        if cv is not None:
+            cv.close()
         try:
             self.flush()
         finally:

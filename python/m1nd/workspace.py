@@ -69,6 +69,9 @@ class Workspace:
         baseline (learning.md §5) so ``drift`` can compare sessions."""
         g = self.graph
         g.graph()
+        from m1nd.code_vectors import start_server_jobs  # issue 6: background embedding of missing vectors
+
+        start_server_jobs(self)
         try:
             from m1nd.baselines import record_server_start
         except ModuleNotFoundError as e:

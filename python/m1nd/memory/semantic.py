@@ -482,7 +482,7 @@ class MemoryVectors:
     # embed ID | --all
     # =========================================================================================================
     def embed(self, svc: Any, *, agent: str | None, entry_id: str | None = None, all_: bool = False,
-              long_only: int | None = None, force: bool = False,
+              long_only: int | None = None, force: bool = False, every_owner: bool = False,
               on_found: Callable[[int], None] | None = None,
               progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         """Embed one visible entry, or every visible entry whose vector is missing or out of date."""
@@ -494,6 +494,8 @@ class MemoryVectors:
             if entry_id is not None and not all_:
                 rowid = svc._resolve(svc.repo, entry_id, agent, "Entry not found: {id}")
                 where, params = "e.rowid = :rowid", {"rowid": rowid}
+            elif every_owner:  # maintenance (the server's re-embed job): every entry, nothing is shown
+                where, params = "1", {}
             else:
                 where = "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))"
                 params = {"agent": agent}
