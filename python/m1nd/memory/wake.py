@@ -1,0 +1,284 @@
+"""The wake cascade and ``wake-fetch`` (spec memory.md §12): which entries an agent wakes up with.
+
+The cascade fills up to ``limit`` places in three layers, each ordered by ``wake_order`` (entries that have one
+first, ascending), then the basis value (raw resonance by default, see memory.md §5) descending, then id:
+
+* **core** — basis value ≥ 8, resonance type not ``ephemeral``;
+* **recent** — the remaining places: not ephemeral, not already chosen, created, updated or activated within ``days``;
+* **bridges** — the remaining places: entries anchored (either direction) to a core or recent entry, basis value ≥ 5.
+
+``min_resonance`` replaces the layers by one core layer of every entry at or above it (no limit). Only entries the
+agent may see are considered (public + the agent's own private ones). Entries tagged exactly ``archive`` or
+``wake-exclude`` are kept out *inside* each query, so every layer still fills its quota; ``excluded`` counts, per tag,
+the excluded entries that would have taken a place had the exclusion been off (computed by running the same cascade
+without it, only when such entries exist). Choosing entries is a read; the activation count of the chosen entries
+is bumped afterwards in a short transaction of its own (skipped when the database is busy, or with ``activate``
+false). The ritual (:mod:`m1nd.memory.ritual`) reuses :func:`select`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from m1nd.errors import BusyError, InvalidInputError
+from m1nd.memory.service import MemoryService, default_basis
+from m1nd.memory.timeutil import format_ms, now_ms
+from m1nd.memory.waketext import entry_content
+from m1nd.store.memory_repo import MemoryRepo, visible_sql
+
+log = logging.getLogger(__name__)
+
+EXCLUDE_TAGS = ("archive", "wake-exclude")
+LAYERS = ("core", "recent", "bridges")
+CORE_MIN = 8
+BRIDGE_MIN = 5
+NO_AGENT = "M1ND_CURRENT_AGENT not set. Cannot wake without identity."
+_DAY_MS = 86_400_000
+_NOT_EPHEMERAL = "(e.resonance_type IS NULL OR e.resonance_type != 'ephemeral')"
+_EXCLUDED = ("NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rowid = e.rowid "
+             "AND x.tag IN ('archive', 'wake-exclude'))")
+
+
+@dataclass
+class WakeEntry:
+    rowid: int
+    id: str
+    title: str
+    category: str
+    resonance: int
+    effective_resonance: float
+    body: str
+    summary: str | None
+    wake_phrases: list[str]
+
+    @property
+    def content(self) -> str:
+        """Body, else summary (the cascade's ``content``; empty when neither exists)."""
+        return self.body or (self.summary or "")
+
+    @property
+    def ritual_content(self) -> str:
+        return entry_content(self.body, self.summary)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "category": self.category, "resonance": self.resonance,
+                "effective_resonance": self.effective_resonance, "content": self.content}
+
+
+@dataclass
+class WakeSet:
+    agent: str
+    basis: str
+    layers: dict[str, list[WakeEntry]] = field(default_factory=lambda: {k: [] for k in LAYERS})
+    excluded: dict[str, int] = field(default_factory=lambda: dict.fromkeys(EXCLUDE_TAGS, 0))
+
+    def entries(self) -> list[WakeEntry]:
+        return [e for k in LAYERS for e in self.layers[k]]
+
+    @property
+    def total(self) -> int:
+        return sum(len(v) for v in self.layers.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.agent, "resonance_basis": self.basis,
+                "layers": {k: [e.to_json() for e in self.layers[k]] for k in LAYERS},
+                "excluded": dict(self.excluded), "total": self.total}
+
+
+def check_args(*, limit: int, days: int, min_resonance: int | None, basis: str) -> None:
+    if limit < 1:
+        raise InvalidInputError(f"--limit must be a positive integer (got {limit})")
+    if days < 1:
+        raise InvalidInputError(f"--days must be a positive integer (got {days})")
+    if basis not in ("raw", "decayed"):
+        raise InvalidInputError(f"--resonance-basis must be 'raw' or 'decayed' (got '{basis}')")
+
+
+def _value(basis: str) -> str:
+    return ("e.resonance" if basis == "raw"
+            else "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now)")
+
+
+def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str, limit: int | None) -> list[int]:
+    value = _value(basis)
+    sql = (f"SELECT e.rowid FROM entries e WHERE {' AND '.join(f'({w})' for w in where)} "
+           f"ORDER BY (e.wake_order IS NULL), e.wake_order, {value} DESC, e.id")
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [r[0] for r in repo.db.execute(sql, params)]
+
+
+def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
+            exclude: bool, now: int) -> dict[str, list[int]]:
+    """Rowids per layer (the cascade rules of the module docstring)."""
+    value = _value(basis)
+    base = [visible_sql()]
+    if exclude:
+        base.append(_EXCLUDED)
+    params: dict[str, Any] = {"agent": agent, "now": now}
+    out: dict[str, list[int]] = {k: [] for k in LAYERS}
+    if min_resonance is not None:
+        out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, f"{value} >= :minr"], {**params, "minr": min_resonance},
+                            basis, None)
+        return out
+    out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, f"{value} >= {CORE_MIN}"], params, basis, limit)
+    left = limit - len(out["core"])
+    if left > 0:
+        since = format_ms(now - days * _DAY_MS)
+        out["recent"] = _pick(repo, [
+            *base, _NOT_EPHEMERAL, "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
+            "(e.created_at >= :since OR e.updated_at >= :since OR e.last_activated >= :since)"],
+            {**params, "since": since, "chosen": json.dumps(out["core"])}, basis, left)
+        left -= len(out["recent"])
+    if left > 0 and (out["core"] or out["recent"]):
+        chosen = json.dumps(out["core"] + out["recent"])
+        out["bridges"] = _pick(repo, [
+            *base, f"{value} >= {BRIDGE_MIN}", "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
+            "e.rowid IN (SELECT a.anchor_rowid FROM entry_anchors a WHERE a.entry_rowid IN "
+            "(SELECT value FROM json_each(:chosen)) UNION SELECT a.entry_rowid FROM entry_anchors a "
+            "WHERE a.anchor_rowid IN (SELECT value FROM json_each(:chosen)))"],
+            {**params, "chosen": chosen}, basis, left)
+    return out
+
+
+def _excluded_counts(repo: MemoryRepo, agent: str, chosen: dict[str, list[int]], **kw: Any) -> dict[str, int]:
+    counts = dict.fromkeys(EXCLUDE_TAGS, 0)
+    any_tagged = repo.db.scalar(
+        f"SELECT 1 FROM entry_tags x JOIN entries e ON e.rowid = x.entry_rowid "
+        f"WHERE x.tag IN ('archive', 'wake-exclude') AND {visible_sql()} LIMIT 1", {"agent": agent})
+    if not any_tagged:
+        return counts
+    without = _choose(repo, agent, exclude=False, **kw)
+    rowids = [r for k in LAYERS for r in without[k]]
+    for tag, n in repo.db.execute(
+            "SELECT x.tag, count(*) FROM entry_tags x WHERE x.tag IN ('archive', 'wake-exclude') "
+            "AND x.entry_rowid IN (SELECT value FROM json_each(:ids)) GROUP BY x.tag", {"ids": json.dumps(rowids)}):
+        counts[tag] = int(n)
+    return counts
+
+
+def _hydrate(repo: MemoryRepo, rowids: list[int], now: int) -> dict[int, WakeEntry]:
+    if not rowids:
+        return {}
+    out = {}
+    for r in repo.db.execute(
+            "SELECT e.rowid, e.id, e.title, e.category, e.resonance, "
+            "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now), e.body, e.summary, "
+            "e.wake_phrases FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(:ids))",
+            {"now": now, "ids": json.dumps(rowids)}):
+        out[r[0]] = WakeEntry(r[0], r[1], r[2], r[3], int(r[4]), round(float(r[5]), 4), r[6] or "", r[7],
+                              json.loads(r[8]) if r[8] else [])
+    return out
+
+
+def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
+           days: int = 7, include_excluded: bool = False, basis: str | None = None) -> WakeSet:
+    """Choose the wake set (one read snapshot); nothing is written."""
+    if not agent:
+        raise InvalidInputError(NO_AGENT, recover="pass --agent NAME or set M1ND_CURRENT_AGENT")
+    basis = basis or default_basis("raw")
+    check_args(limit=limit, days=days, min_resonance=min_resonance, basis=basis)
+    now = now_ms()
+    kw = {"limit": limit, "min_resonance": min_resonance, "days": days, "basis": basis, "now": now}
+    ws = WakeSet(agent=agent, basis=basis)
+    with svc._read() as repo:
+        chosen = _choose(repo, agent, exclude=not include_excluded, **kw)
+        if not include_excluded:
+            ws.excluded = _excluded_counts(repo, agent, chosen, **kw)
+        rows = _hydrate(repo, [r for k in LAYERS for r in chosen[k]], now)
+    for k in LAYERS:
+        ws.layers[k] = [rows[r] for r in chosen[k] if r in rows]
+    return ws
+
+
+def bump_activation(repo: MemoryRepo, rowids: list[int]) -> None:
+    """The cascade's activation bookkeeping: ``activation_count + 1`` only (the decay clock is left alone)."""
+    repo.activate(rowids, format_ms(now_ms()), full=False)
+
+
+def cascade(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
+            days: int = 7, activate: bool = True, include_excluded: bool = False, basis: str | None = None
+            ) -> dict[str, Any]:
+    """``m1nd memory wake`` / the ``wake`` tool: the cascade as JSON."""
+    ws = select(svc, agent, limit=limit, min_resonance=min_resonance, days=days,
+                include_excluded=include_excluded, basis=basis)
+    rowids = [e.rowid for e in ws.entries()]
+    if activate and rowids:
+        try:
+            with svc._write() as repo:
+                bump_activation(repo, rowids)
+        except BusyError:
+            log.warning("wake activation bookkeeping skipped: memory database busy")
+    return ws.to_json()
+
+
+def render_cascade(data: dict[str, Any]) -> list[str]:
+    """The text form of :func:`cascade`'s answer (one string per output line)."""
+    heads = {"core": "=== CORE (Foundational) ===", "recent": "=== RECENT ===", "bridges": "=== BRIDGES ==="}
+    lines: list[str] = []
+    layers = [k for k in LAYERS if data["layers"][k]]
+    if not layers:
+        ex = data["excluded"]
+        n = sum(ex.values())
+        if n:
+            return [f"No blooms to wake: {n} excluded by tag (archive: {ex['archive']}, wake-exclude: "
+                    f"{ex['wake-exclude']}); pass --include-excluded to include them"]
+        return ["No blooms to wake"]
+    for k in layers:
+        lines.append("")
+        lines.append(heads[k])
+        lines.append("")
+        for e in data["layers"][k]:
+            lines.append(f"  {e['id']} [{e['resonance']}] {e['title']}")
+            lines.extend("    " + ln if ln.strip() else "" for ln in e["content"].splitlines())
+    lines.append("")
+    lines.append(f"Loaded {data['total']} memories across {len(layers)} layers.")
+    return lines
+
+
+# =============================================================================================================
+# wake-fetch
+# =============================================================================================================
+def fetch(svc: MemoryService, agent: str | None, *, days: int = 15, limit: int = 100,
+          exclude_tags: list[str] | tuple[str, ...] = (), basis: str | None = None) -> dict[str, Any]:
+    """Recent resonant facts for a wake presentation: ``{facts: [{id, date, label, resonance, content}]}``."""
+    basis = basis or default_basis("decayed")
+    if days < 1:
+        raise InvalidInputError(f"--days must be a positive integer (got {days})")
+    if limit < 1:
+        raise InvalidInputError(f"--limit must be a positive integer (got {limit})")
+    if basis not in ("raw", "decayed"):
+        raise InvalidInputError(f"--resonance-basis must be 'raw' or 'decayed' (got '{basis}')")
+    now = now_ms()
+    value = _value(basis)
+    prefixes = [p for p in (t.strip() for t in exclude_tags) if p]
+    where = [visible_sql(), "e.created_at >= :since", "e.resonance >= 3", f"{value} > 0.5"]
+    params: dict[str, Any] = {"agent": agent, "now": now, "since": format_ms(now - days * _DAY_MS)}
+    if prefixes:
+        where.append("NOT EXISTS (SELECT 1 FROM entry_tags t, json_each(:pfx) p WHERE t.entry_rowid = e.rowid "
+                     "AND substr(t.tag, 1, length(p.value)) = p.value)")
+        params["pfx"] = json.dumps(prefixes)
+    sql = (f"SELECT e.id, e.created_at, coalesce(e.fact_type, e.category), e.resonance, e.body FROM entries e "
+           f"WHERE {' AND '.join(f'({w})' for w in where)} ORDER BY {value} DESC, e.created_at DESC, e.id "
+           f"LIMIT {int(limit)}")
+    with svc._read() as repo:
+        rows = repo.db.all(sql, params)
+    return {"facts": [{"id": r[0], "date": r[1][:10], "label": r[2], "resonance": int(r[3]), "content": r[4] or ""}
+                      for r in rows]}
+
+
+def render_facts(data: dict[str, Any]) -> list[str]:
+    facts = data["facts"]
+    if not facts:
+        return ["(no memory entries returned)"]
+    lines = ["<facts>"]
+    for i, f in enumerate(facts):
+        if i:
+            lines.append("")
+        lines.append(f"[{f['date']}] {f['label']} (resonance {f['resonance']}) {f['id']}")
+        lines.append("<![CDATA[" + f["content"].replace("]]>", "]]]]><![CDATA[>") + "]]>")
+    lines.append("</facts>")
+    return lines
