@@ -1316,3 +1316,200 @@ def migrate_cmd() -> None:
         out(f"Applied {applied} migration(s); schema version {version}")
     else:
         out(f"Schema up to date (version {version})")
+
+
+# -- wake (issue 7): cascade, token ritual, wake-fetch, wake-log -------------------------------------------------
+# Adapters over m1nd.memory.wake / ritual / wakelog. The ritual always prints JSON (errors as JSON on stderr).
+
+_WAKE_SET_FLAGS = {"limit": "--limit", "min_resonance": "--min-resonance", "days": "--days",
+                   "no_activate": "--no-activate", "include_excluded": "--include-excluded",
+                   "resonance_basis": "--resonance-basis"}
+
+
+def _ritual_fail(err: M1ndError) -> None:
+    payload = {"status": "error", "error": err.code, "message": err.message, **(err.details or {})}
+    click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+    raise SystemExit(1)
+
+
+@memory_group.command("wake")
+@click.option("-l", "--limit", type=int, default=None, help="Places in the wake set.  [default: 20]")
+@click.option("--min-resonance", type=int, default=None,
+              help="Every entry at or above this basis value, all as core (--limit ignored).")
+@click.option("-d", "--days", type=int, default=None, help="Recent layer window in days.  [default: 7]")
+@click.option("--no-activate", is_flag=True, default=None, help="Do not add to the activation counts.")
+@click.option("--include-excluded", is_flag=True, default=None,
+              help="Include entries tagged archive or wake-exclude.")
+@click.option("--resonance-basis", type=click.Choice(["raw", "decayed"]), default=None,
+              help="Value thresholds and ordering use.  [default: raw]")
+@click.option("--begin", is_flag=True, help="Start the token ritual (prints JSON with the first prompt and token).")
+@click.option("--wake", "wake_n", type=int, default=None, help="Wake number recorded on every guess (--begin).")
+@click.option("--model", default=None, help="Model id recorded on every guess (--begin).")
+@click.option("--force-wake", is_flag=True, default=None, help="Begin under a wake number that already has guesses.")
+@click.option("--respond", default=None, help="Your one guess for the prompted chunk (≤ 2000 characters).")
+@click.option("--bloom-id", default=None, help="The prompted bloom id (with --respond).")
+@click.option("--session", default=None, help="The token of the last ritual answer (with --respond).")
+@json_option
+def wake_cmd(limit: int | None, min_resonance: int | None, days: int | None, no_activate: bool | None,
+             include_excluded: bool | None, resonance_basis: str | None, begin: bool, wake_n: int | None,
+             model: str | None, force_wake: bool | None, respond: str | None, bloom_id: str | None,
+             session: str | None, as_json: bool) -> None:
+    """Wake up with the identity cascade (core / recent / bridges), or walk the token ritual
+    (--begin, then --respond GUESS --bloom-id ID --session TOKEN per chunk)."""
+    values = {"limit": limit, "min_resonance": min_resonance, "days": days, "no_activate": no_activate,
+              "include_excluded": include_excluded, "resonance_basis": resonance_basis}
+    given = {flag for k, flag in _WAKE_SET_FLAGS.items() if values[k] is not None}
+    ritual_only = {"--wake": wake_n, "--model": model, "--force-wake": force_wake}
+    trio = {"--respond": respond, "--bloom-id": bloom_id, "--session": session}
+    if any(v is not None for v in trio.values()):
+        missing = [k for k, v in trio.items() if v is None]
+        if missing:
+            usage(f"--respond, --bloom-id and --session go together (missing {', '.join(missing)})")
+        extra = sorted(given | {k for k, v in ritual_only.items() if v is not None} | ({"--begin"} if begin else set()))
+        if extra:
+            usage(f"--respond takes no wake-set flags ({', '.join(extra)})")
+    elif not begin and any(v is not None for v in ritual_only.values()):
+        usage("--wake, --model and --force-wake need --begin")
+    from m1nd.memory import ritual, wake
+
+    cascade_kw = {"limit": 20 if limit is None else limit, "min_resonance": min_resonance,
+                  "days": 7 if days is None else days, "include_excluded": bool(include_excluded),
+                  "basis": resonance_basis}
+    agent = _agent()
+    try:
+        if respond is not None:
+            emit_json(ritual.respond(_service(), agent, guess=respond, bloom_id=bloom_id, token=session))
+            return
+        if begin:
+            wake.need_agent(agent)  # before the store is opened
+            emit_json(ritual.begin(_service(), agent, wake=wake_n, model=model, force_wake=bool(force_wake),
+                                   activate=not no_activate, **cascade_kw))
+            return
+    except M1ndError as e:
+        _ritual_fail(e)
+    try:
+        wake.need_agent(agent)
+        data = wake.cascade(_service(), agent, activate=not no_activate, **cascade_kw)
+    except M1ndError as e:
+        fail(e, as_json)
+    if as_json:
+        emit_json(data)
+    else:
+        for line in wake.render_cascade(data):
+            out(line)
+
+
+@memory_group.command("wake-fetch")
+@click.option("--days", type=int, default=15, show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--exclude-tags", multiple=True, help="Comma-separated tag prefixes to drop (given once).")
+@click.option("--resonance-basis", type=click.Choice(["raw", "decayed"]), default=None,
+              help="[default: decayed]")
+@json_option
+@handled
+def wake_fetch_cmd(days: int, limit: int, exclude_tags: tuple[str, ...], resonance_basis: str | None,
+                   as_json: bool) -> None:
+    """Recent resonant facts (raw resonance ≥ 3) as a <facts> block for a wake presentation."""
+    if len(exclude_tags) > 1:
+        usage("--exclude-tags may be given only once (comma-separated prefixes)")
+    from m1nd.memory import wake
+
+    prefixes = [p for p in (exclude_tags[0].split(",") if exclude_tags else []) if p.strip()]
+    data = wake.fetch(_service(), _agent(), days=days, limit=limit, exclude_tags=prefixes, basis=resonance_basis)
+    if as_json:
+        emit_json(data)
+    else:
+        for line in wake.render_facts(data):
+            out(line)
+
+
+@memory_group.group("wake-log")
+def wake_log_group() -> None:
+    """Score your ritual guess log and read it back. The readers are terminal-only: their numbers must never reach
+    the context of the model that made the guesses."""
+
+
+@wake_log_group.command("score")
+def wake_log_score_cmd() -> None:
+    """Score every pending guess of yours; stdout is exactly one JSON line {"status","rows","skipped"}."""
+    from m1nd.memory import wakelog
+
+    agent = _agent()
+    try:
+        wakelog.need_agent(agent)  # before the store is opened
+        data, notes = wakelog.score(_service(), agent)
+    except M1ndError as e:
+        fail(e, False)
+    for n in notes:
+        note(n)
+    click.echo(json.dumps(data, separators=(",", ":")))
+
+
+def _terminal_guard(cmd: str, out_path: str | None) -> None:
+    """Refuse before anything is opened: no terminal and no --out, or an unsafe --out."""
+    from m1nd.memory import wakelog
+
+    if out_path is None:
+        if not sys.stdout.isatty():
+            fail(M1ndError(wakelog.TERMINAL_ONLY.format(cmd=cmd), code="invalid_argument"), False)
+        return
+    try:
+        wakelog.check_out_path(out_path)
+    except M1ndError as e:
+        fail(e, False)
+
+
+def _wake_log_emit(out_path: str | None, data: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> None:
+    from m1nd.memory import wakelog
+
+    if out_path is None:
+        click.echo(render(data), nl=False)
+        return
+    wakelog.write_out(out_path, data, render)
+    out(out_path)
+
+
+def _notice_help() -> str:
+    from m1nd.memory.waketext import NOTICE
+
+    return NOTICE
+
+
+@wake_log_group.command("report", help="One ritual: bucket counts per phrase source, Axis A and Axis B medians. "
+                        "Terminal-only (or --out FILE; JSON when it ends in .json).\n\n" + _notice_help())
+@click.option("--wake", "wake_n", type=int, default=None, help="Wake to report (default: newest with scored rows).")
+@click.option("--out", "out_path", default=None, help="Write here instead and print only the path.")
+@handled
+def wake_log_report_cmd(wake_n: int | None, out_path: str | None) -> None:
+    _terminal_guard("report", out_path)
+    from m1nd.memory import wakelog
+
+    wakelog.need_agent(_agent())  # before the store is opened
+    _wake_log_emit(out_path, wakelog.report(_service(), _agent(), wake_n), wakelog.render_report)
+
+
+@wake_log_group.command("bloom")
+@click.argument("entry_id")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--out", "out_path", default=None, help="Write here instead and print only the path.")
+@handled
+def wake_log_bloom_cmd(entry_id: str, limit: int, out_path: str | None) -> None:
+    """One entry across rituals, most recent first. Terminal-only (or --out FILE)."""
+    _terminal_guard("bloom", out_path)
+    from m1nd.memory import wakelog
+
+    wakelog.need_agent(_agent())  # before the store is opened
+    _wake_log_emit(out_path, wakelog.bloom_history(_service(), _agent(), entry_id, limit), wakelog.render_rows)
+
+
+@wake_log_group.command("wake")
+@click.argument("wake_n", type=int)
+@click.option("--out", "out_path", default=None, help="Write here instead and print only the path.")
+@handled
+def wake_log_wake_cmd(wake_n: int, out_path: str | None) -> None:
+    """Every guess of one ritual in sequence order. Terminal-only (or --out FILE)."""
+    _terminal_guard("wake", out_path)
+    from m1nd.memory import wakelog
+
+    wakelog.need_agent(_agent())  # before the store is opened
+    _wake_log_emit(out_path, wakelog.wake_rows(_service(), _agent(), wake_n), wakelog.render_rows)
