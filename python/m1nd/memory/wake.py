@@ -88,6 +88,12 @@ class WakeSet:
                 "excluded": dict(self.excluded), "total": self.total}
 
 
+def need_agent(agent: str | None) -> str:
+    if not agent:
+        raise InvalidInputError(NO_AGENT, recover="pass --agent NAME or set M1ND_CURRENT_AGENT")
+    return agent
+
+
 def check_args(*, limit: int, days: int, min_resonance: int | None, basis: str) -> None:
     if limit < 1:
         raise InvalidInputError(f"--limit must be a positive integer (got {limit})")
@@ -177,8 +183,7 @@ def _hydrate(repo: MemoryRepo, rowids: list[int], now: int) -> dict[int, WakeEnt
 def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
            days: int = 7, include_excluded: bool = False, basis: str | None = None) -> WakeSet:
     """Choose the wake set (one read snapshot); nothing is written."""
-    if not agent:
-        raise InvalidInputError(NO_AGENT, recover="pass --agent NAME or set M1ND_CURRENT_AGENT")
+    agent = need_agent(agent)
     basis = basis or default_basis("raw")
     check_args(limit=limit, days=days, min_resonance=min_resonance, basis=basis)
     now = now_ms()
