@@ -89,3 +89,26 @@ def test_relpath_is_a_direct_hit(small_graph) -> None:
 def test_no_token_reaching_half_means_no_seed(small_graph) -> None:
     s = select_seeds(small_graph.seeds, small_graph.nodes, "zzqx")
     assert len(s.nodes) == 0
+
+
+@pytest.mark.parametrize("query", ["session pool acquire", "database connect", "render page html", "src tests",
+                                   "pool", "zzqx acquire"])
+def test_sparse_lexical_scores_equal_the_dense_formula(small_graph, query: str) -> None:
+    """lexical_scores works on the matched nodes only; it must equal the formula evaluated densely over N."""
+    g = small_graph
+    tokens = tokenize(query)
+    n, k = g.n, len(tokens)
+    scratch = np.empty(n, np.float32)
+    ms = np.stack([g.seeds.token_scores(t, scratch).copy() for t in tokens])
+    for row, t in zip(ms, tokens):
+        idx, val = g.seeds.token_sparse(t)
+        dense = np.zeros(n, np.float32)
+        dense[idx] = val
+        np.testing.assert_array_equal(dense, row)
+    testy = any(t in ("test", "tests", "spec") for t in tokens)
+    bias = (g.seeds.path_bias_test if testy else g.seeds.path_bias) + g.seeds.kind_bias
+    best = ms.max(axis=0)
+    ref = np.clip(0.5 * ms.sum(0) / k + 0.35 * (ms >= 0.5).sum(0) / k + 0.15 * best + bias, 0, 1)
+    ref[best < 0.5] = 0
+    ref[(ms >= 1.0).all(0)] = 1.0
+    np.testing.assert_allclose(lexical_scores(g.seeds, tokens), ref, atol=1e-6)

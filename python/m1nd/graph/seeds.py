@@ -132,6 +132,17 @@ class Ragged:
     def __getitem__(self, k: int) -> np.ndarray:
         return self.flat[self.offsets[k]:self.offsets[k + 1]]
 
+    def expand(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """All values of the given keys, concatenated, and the count per key (vectorised)."""
+        starts = self.offsets[keys]
+        counts = self.offsets[keys + 1] - starts
+        total = int(counts.sum())
+        if total == 0:
+            return np.zeros(0, np.int32), counts
+        # positions = starts[k] + 0..counts[k]-1 for each key, without a Python loop
+        base = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts)
+        return self.flat[base + np.arange(total)], counts
+
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -459,6 +470,33 @@ class SeedIndex:
             ps[self.segment_paths[sk]] = 0.82
         return ps
 
+    def token_sparse(self, t: str) -> tuple[np.ndarray, np.ndarray]:
+        """Non-zero m(t, ·) as (unique node indices int32, scores float32): labels and paths scored once each, then
+        only the matching ones expanded to their nodes (a query touches thousands of nodes, not all of them)."""
+        parts_i: list[np.ndarray] = []
+        parts_v: list[np.ndarray] = []
+        for scores, groups in ((self.label_scores(t), self.label_nodes), (self.path_scores(t), self.path_nodes)):
+            ids = np.flatnonzero(scores)
+            if len(ids):
+                nodes, counts = groups.expand(ids)
+                parts_i.append(nodes)
+                parts_v.append(np.repeat(scores[ids], counts))
+        wk = self.word_id.get(t)
+        if wk is not None:
+            w = self.word_nodes[wk]
+            parts_i.append(w)
+            parts_v.append(np.full(len(w), 0.60, np.float32))
+        if not parts_i:
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
+        idx = np.concatenate(parts_i)
+        val = np.concatenate(parts_v).astype(np.float32)
+        if len(parts_i) > 1:  # max per node: sort by (node, score) and keep each node's last entry
+            order = np.lexsort((val, idx))
+            idx, val = idx[order], val[order]
+            last = np.r_[idx[1:] != idx[:-1], True]
+            idx, val = idx[last], val[last]
+        return idx.astype(np.int32, copy=False), val
+
     def token_scores(self, t: str, scratch: np.ndarray) -> np.ndarray:
         """Dense m(t, ·) over all nodes (written into and returned as ``scratch``): label and path rules are
         scored once per unique label / path and gathered to nodes."""
@@ -499,28 +537,32 @@ def direct_hits(index: SeedIndex, query: str) -> list[int]:
 
 
 def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
+    """lex(n) for every node (activation.md §1 aggregation), computed only over the nodes some token matched."""
     n = index.n
     k = len(tokens)
+    lex = np.zeros(n, np.float32)
     if k == 0 or n == 0:
-        return np.zeros(n, np.float32)
-    total = np.zeros(n, np.float32)
-    covered = np.zeros(n, np.float32)
-    best = np.zeros(n, np.float32)
-    all_exact = np.ones(n, np.bool_)
-    scratch = np.empty(n, np.float32)
-    for t in tokens:
-        m = index.token_scores(t, scratch)
-        total += m
-        covered += m >= 0.5
-        np.maximum(best, m, out=best)
-        all_exact &= m >= 1.0
-    avg = total / k
-    coverage = covered / k
+        return lex
+    per_token = [index.token_sparse(t) for t in tokens]
+    cand = np.unique(np.concatenate([i for i, _ in per_token])) if per_token else np.zeros(0, np.int32)
+    if not len(cand):
+        return lex
+    total = np.zeros(len(cand), np.float32)
+    covered = np.zeros(len(cand), np.float32)
+    best = np.zeros(len(cand), np.float32)
+    exact = np.zeros(len(cand), np.int32)
+    for idx, val in per_token:
+        pos = np.searchsorted(cand, idx)
+        total[pos] += val
+        covered[pos] += val >= 0.5
+        np.maximum.at(best, pos, val)
+        exact[pos] += val >= 1.0
     testy = any(t in ("test", "tests", "spec") for t in tokens)
-    bias = (index.path_bias_test if testy else index.path_bias) + index.kind_bias
-    lex = np.clip(0.5 * avg + 0.35 * coverage + 0.15 * best + bias, 0.0, 1.0).astype(np.float32)
-    lex[best < 0.5] = 0.0
-    lex[all_exact] = 1.0
+    bias = (index.path_bias_test if testy else index.path_bias)[cand] + index.kind_bias[cand]
+    sub = np.clip(0.5 * total / k + 0.35 * covered / k + 0.15 * best + bias, 0.0, 1.0).astype(np.float32)
+    sub[best < 0.5] = 0.0
+    sub[exact == k] = 1.0
+    lex[cand] = sub
     return lex
 
 
