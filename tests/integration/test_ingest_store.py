@@ -223,3 +223,19 @@ def test_activate_include_memory_finds_entries_about_results(repo, ws_factory) -
     assert not r.is_error, r.structured
     titles = [m["title"] for m in r.structured["related_memories"]]
     assert titles == ["Cart reserves stock first"]  # b's private entry never leaks to a
+
+
+def test_cli_ingest_stores_the_graph_in_the_workspace_of_its_path(repo, tmp_path) -> None:
+    """`m1nd ingest PATH` from elsewhere: later commands run inside PATH find the graph."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "clihome"
+    env = {k: v for k, v in os.environ.items() if k not in ("M1ND_WORKSPACE", "M1ND_HOME")}
+    run = lambda args, cwd: subprocess.run([sys.executable, "-m", "m1nd", "--home", str(home), *args],  # noqa: E731
+                                           cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    out = run(["ingest", str(repo)], tmp_path)
+    assert out.returncode == 0, out.stderr
+    found = run(["activate", "cart add item", "--json"], repo)
+    assert found.returncode == 0, found.stderr
+    assert '"activated"' in found.stdout and "file::src/shop/cart.py" in found.stdout

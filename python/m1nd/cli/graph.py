@@ -191,10 +191,22 @@ def register(cli: click.Group) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the ingest report as JSON.")
 def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclude: tuple[str, ...],
                json_out: bool) -> None:
-    """Parse the repository at PATH into the code graph (incremental; progress on stderr)."""
+    """Parse the repository at PATH into the code graph (incremental; progress on stderr).
+
+    Without --workspace (or $M1ND_WORKSPACE), a replacing ingest stores the graph in the workspace of PATH itself
+    (its git top-level, else PATH), so that commands run later from inside that repository find it.
+    """
     import os
+    from pathlib import Path
 
     os.environ.setdefault("M1ND_PROGRESS", "1")
+    obj = _obj()
+    if not merge and obj.workspace_path is None and not os.environ.get("M1ND_WORKSPACE"):
+        target = Path(path).expanduser()
+        if target.is_dir():
+            from m1nd.config import git_toplevel
+
+            obj.workspace_path = str(git_toplevel(target.absolute()) or target.absolute())
     args: dict[str, Any] = {"path": path}
     if merge:
         args["mode"] = "merge"
