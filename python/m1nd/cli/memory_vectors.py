@@ -68,10 +68,9 @@ def embed_cmd(entry_id: str | None, all_: bool, long_only: int | None, force: bo
         if res.get("store_current") is False:
             note("note: some entries (other agents' private entries) still lack vectors of the current model")
         return
-    svc_entry = svc.show(entry_id, agent=agent, activate=False)
-    out(f"Generating embedding for '{svc_entry['title']}'...")
-    res = hook.embed(svc, agent=agent, entry_id=entry_id, long_only=long_only, force=True)
-    out(f"Embedding generated and saved for: {res.get('id', svc_entry.id)}")
+    res = hook.embed(svc, agent=agent, entry_id=entry_id, long_only=long_only, force=True,
+                     on_start_entry=lambda title: out(f"Generating embedding for '{title}'..."))
+    out(f"Embedding generated and saved for: {res.get('id', entry_id)}")
 
 
 @memory_group.command("auto-anchor")

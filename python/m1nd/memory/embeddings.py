@@ -653,7 +653,7 @@ def _stderr_once(msg: str) -> None:
     if msg in _stderr_seen:
         return
     _stderr_seen.add(msg)
-    print(msg, file=sys.stderr)
+    print(msg, file=sys.stderr, flush=True)
 
 
 def notice_no_model() -> None:
@@ -663,7 +663,7 @@ def notice_no_model() -> None:
         if _noticed:
             return
         _noticed = True
-    print(NO_MODEL_NOTICE, file=sys.stderr)
+    print(NO_MODEL_NOTICE, file=sys.stderr, flush=True)
 
 
 def usable(emb: Embedder | None = None) -> Embedder | None:

@@ -73,7 +73,7 @@ def embedding_text(title: str, body: str, summary: str | None, tags: Sequence[st
 def _stderr_once(msg: str) -> None:
     if msg not in _printed:
         _printed.add(msg)
-        print(msg, file=sys.stderr)
+        print(msg, file=sys.stderr, flush=True)
 
 
 def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[tuple[int, float]]:
@@ -484,6 +484,7 @@ class MemoryVectors:
     def embed(self, svc: Any, *, agent: str | None, entry_id: str | None = None, all_: bool = False,
               long_only: int | None = None, force: bool = False, every_owner: bool = False,
               on_found: Callable[[int], None] | None = None,
+              on_start_entry: Callable[[str], None] | None = None,
               progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         """Embed one visible entry, or every visible entry whose vector is missing or out of date."""
         if entry_id is None and not all_:
@@ -516,6 +517,8 @@ class MemoryVectors:
             todo.append((rowid, eid, title, text))
         if on_found is not None:
             on_found(len(todo))
+        if on_start_entry is not None and todo:
+            on_start_entry(todo[0][2])
         done = 0
         inferred = 0
         for a in range(0, len(todo), EMBED_BATCH_ENTRIES):
