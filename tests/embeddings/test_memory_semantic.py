@@ -46,7 +46,7 @@ def test_long_entry_is_chunked_and_keeps_the_normalised_mean(mcli) -> None:
     assert n == 995 and chunks == [(0, 0, 400), (1, 300, 400), (2, 600, 395)]
     assert mcli.rows("SELECT chunk_count FROM entries WHERE id = ?", (eid,)) == [(3,)]
     vecs = mcli.rows("SELECT v.owner_kind, v.vec FROM vectors v")
-    entry = [np.frombuffer(b, "<f4") for k, b in vecs if k == "entry"][0]
+    entry = next(np.frombuffer(b, "<f4") for k, b in vecs if k == "entry")
     parts = [np.frombuffer(b, "<f4") for k, b in vecs if k == "chunk"]
     mean = np.mean(parts, axis=0)
     np.testing.assert_allclose(entry, mean / np.linalg.norm(mean), atol=1e-6)
