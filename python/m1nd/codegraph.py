@@ -311,7 +311,10 @@ class CodeGraph:
 
         with self.lock:
             self.flush()
-            report = run_ingest_isolated(self.settings, path, opts)
+        # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
+        # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
+        report = run_ingest_isolated(self.settings, path, opts)
+        with self.lock:
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
             from m1nd.code_vectors import code_vectors_for
