@@ -208,7 +208,8 @@ def worktree_state(root: Path) -> str | None:
 def status(root: Path) -> dict[str, object]:
     """Cheap git facts about ``root`` for health reports.
 
-    ``{"available": bool, "missing_git": bool, "toplevel": str | None, "head": str | None, "reason": str | None}``;
+    ``{"available", "missing_git", "root"/"toplevel", "branch", "head", "clean", "uncommitted_files", "reason"}``
+    (activation.md §15: ``git{available, root, branch, head, clean, uncommitted_files}``);
     ``missing_git`` is true when the ``git`` executable is missing but ``root`` (or a parent) holds a ``.git``.
     """
     root = Path(root)
@@ -233,4 +234,9 @@ def status(root: Path) -> dict[str, object]:
         }
     rc, out, _ = run_git(root, "rev-parse", "-q", "--verify", "HEAD", timeout=30.0)
     head = out.decode("ascii", "replace").strip() if rc == 0 else None
-    return {"available": True, "missing_git": False, "toplevel": str(tp[0]), "head": head, "reason": None}
+    rc, out, _ = run_git(root, "symbolic-ref", "-q", "--short", "HEAD", timeout=30.0)
+    branch = out.decode("utf-8", "replace").strip() if rc == 0 else None  # None: detached HEAD
+    rc, out, _ = run_git(root, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".", timeout=120.0)
+    dirty = [p for p in out.split(b"\0") if p.strip()] if rc == 0 else []
+    return {"available": True, "missing_git": False, "root": str(tp[0]), "toplevel": str(tp[0]), "branch": branch,
+            "head": head, "clean": rc == 0 and not dirty, "uncommitted_files": len(dirty), "reason": None}
