@@ -1,0 +1,97 @@
+"""Code-node embeddings (hashing embedder): texts, ingest's embed parameter, zero inferences on an unchanged
+re-ingest, the index beside the workspace, activate's semantic backend, health.embedder, no-model fallback."""
+
+from __future__ import annotations
+
+import numpy as np
+from m1nd.code_vectors import CodeVectors, code_vectors_for, node_texts
+
+
+def test_node_texts_follow_the_spec(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="skip")
+    g = ws.graph.graph()
+    texts = dict(zip(g.nodes.ext_id, node_texts(g.nodes)))
+    assert texts["file::src/net/retry.py"] == ("file src/net/retry.py\nRetrying flaky network calls.\n"
+                                               "backoff_delays, call_with_retry")
+    assert texts["file::src/net/retry.py::fn::backoff_delays"] == (
+        "fn backoff_delays\ndef backoff_delays(attempts: int) -> list\n"
+        "Exponential backoff delays with jitter between retries.")
+    assert all(t is None for e, t in texts.items() if e.startswith("dir::"))
+
+
+def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    rep = ws.graph.ingest(str(small_repo), embed="sync")
+    cv = code_vectors_for(ws.graph)
+    g = ws.graph.graph()
+    embeddable = sum(1 for t in node_texts(g.nodes) if t is not None)
+    assert rep["embeddings"]["model_id"] == "hashing-v1-256" and rep["embeddings"]["embedded"] == embeddable
+    h = ws.graph.health("a")["embedder"]
+    assert h == {"model_id": "hashing-v1-256", "dim": 256, "available": True, "code_vectors": embeddable,
+                 "pending": 0}
+    assert (ws.graph.workdir / "graph.code.usearch").exists()
+    r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
+    assert r["semantic_backend"] == "embedding"
+    assert r["activated"][0]["node_id"] == "file::src/net/retry.py::fn::backoff_delays"
+    assert any(s["via"] in ("semantic", "both") for s in r["seeds"])
+    assert max(a["dimensions"]["semantic"] for a in r["activated"]) > 0
+    # warmup and missing go through the same semantic scores
+    assert ws.graph.warmup("a", "render invoice pdf")["primed_nodes"]
+    # an unchanged tree re-ingested performs zero inferences
+    before = cv.inferences
+    rep2 = ws.graph.ingest(str(small_repo), embed="sync")
+    assert rep2["embeddings"]["embedded"] == 0 and cv.inferences == before
+
+
+def test_sem_scores_are_rescaled_and_limited_to_the_nearest(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    g = ws.graph.graph()
+    sem = code_vectors_for(ws.graph).scores(g, "login token session")
+    assert sem is not None and sem.dtype == np.float32 and sem.shape == (g.n,)
+    assert 0.0 <= float(sem.min()) and float(sem.max()) <= 1.0
+    best = g.nodes.ext_id[int(np.argmax(sem))]
+    assert best.startswith("file::src/auth/session.py")
+
+
+def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    assert ws.graph.ingest(str(small_repo), embed="skip")["embeddings"]["queued"] == 0
+    rep = ws.graph.ingest(str(small_repo), embed="background")
+    assert rep["embeddings"]["queued"] > 0
+    cv = code_vectors_for(ws.graph)
+    assert cv._worker is None  # a one-shot CLI process does not start the worker
+    r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
+    assert r["semantic_backend"] == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
+    assert ws.graph.health("a")["embedder"]["pending"] == rep["embeddings"]["queued"]
+    cv.start_background()
+    assert cv.wait_idle(timeout=60)
+    r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
+    assert r["semantic_backend"] == "embedding"
+
+
+def test_index_is_rebuilt_from_the_database_when_missing(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    cv = code_vectors_for(ws.graph)
+    cv.index().save()
+    for p in ws.graph.workdir.glob("graph.code.usearch*"):
+        p.unlink()
+    fresh = CodeVectors(ws.graph)
+    g = ws.graph.graph()
+    a = cv.scores(g, "render invoice as pdf")
+    b = fresh.scores(g, "render invoice as pdf")
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    fresh.close()
+
+
+def test_no_model_keeps_the_trigram_backend(small_repo, workspace_for, monkeypatch) -> None:
+    monkeypatch.setenv("M1ND_EMBEDDER", "none")
+    ws = workspace_for(small_repo)
+    rep = ws.graph.ingest(str(small_repo), embed="sync")
+    assert rep["embeddings"] == {"queued": 0, "model_id": None}
+    r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
+    assert r["semantic_backend"] == "trigram" and r["activated"]
+    assert ws.graph.health("a")["embedder"] == {"model_id": None, "dim": None, "available": False,
+                                                "code_vectors": 0, "pending": 0}
