@@ -40,7 +40,15 @@ from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
 from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.wake import bump_activation, select
-from m1nd.memory.waketext import chunk_limit, chunk_phrases, entry_content, has_alnum, judge, shown_title, split_chunks
+from m1nd.memory.waketext import (
+    chunk_limit,
+    chunk_phrases,
+    entry_content,
+    has_alnum,
+    judge,
+    shown_title,
+    split_chunks,
+)
 from m1nd.store.memory_repo import MemoryRepo
 
 PLAN_VERSION = 1
@@ -198,7 +206,7 @@ class Ritual:
             if activate:
                 bump_activation(repo, [e.rowid for e in entries])
         return {"status": "started", "session": make_token(secret, sid, 0, agent), "prompt": steps[0].prompt(),
-                "progress": {"current": 0, "total": len(steps)}, **{**base, "warnings": warnings}}
+                "progress": {"current": 0, "total": len(steps)}, **base, "warnings": warnings}
 
     # -- respond ----------------------------------------------------------------------------------------------
     def respond(self, agent: str | None, *, guess: str, bloom_id: str, token: str) -> dict[str, Any]:

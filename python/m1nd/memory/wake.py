@@ -143,9 +143,9 @@ def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | No
         chosen = json.dumps(out["core"] + out["recent"])
         out["bridges"] = _pick(repo, [
             *base, f"{value} >= {BRIDGE_MIN}", "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
-            "e.rowid IN (SELECT a.anchor_rowid FROM entry_anchors a WHERE a.entry_rowid IN "
-            "(SELECT value FROM json_each(:chosen)) UNION SELECT a.entry_rowid FROM entry_anchors a "
-            "WHERE a.anchor_rowid IN (SELECT value FROM json_each(:chosen)))"],
+            ("e.rowid IN (SELECT a.anchor_rowid FROM entry_anchors a WHERE a.entry_rowid IN "
+             "(SELECT value FROM json_each(:chosen)) UNION SELECT a.entry_rowid FROM entry_anchors a "
+             "WHERE a.anchor_rowid IN (SELECT value FROM json_each(:chosen)))")],
             {**params, "chosen": chosen}, basis, left)
     return out
 
@@ -229,8 +229,8 @@ def render_cascade(data: dict[str, Any]) -> list[str]:
         ex = data["excluded"]
         n = sum(ex.values())
         if n:
-            return [f"No blooms to wake: {n} excluded by tag (archive: {ex['archive']}, wake-exclude: "
-                    f"{ex['wake-exclude']}); pass --include-excluded to include them"]
+            return [(f"No blooms to wake: {n} excluded by tag (archive: {ex['archive']}, wake-exclude: "
+                     f"{ex['wake-exclude']}); pass --include-excluded to include them")]
         return ["No blooms to wake"]
     for k in layers:
         lines.append("")

@@ -44,7 +44,7 @@ NO_CONTENT = "(no content)"
 # Separators in priority order and where the cut goes relative to the match start.
 _SEPARATORS = ((b"\n---\n", 5), (b"\n## ", 1), (b"\n### ", 1), (b"\n\n", 2), (b"\n", 1))
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SENTENCE = re.compile(r"\S.*?[.!?](?=\s|$)", re.S)
+_SENTENCE = re.compile(r"\S.*?[.!?](?=\s|$)", re.DOTALL)
 _PART = re.compile(r" \(Part \d+/\d+\)$")
 
 # Opens every wake-log report (and ``wake-log report --help``).
