@@ -31,6 +31,7 @@ import hashlib
 import logging
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -432,6 +433,8 @@ class CodeVectors:
 
 
 _attach_lock = threading.Lock()
+_instances: weakref.WeakSet[CodeVectors] = weakref.WeakSet()
+_provider_registered = [False]
 
 
 def code_vectors_for(cg: Any) -> CodeVectors:
@@ -442,9 +445,40 @@ def code_vectors_for(cg: Any) -> CodeVectors:
     with _attach_lock:
         cv = getattr(cg, "_code_vectors", None)
         if cv is None or cv.emb is not get_embedder():
+            old = cv
             cv = CodeVectors(cg)
             cg._code_vectors = cv
+            _instances.add(cv)
+            if old is not None:
+                _instances.discard(old)
+            _register_affinity_provider()
         return cv
+
+
+def _affinity(g: Any, i: int) -> tuple[np.ndarray, str] | None:
+    """The perspectives' semantic backend (``semantic_affinity`` routes, ``perspective_affinity``): similarity of
+    every node to node ``i`` by embedding — the 200 nearest, rescaled like sem(n) — or None (trigram answers)."""
+    for cv in list(_instances):
+        if cv.cg.__dict__.get("_graph") is g:
+            near = cv.similar(g, i, SEM_TOP)
+            if not near:
+                return None
+            out = np.zeros(g.n, np.float32)
+            idx = np.fromiter((j for j, _ in near), np.int64, count=len(near))
+            out[idx] = np.fromiter((s for _, s in near), np.float32, count=len(near))
+            return out, "embedding"
+    return None
+
+
+def _register_affinity_provider() -> None:
+    if _provider_registered[0]:
+        return
+    try:
+        from m1nd.perspectives.synthesis import register_semantic_backend
+    except ImportError:  # pragma: no cover - perspectives not shipped
+        return
+    register_semantic_backend(_affinity)
+    _provider_registered[0] = True
 
 
 def start_server_jobs(ws: Any) -> None:
