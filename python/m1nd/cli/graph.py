@@ -188,9 +188,11 @@ def register(cli: click.Group) -> None:
 @click.option("--namespace", default=None, help="Id prefix of a secondary root (with --merge).")
 @click.option("--full", is_flag=True, help="Re-extract every file (ignore the incremental cache).")
 @click.option("--exclude", multiple=True, help="gitignore-style pattern to skip (repeatable).")
+@click.option("--embed", type=click.Choice(["background", "sync", "skip"]), default=None,
+              help="Code-node embeddings: sync waits for them here; background (default) leaves them to the server.")
 @click.option("--json", "json_out", is_flag=True, help="Print the ingest report as JSON.")
 def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclude: tuple[str, ...],
-               json_out: bool) -> None:
+               embed: str | None, json_out: bool) -> None:
     """Parse the repository at PATH into the code graph (incremental; progress on stderr).
 
     Without --workspace (or $M1ND_WORKSPACE), a replacing ingest stores the graph in the workspace of PATH itself
@@ -216,6 +218,8 @@ def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclud
         args["incremental"] = False
     if exclude:
         args["exclude"] = list(exclude)
+    if embed:
+        args["embed"] = embed
     r = run_tool("ingest", args, as_json=json_out)
     if json_out:
         _print_json(r)
