@@ -93,3 +93,14 @@ def test_many_tombstones_trigger_a_rebuild(tmp_path) -> None:
     keep = keys[:50]
     ix.sync(2, lambda: (keep, keep.astype(np.int64)), lambda ks: x[ks.astype(np.int64) - 1])
     assert len(ix) == 50 and ix._removed == 0  # rebuilt instead of carrying 50 % tombstones
+
+
+def test_removals_past_20_percent_compact_the_index(tmp_path) -> None:
+    x = _data(600)
+    keys = np.arange(1, 601, dtype=np.uint64)
+    ix = VectorIndex(tmp_path / "i.usearch", model_id="m", dim=32, persist=False)
+    ix.upsert(keys, keys.astype(np.int64), x)
+    ix.remove(keys[:200])
+    assert len(ix) == 400 and ix._removed == 0  # compacted from the live vectors
+    k, s = ix.search(x[450], 1)
+    assert k.tolist() == [451] and s[0] > 0.99

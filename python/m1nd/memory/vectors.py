@@ -164,6 +164,20 @@ class VectorIndex:
             del self._tags[k]
         self._removed += len(present)
 
+    def _compact_if_needed(self) -> None:
+        """More than 20 % tombstones: rebuild the graph from the live vectors (kept in the index itself)."""
+        live = len(self._tags)
+        if self._removed <= 100 or self._removed <= TOMBSTONE_REBUILD * max(1, live):
+            return
+        keys = np.asarray(sorted(self._tags), np.uint64)
+        fresh = self._new()
+        for a in range(0, len(keys), 4096):
+            part = keys[a:a + 4096]
+            vecs = np.asarray(self._index.get(part, dtype=np.float32), np.float32).reshape(len(part), self.dim)
+            fresh.add(part, vecs, threads=0)
+        self._index = fresh
+        self._removed = 0
+
     def _add(self, keys: np.ndarray, tags: np.ndarray, vecs: np.ndarray) -> None:
         if len(keys) == 0:
             return
@@ -190,6 +204,7 @@ class VectorIndex:
         with self._lock:
             self.ensure_loaded()
             self._remove(np.asarray(keys, np.uint64).reshape(-1))
+            self._compact_if_needed()
             if generation is not None:
                 self.generation = generation
             self._dirty = True
