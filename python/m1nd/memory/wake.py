@@ -37,6 +37,9 @@ CORE_MIN = 8
 BRIDGE_MIN = 5
 NO_AGENT = "M1ND_CURRENT_AGENT not set. Cannot wake without identity."
 _DAY_MS = 86_400_000
+# The visibility predicate with its columns kept off the (unselective) visibility/owner indexes, so the resonance and
+# timestamp indexes drive the layer queries.
+_VISIBLE = "(+e.visibility = 'public' OR (+e.visibility = 'private' AND +e.owner = :agent))"
 _NOT_EPHEMERAL = "(e.resonance_type IS NULL OR e.resonance_type != 'ephemeral')"
 _EXCLUDED = ("NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rowid = e.rowid "
              "AND x.tag IN ('archive', 'wake-exclude'))")
@@ -108,6 +111,15 @@ def _value(basis: str) -> str:
             else "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now)")
 
 
+def _at_least(basis: str, threshold: str | int, positive: bool) -> list[str]:
+    """``basis value >= threshold``, plus ``resonance >= threshold`` (index-usable) when the threshold is positive:
+    decay never raises a positive resonance, so the raw value bounds the decayed one from above."""
+    clauses = [f"{_value(basis)} >= {threshold}"]
+    if basis == "decayed" and positive:
+        clauses.append(f"e.resonance >= {threshold}")
+    return clauses
+
+
 def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str, limit: int | None) -> list[int]:
     value = _value(basis)
     sql = (f"SELECT e.rowid FROM entries e WHERE {' AND '.join(f'({w})' for w in where)} "
@@ -120,31 +132,32 @@ def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str
 def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
             exclude: bool, now: int) -> dict[str, list[int]]:
     """Rowids per layer (the cascade rules of the module docstring)."""
-    value = _value(basis)
-    base = [visible_sql()]
+    base = [_VISIBLE]
     if exclude:
         base.append(_EXCLUDED)
     params: dict[str, Any] = {"agent": agent, "now": now}
     out: dict[str, list[int]] = {k: [] for k in LAYERS}
     if min_resonance is not None:
-        out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, f"{value} >= :minr"], {**params, "minr": min_resonance},
-                            basis, None)
+        out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, *_at_least(basis, ":minr", min_resonance > 0)],
+                            {**params, "minr": min_resonance}, basis, None)
         return out
-    out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, f"{value} >= {CORE_MIN}"], params, basis, limit)
+    out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, *_at_least(basis, CORE_MIN, True)], params, basis, limit)
     left = limit - len(out["core"])
     if left > 0:
         since = format_ms(now - days * _DAY_MS)
         out["recent"] = _pick(repo, [
             *base, _NOT_EPHEMERAL, "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
-            "(e.created_at >= :since OR e.updated_at >= :since OR e.last_activated >= :since)"],
+            # three index range scans instead of a table scan for the OR of the three clocks
+            ("e.rowid IN (SELECT rowid FROM entries WHERE created_at >= :since UNION ALL SELECT rowid FROM entries "
+             "WHERE updated_at >= :since UNION ALL SELECT rowid FROM entries WHERE last_activated >= :since)")],
             {**params, "since": since, "chosen": json.dumps(out["core"])}, basis, left)
         left -= len(out["recent"])
     if left > 0 and (out["core"] or out["recent"]):
         chosen = json.dumps(out["core"] + out["recent"])
         out["bridges"] = _pick(repo, [
-            *base, f"{value} >= {BRIDGE_MIN}", "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
+            *base, *_at_least(basis, BRIDGE_MIN, True), "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
             ("e.rowid IN (SELECT a.anchor_rowid FROM entry_anchors a WHERE a.entry_rowid IN "
-             "(SELECT value FROM json_each(:chosen)) UNION SELECT a.entry_rowid FROM entry_anchors a "
+             "(SELECT value FROM json_each(:chosen)) UNION ALL SELECT a.entry_rowid FROM entry_anchors a "
              "WHERE a.anchor_rowid IN (SELECT value FROM json_each(:chosen)))")],
             {**params, "chosen": chosen}, basis, left)
     return out
