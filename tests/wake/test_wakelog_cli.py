@@ -159,6 +159,8 @@ def test_readers_with_out(cli, blooms, tmp_path) -> None:
     rows = json.loads(hist.read_text())["rows"]
     assert [r["wake"] for r in rows] == [9, 8] and all(r["bloom_id"] == blooms["a"] for r in rows)
     assert cli("wake-log", "wake", "42", "--out", str(tmp_path / "none.txt")).code == 1
+    r = cli("wake-log", "wake", "8", "--out", str(tmp_path / "no-such-dir" / "x.txt"))
+    assert r.code == 1 and r.out == "" and "cannot write --out" in r.err
 
 
 def test_report_help_carries_the_notice(cli) -> None:

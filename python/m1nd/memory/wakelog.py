@@ -423,5 +423,17 @@ def write_out(path: str, data: dict[str, Any], render: Callable[[dict[str, Any]]
     """JSON when the path ends in ``.json``, the escaped text otherwise."""
     text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if path.lower().endswith(".json")
             else render(data))
-    with open(path, "w", encoding="utf-8") as fh:
+    # Checked again on the opened descriptor (the path may have changed since check_out_path): non-blocking, so a
+    # FIFO cannot stall the open, and truncated only once it is known to be a safe regular file.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as e:
+        raise M1ndError(f"cannot write --out {path}: {e.strerror}", code="invalid_argument",
+                        recover="pick another --out path") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) in _std_ids():
+            raise M1ndError(f"--out {path} is not a separate regular file; nothing was written",
+                            code="invalid_argument", recover="pass a path to a regular file")
+        os.ftruncate(fd, 0)
         fh.write(text)
