@@ -112,3 +112,36 @@ def test_perspective_semantic_affinity_uses_embeddings(small_repo, workspace_for
     sim, backend = synthesis.semantic_similarity(g, i)
     assert backend == "embedding" and sim.shape == (g.n,) and float(sim.max()) <= 1.0
     assert sim[i] == 0.0 and float(sim.max()) > 0.0
+
+
+def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,
+                                                                          monkeypatch) -> None:
+    import time
+
+    from m1nd import code_vectors as C
+    from m1nd.memory import embeddings as E
+
+    ws = workspace_for(small_repo, transport="stdio")
+    ws.graph.ingest(str(small_repo), embed="skip")
+    ws.memory.add({"category": "insight", "title": "Retry", "content": "backoff"}, agent="alice")
+    ws.memory.add({"category": "insight", "title": "Mine", "content": "private", "private": True}, agent="bob")
+    ws.close()
+
+    class Hash128(E.HashingEmbedder):
+        def __init__(self, dim: int = 128) -> None:
+            super().__init__(dim=128)
+
+    monkeypatch.setattr(E, "HashingEmbedder", Hash128)
+    monkeypatch.setattr(C.CodeVectors, "background_allowed", property(lambda self: True))
+    E.reset_embedder()
+    ws2 = workspace_for(small_repo, transport="stdio")
+    assert ws2.memory.vector_hook.model_state()["changed"]
+    ws2.on_server_start()
+    cv = C.code_vectors_for(ws2.graph)
+    assert cv.wait_idle(timeout=60)
+    deadline = time.monotonic() + 30
+    while ws2.memory.vector_hook.model_state()["changed"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ws2.memory.vector_hook.model_state()["changed"]
+    assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
+    assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
