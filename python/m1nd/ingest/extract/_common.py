@@ -207,6 +207,19 @@ def empty_blob(lang: str, version: int, data: bytes, is_test: bool) -> dict[str,
     }
 
 
+def parse_or_blob(lang: str, version: int, relpath: str, data: bytes) -> tuple[dict[str, Any], Any | None]:
+    """The start every tree-sitter extractor shares: an empty blob for the file and its parse tree's root, or
+    ``(blob with parse_error, None)`` when the file does not parse (it keeps its file node, no symbols)."""
+    from m1nd.ingest import treesitter as ts
+
+    blob = empty_blob(lang, version, data, is_test_path(relpath, lang))
+    root = ts.parse(lang, data).root_node
+    if root.has_error:
+        blob["parse_error"] = f"syntax error at line {ts.first_error_line(root)}"
+        return blob, None
+    return blob, root
+
+
 def pack_refs(refs: list[list[Any]]) -> list[list[Any]]:
     """``[kind, name, owner, ...]`` occurrences -> ``[kind, name, owner, count]`` (first-occurrence order)."""
     counts: dict[tuple[str, str, int], int] = {}

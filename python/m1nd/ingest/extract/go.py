@@ -12,11 +12,10 @@ from m1nd.ingest.extract._common import (
     assign_ids,
     comment_doc,
     config_tokens,
-    empty_blob,
     finish_defs,
-    is_test_path,
     make_def,
     pack_refs,
+    parse_or_blob,
     sha256,
     signature,
 )
@@ -99,13 +98,10 @@ def _type_refs(node: Any, out: list[tuple[str, int]]) -> None:
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
-    file_test = is_test_path(relpath, LANG)
-    blob = empty_blob(LANG, EXTRACTOR_VERSION, data, file_test)
-    tree = ts.parse(LANG, data)
-    root = tree.root_node
-    if root.has_error:
-        blob["parse_error"] = f"syntax error at line {ts.first_error_line(root)}"
+    blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
+    if root is None:
         return blob
+    file_test = blob["is_test"]
     caps = ts.captures(ts.query(LANG, QUERY), root)
     for node in caps.get("pkg", ()):
         blob["package"] = _txt(node)

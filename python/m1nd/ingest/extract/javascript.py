@@ -17,11 +17,10 @@ from m1nd.ingest.extract._common import (
     clean_name,
     comment_doc,
     config_tokens,
-    empty_blob,
     finish_defs,
-    is_test_path,
     make_def,
     pack_refs,
+    parse_or_blob,
     sha256,
     signature,
 )
@@ -169,11 +168,8 @@ def _is_top_level_var(decl: Any) -> bool:
 
 
 def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
-    blob = empty_blob(lang, EXTRACTOR_VERSION, data, is_test_path(relpath, lang))
-    tree = ts.parse(lang, data)
-    root = tree.root_node
-    if root.has_error:
-        blob["parse_error"] = f"syntax error at line {ts.first_error_line(root)}"
+    blob, root = parse_or_blob(lang, EXTRACTOR_VERSION, relpath, data)
+    if root is None:
         return blob
     caps = ts.captures(ts.query(lang, _QUERIES[lang]), root)
 

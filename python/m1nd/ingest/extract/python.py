@@ -10,11 +10,10 @@ from typing import Any
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
     config_tokens,
-    empty_blob,
     finish_defs,
     first_paragraph,
-    is_test_path,
     make_def,
+    parse_or_blob,
     sha256,
     signature,
 )
@@ -198,14 +197,10 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
-    file_test = is_test_path(relpath, LANG)
-    blob = empty_blob(LANG, EXTRACTOR_VERSION, data, file_test)
-    tree = ts.parse(LANG, data)
-    root = tree.root_node
-    if root.has_error:
-        line = ts.first_error_line(root)
-        blob["parse_error"] = f"syntax error at line {line}"
+    blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
+    if root is None:
         return blob
+    file_test = blob["is_test"]
     caps = ts.captures(ts.query(LANG, QUERY), root)
 
     defs: list[dict[str, Any]] = []
