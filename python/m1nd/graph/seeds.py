@@ -113,6 +113,13 @@ class LazyStrings(Sequence[str]):
         return self._packed
 
 
+def _unique_small(a: np.ndarray) -> np.ndarray:
+    """Sorted unique values by sort + diff (for a query's tiny arrays about 1.5x cheaper than ``np.unique``, whose
+    numpy 2.x hash-table path has a fixed setup cost)."""
+    a = np.sort(a)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+
 class Ragged:
     """A list of int32 arrays stored flat (values + offsets): cheap to cache, cheap to slice."""
 
@@ -204,6 +211,7 @@ class SeedIndex:
     _path_of: np.ndarray | None = None
     _joined_paths: str = ""
     _path_offsets: np.ndarray | None = None
+    _path_offsets_list: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.label_id = {lab: k for k, lab in enumerate(self.labels)}
@@ -383,6 +391,7 @@ class SeedIndex:
             if self.paths:
                 np.cumsum([len(p) + 1 for p in self.paths[:-1]], out=offs[1:])
             self._path_offsets = offs
+            self._path_offsets_list = offs.tolist()
         return self._label_of, self._path_of  # type: ignore[return-value]
 
     def _trigram_postings(self, t: str, padded: bool) -> tuple[np.ndarray, int]:
@@ -393,7 +402,7 @@ class SeedIndex:
         sym = _LUT[raw]
         if len(sym) < 3:
             return np.zeros(0, np.int32), 0
-        codes = np.unique(sym[:-2] * (_ALPHA * _ALPHA) + sym[1:-1] * _ALPHA + sym[2:])
+        codes = _unique_small(sym[:-2] * (_ALPHA * _ALPHA) + sym[1:-1] * _ALPHA + sym[2:])
         pos = np.searchsorted(self.trigram_keys, codes)
         ok = pos < len(self.trigram_keys)
         pos, codes_ok = pos[ok], codes[ok]
@@ -459,12 +468,12 @@ class SeedIndex:
         self._maps()
         ps = np.zeros(len(self.paths), np.float32)
         if len(t) >= 4:
-            joined, offs = self._joined_paths, self._path_offsets
+            joined, offs = self._joined_paths, self._path_offsets_list
             pos = joined.find(t)
             while pos != -1:
-                k = int(np.searchsorted(offs, pos, side="right")) - 1
+                k = bisect.bisect_right(offs, pos) - 1
                 ps[k] = 0.72
-                pos = joined.find(t, int(offs[k + 1]) if k + 1 < len(offs) else len(joined))
+                pos = joined.find(t, offs[k + 1] if k + 1 < len(offs) else len(joined))
         sk = self.segment_id.get(t)
         if sk is not None:
             ps[self.segment_paths[sk]] = 0.82
@@ -544,7 +553,7 @@ def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
     if k == 0 or n == 0:
         return lex
     per_token = [index.token_sparse(t) for t in tokens]
-    cand = np.unique(np.concatenate([i for i, _ in per_token])) if per_token else np.zeros(0, np.int32)
+    cand = _unique_small(np.concatenate([i for i, _ in per_token])) if per_token else np.zeros(0, np.int32)
     if not len(cand):
         return lex
     total = np.zeros(len(cand), np.float32)
