@@ -31,7 +31,7 @@ import pytest
 from corpus import STDLIB, copy_subset, workspace
 from m1nd.memory import embeddings as E
 
-FULL = {"texts": 2000, "vectors": 100_000, "entries": 10_000, "queries": 200}
+FULL = {"texts": 800, "vectors": 100_000, "entries": 10_000, "queries": 200}
 SMALL = {"texts": 96, "vectors": 3_000, "entries": 120, "queries": 20}
 THROUGHPUT_PACKAGES = ("json", "http", "logging", "email", "urllib", "concurrent")
 
@@ -138,7 +138,7 @@ def test_embedding_throughput_against_a_bare_onnxruntime_loop(benchmark, model, 
     lengths = [len(x) for x in emb.tokenize(code_texts, E.CODE_MAX_TOKENS)]
     med = int(np.median(lengths))
     uniform = [t for t, k in zip(code_texts, lengths) if abs(k - med) <= 2][:n]
-    repeats = 3 if full else 1
+    repeats = 2 if full else 1
     r_uniform_bare = _rate(bare.embed, uniform, repeats)
     r_uniform_ours = _rate(ours, uniform, repeats)
     r_mixed_bare = _rate(bare.embed, mixed, repeats)

@@ -50,7 +50,7 @@ CHUNK_INDEX_FILE = "memory.chunks.usearch"
 DEFAULT_THRESHOLD = 0.75
 BAND_CEILING = 0.95
 DEFAULT_MAX_ANCHORS = 5
-EMBED_BATCH_ENTRIES = 64
+EMBED_BATCH_ENTRIES = 256
 _printed: set[str] = set()
 
 
@@ -515,6 +515,7 @@ class MemoryVectors:
                 skipped_threshold += 1
                 continue
             todo.append((rowid, eid, title, text))
+        todo.sort(key=lambda t: len(t[3]))  # similar lengths share a batch: less padding (embeddings.md §6)
         if on_found is not None:
             on_found(len(todo))
         if on_start_entry is not None and todo:
