@@ -46,6 +46,7 @@ from m1nd.memory.embeddings import (
     default_threads,
     describe,
     get_embedder,
+    notice_no_model,
     usable,
 )
 from m1nd.memory.vectors import VectorIndex, tag_of
@@ -291,10 +292,22 @@ class CodeVectors:
             done += len(part)
             self.pending = max(0, len(todo) - done)
         self.pending = 0
+        if not self._stop and not self.missing(g):
+            self._finish_model(db, emb)
         if done:
             ix = self.sync(g)
             ix.save()
         return done
+
+    def _finish_model(self, db: Database, emb: Any) -> None:
+        """Every node has a vector of this model: record it in ``meta`` and drop vectors of other models."""
+        rec = dict(db.all("SELECT key, value FROM meta WHERE key IN ('embed_model_id', 'embed_dim')"))
+        if rec.get("embed_model_id") == emb.model_id and rec.get("embed_dim") == str(int(emb.dim)):
+            return
+        with db.write():
+            db.executemany("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+                           "excluded.value", [("embed_model_id", emb.model_id), ("embed_dim", str(int(emb.dim)))])
+            db.execute("DELETE FROM node_vectors WHERE model_id != ? OR dim != ?", (emb.model_id, int(emb.dim)))
 
     def after_ingest(self, mode: str) -> dict[str, Any]:
         """The ``embed`` parameter of ``ingest``: ``sync`` embeds now, ``background`` queues for the server's worker,
@@ -362,7 +375,10 @@ class CodeVectors:
     # -- queries ----------------------------------------------------------------------------------------------------
     def scores(self, g: Any, query: str) -> np.ndarray | None:
         """sem(n) ∈ [0, 1] for the 200 nearest nodes (float32[N]); None when no model or too few vectors."""
-        if not self.available or g.n == 0:
+        if not self.available:
+            notice_no_model()  # once per process (embeddings.md §12)
+            return None
+        if g.n == 0:
             return None
         try:
             emb = usable(self.emb)

@@ -145,3 +145,23 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     assert not ws2.memory.vector_hook.model_state()["changed"]
     assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
     assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
+
+
+def test_the_graph_records_its_embedding_model(small_repo, workspace_for) -> None:
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    meta = dict(ws.graph.store.db.all("SELECT key, value FROM meta WHERE key LIKE 'embed_%'"))
+    assert meta == {"embed_model_id": "hashing-v1-256", "embed_dim": "256"}
+
+
+def test_no_model_notice_is_printed_once_by_activate(small_repo, workspace_for, monkeypatch, capsys) -> None:
+    from m1nd.memory import embeddings as E
+
+    monkeypatch.setenv("M1ND_EMBEDDER", "none")
+    E.reset_embedder()
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="skip")
+    capsys.readouterr()
+    for _ in range(3):
+        ws.graph.activate("a", "retry backoff", learn=False)
+    assert capsys.readouterr().err.count(E.NO_MODEL_NOTICE) == 1
