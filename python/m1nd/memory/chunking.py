@@ -83,6 +83,7 @@ def prepare(emb: Embedder, texts: Sequence[str], *,
             units.setdefault(h, text)
     known = dict(cached(list(units))) if cached is not None and units else {}
     todo = [h for h in units if h not in known]
+    inferred = set(todo)
     if todo:
         vecs = emb.embed_documents([units[h] for h in todo], max_tokens=DOCUMENT_MAX_TOKENS)
         for h, v in zip(todo, vecs):
@@ -93,7 +94,7 @@ def prepare(emb: Embedder, texts: Sequence[str], *,
     for h, n, wins in plans:
         if not wins:
             v = known.get(h, zero)
-            out.append(Prepared(emb.model_id, dim, h, v, n, inferred=int(h in todo)))
+            out.append(Prepared(emb.model_id, dim, h, v, n, inferred=int(h in inferred)))
             continue
         chunks = [PreparedChunk(i, off, cnt, t, wh, known.get(wh, zero)) for i, (off, cnt, t, wh) in enumerate(wins)]
         good = [c.vector for c in chunks if np.any(c.vector)]
@@ -102,6 +103,6 @@ def prepare(emb: Embedder, texts: Sequence[str], *,
             v = (m / max(float(np.linalg.norm(m)), 1e-12)).astype(np.float32)
         else:
             v = zero
-        out.append(Prepared(emb.model_id, dim, h, v, n, chunks, inferred=sum(1 for c in chunks
-                                                                            if c.content_hash in todo)))
+        out.append(Prepared(emb.model_id, dim, h, v, n, chunks,
+                            inferred=sum(1 for c in chunks if c.content_hash in inferred)))
     return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +109,7 @@ class MemoryVectors:
         self._entries: VectorIndex | None = None
         self._chunks: VectorIndex | None = None
         self._checked_model = False
+        self._lock = threading.Lock()
 
     # -- identity ---------------------------------------------------------------------------------------------------
     @property
@@ -134,9 +136,11 @@ class MemoryVectors:
 
     def indexes(self) -> tuple[VectorIndex, VectorIndex]:
         if self._entries is None or self._chunks is None:
-            d = self.db_path.parent
-            self._entries = VectorIndex(d / ENTRY_INDEX_FILE, model_id=self.model_id, dim=self.dim)
-            self._chunks = VectorIndex(d / CHUNK_INDEX_FILE, model_id=self.model_id, dim=self.dim)
+            with self._lock:
+                if self._entries is None or self._chunks is None:
+                    d = self.db_path.parent
+                    self._chunks = VectorIndex(d / CHUNK_INDEX_FILE, model_id=self.model_id, dim=self.dim)
+                    self._entries = VectorIndex(d / ENTRY_INDEX_FILE, model_id=self.model_id, dim=self.dim)
         return self._entries, self._chunks
 
     def save(self) -> None:
