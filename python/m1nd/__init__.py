@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Workspace", "call_tool", "__version__"]
+__all__ = ["Workspace", "__version__", "call_tool"]
 
 
 def __getattr__(name: str) -> Any:

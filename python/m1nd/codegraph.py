@@ -358,7 +358,7 @@ class CodeGraph:
                     w = g.engine.weights
                     w[pos] = np.minimum(W_MAX, w[pos] + inc)
                     self.note_coactivation(pos)
-                    strengthened = int(len(pos))
+                    strengthened = len(pos)
             st = self.agent(agent_id)
             st.query_log.append((normalise_query(query), [t.ext_id[i] for i in run.seeds.nodes.tolist()]))
             if learn:
@@ -536,7 +536,7 @@ class CodeGraph:
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
             "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
             "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,
-            "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": int(len(self.dirty_positions())),
+            "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": len(self.dirty_positions()),
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
             "embedder": _embedder_health(self),

@@ -8,8 +8,8 @@ edges are kept) and the single write transaction that makes an ingest all-or-not
 from __future__ import annotations
 
 import dataclasses
-import json
 import hashlib
+import json
 import logging
 import os
 import re
@@ -343,7 +343,7 @@ def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[s
         _report_peak("ingest")
     except M1ndError as e:
         return {"error": e.to_dict(), "kind": type(e).__name__}
-    except Exception as e:  # noqa: BLE001 — reported to the parent, which raises it as an internal error
+    except Exception as e:
         log.exception("ingest failed")
         return {"error": {"code": "internal", "message": f"internal error ({type(e).__name__}): {e}",
                           "recover": "details were logged to stderr; retry or report", "details": {}},
@@ -361,7 +361,7 @@ def _child_build_cache(settings: Settings) -> None:
     cg = CodeGraph(settings)
     try:
         cg.build_cache()
-    except Exception:  # noqa: BLE001 — the parent rebuilds from rows if the cache is missing
+    except Exception:
         log.exception("building the graph cache after ingest failed")
     finally:
         cg.store.close()

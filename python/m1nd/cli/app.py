@@ -35,7 +35,7 @@ class CliContext:
         return self.agent_flag or os.environ.get("M1ND_CURRENT_AGENT") or None
 
     @cached_property
-    def workspace(self):  # noqa: ANN201 — Workspace, imported lazily to keep --help fast
+    def workspace(self):
         from m1nd.workspace import Workspace
 
         return Workspace(self.settings, transport="cli")

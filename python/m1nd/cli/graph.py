@@ -88,9 +88,8 @@ def render_health(r: dict[str, Any]) -> list[str]:
 
 
 def render_ingest(r: dict[str, Any]) -> list[str]:
-    out = [f"Ingested {r['root']}: {r['files_parsed']} parsed, {r['files_reused']} reused, {r['files_removed']} "
-           f"removed; {r['nodes']['total']} nodes, {r['edges']['total']} edges; generation {r['graph_generation']}"]
-    return out
+    return [(f"Ingested {r['root']}: {r['files_parsed']} parsed, {r['files_reused']} reused, {r['files_removed']} "
+             f"removed; {r['nodes']['total']} nodes, {r['edges']['total']} edges; generation {r['graph_generation']}")]
 
 
 # -- generic flag mapping --------------------------------------------------------------------------------------

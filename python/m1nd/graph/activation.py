@@ -269,7 +269,7 @@ def coactivation_edges(g: Graph, top: np.ndarray, activation: np.ndarray, rate: 
     """Edges joining two of the given results and their LTP increments (learning.md §3)."""
     pos_out, inc_out = [], []
     w = g.engine.weights
-    top_set = set(int(i) for i in top)
+    top_set = {int(i) for i in top}
     for u in top_set:
         pos, tgt = g.engine.out_edges(u)
         for p, v in zip(pos.tolist(), tgt.tolist()):

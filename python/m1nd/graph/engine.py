@@ -127,13 +127,13 @@ class Engine:
         return self._deg_cache[key]
 
     # -- kernels --------------------------------------------------------------------------------------------------
-    def _node_array(self, nodes, name: str) -> np.ndarray:  # noqa: ANN001
+    def _node_array(self, nodes, name: str) -> np.ndarray:
         arr = np.ascontiguousarray(nodes, dtype=np.int32).reshape(-1)
         if arr.size and (arr.min() < 0 or arr.max() >= self.n):
             raise InvalidInputError(f"{name}: node index out of range [0, {self.n})")
         return arr
 
-    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,  # noqa: ANN001
+    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
                max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
                fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +179,7 @@ class Engine:
             _rank.pagerank(self.csr, out, relation_mask=int(mask), damping=float(damping))
         return out
 
-    def hebbian(self, edges, signs, rate: float) -> int:  # noqa: ANN001
+    def hebbian(self, edges, signs, rate: float) -> int:
         if not (0.0 <= rate <= 1.0):
             raise InvalidInputError(f"strength must be between 0.0 and 1.0 (got {rate})")
         edges = np.ascontiguousarray(edges, dtype=np.int64).reshape(-1)

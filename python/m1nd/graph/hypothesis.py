@@ -16,12 +16,20 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-
-
 from m1nd.errors import M1ndError
 from m1nd.graph.model import Graph, relation_name
-from m1nd.graph.schema import (CALLS, CO_CHANGES, CONTAINS, DECLARES_MODULE, IMPLEMENTS, IMPORTS, INHERITS,
-                               REEXPORTS, REFERENCES, TESTS)
+from m1nd.graph.schema import (
+    CALLS,
+    CO_CHANGES,
+    CONTAINS,
+    DECLARES_MODULE,
+    IMPLEMENTS,
+    IMPORTS,
+    INHERITS,
+    REEXPORTS,
+    REFERENCES,
+    TESTS,
+)
 from m1nd.graph.seeds import select_seeds
 
 DEPENDENCY = frozenset({IMPORTS, CALLS, REFERENCES, INHERITS, IMPLEMENTS, REEXPORTS, DECLARES_MODULE})
@@ -29,20 +37,20 @@ DEPENDENCY = frozenset({IMPORTS, CALLS, REFERENCES, INHERITS, IMPLEMENTS, REEXPO
 # (claim type, negated, regex with named groups a / b / c); first match wins.
 _S = r"(?P<a>.+?)"
 _O = r"(?P<b>.+?)"
-PATTERNS: list[tuple[str, bool, re.Pattern[str]]] = [(t, neg, re.compile(p, re.I)) for t, neg, p in [
+PATTERNS: list[tuple[str, bool, re.Pattern[str]]] = [(t, neg, re.compile(p, re.IGNORECASE)) for t, neg, p in [
     ("gateway", False, rf"^all paths from {_S} to {_O} (?:go|pass) through (?P<c>.+?)$"),
     ("gateway", False, rf"^(?P<c>.+?) is (?:a|the) (?:gateway|bottleneck|choke ?point) between {_S} and {_O}$"),
     ("circular", False, rf"^(?:there is a )?(?:circular dependency|cycle) between {_S} and {_O}$"),
     ("circular", False, rf"^{_S} and {_O} depend on each other$"),
     ("coupling", False, rf"^{_S} and {_O} (?:are (?:tightly )?(?:coupled|connected)|change together|co-?change)$"),
     ("no_dependency", False,
-     rf"^{_S} (?:never calls|never uses|never imports|does not (?:use|call|import|depend on)|doesn't (?:use|call|"
-     rf"import|depend on)|is independent of|is decoupled from) {_O}$"),
+     (rf"^{_S} (?:never calls|never uses|never imports|does not (?:use|call|import|depend on)|doesn't (?:use|call|"
+      rf"import|depend on)|is independent of|is decoupled from) {_O}$")),
     ("isolated", False, rf"^{_S} is (?:unused|dead(?: code)?|isolated|never called|not imported)$"),
     ("tested", True, rf"^{_S} (?:has no tests|is untested|is not tested|is not covered|lacks tests)$"),
     ("tested", False, rf"^{_S} (?:is tested|has tests|is covered(?: by tests)?)$"),
     ("depends_on", False,
-     rf"^{_S} (?:depends on|imports|calls|uses|requires|relies on|references) {_O}$"),
+     (rf"^{_S} (?:depends on|imports|calls|uses|requires|relies on|references) {_O}$")),
 ]]
 FACTORS = {
     "depends_on": {"direct": 3.0, "path": 2.0, "none": 0.3},
@@ -243,7 +251,7 @@ def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1
     def add(ev: Evidence) -> None:
         (support if ev.likelihood_factor > 1 else contra).append(ev)
 
-    def path_ev(etype: str, desc: str, factor: float, found) -> Evidence:  # noqa: ANN001
+    def path_ev(etype: str, desc: str, factor: float, found) -> Evidence:
         nodes, edges, strength = found
         rels = [relation_name(int(g.engine.csr.relations[p]), fwd) for p, fwd in edges]
         return Evidence(etype, desc, factor, nodes, rels, round(strength, 6))
@@ -256,7 +264,7 @@ def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1
                     return u, v, p
         return None
 
-    def dependency(a: set[int], b: set[int]):  # noqa: ANN202
+    def dependency(a: set[int], b: set[int]):
         return search.best_path(a, b, relations=DEPENDENCY, directed=True, max_hops=max_hops)
 
     reached_for_partial: tuple[set[int], set[int]] | None = None

@@ -132,7 +132,7 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
         "source": t.ext_id[src], "source_label": t.label[src], "direction": direction, "blast_radius": blast,
         "by_hop": dict(sorted(by_hop.items(), key=lambda kv: int(kv[0]))), "files_affected": len(files),
         "tests_affected": tests, "total_energy": round(float(best[reached].sum()), 4),
-        "total_reached": int(len(reached)), "max_hops_reached": max_hop, "causal_chains": chains,
+        "total_reached": len(reached), "max_hops_reached": max_hop, "causal_chains": chains,
     }
     if not len(reached):
         out["hint"] = "nothing reached: try direction='both', a lower min_signal, or more max_hops"

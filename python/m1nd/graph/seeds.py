@@ -8,10 +8,9 @@ nodes. Scores per token are dense float32 arrays (N is at most a few hundred tho
 from __future__ import annotations
 
 import bisect
-from array import array
 import functools
-
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,8 +18,7 @@ import numpy as np
 
 from m1nd.graph.nodes import DIR, FILE, KIND_CODE, NodeTable
 
-STOPWORDS = frozenset("a an the and or of to in on at is are be for with this that from into its own how what where "
-                      "which why does do it we codebase task validate using focus around".split())
+STOPWORDS = frozenset(["a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this", "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we", "codebase", "task", "validate", "using", "focus", "around"])
 _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
 _PARTS = re.compile(r"::|[_\-./:]")
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -88,7 +86,7 @@ class LazyStrings(Sequence[str]):
     Start-up maps the cache and never touches columns such as ``doc`` or ``signature`` unless a tool needs them.
     """
 
-    __slots__ = ("_packed", "_count", "_items")
+    __slots__ = ("_count", "_items", "_packed")
 
     def __init__(self, packed: np.ndarray, count: int) -> None:
         self._packed = packed
@@ -100,13 +98,13 @@ class LazyStrings(Sequence[str]):
             self._items = unpack_strings(self._packed, self._count)
         return self._items
 
-    def __getitem__(self, i):  # noqa: ANN001, ANN204 — int or slice, like a list
+    def __getitem__(self, i):
         return self._list()[i]
 
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         return iter(self._list())
 
     def packed(self) -> np.ndarray:
@@ -233,7 +231,7 @@ class SeedIndex:
         """External id, ``file::relpath`` or a bare relpath of the primary root → node index."""
         i = self.ext_index.get(text)
         if i is None:
-            i = self.file_rel.get(text[2:] if text.startswith("./") else text)
+            i = self.file_rel.get(text.removeprefix("./"))
         return i
 
     @property

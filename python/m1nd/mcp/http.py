@@ -125,7 +125,7 @@ class Handler(BaseHTTPRequestHandler):
     def version_string(self) -> str:
         return self.server_version
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — signature of the base class
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
 
     # -- responses ----------------------------------------------------------------------------------------------------
@@ -165,12 +165,12 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     # -- methods ------------------------------------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self._preflight():
             self._text(405, "method not allowed: this server sends no server-initiated stream; POST messages",
                        {"Allow": "POST, DELETE"})
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         if not self._preflight():
             return
         sid = self.headers.get(SESSION_HEADER)
@@ -182,13 +182,13 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._text(404, "unknown or ended session")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         if self._preflight():
             self._text(405, "method not allowed", {"Allow": "POST, DELETE"})
 
     do_PATCH = do_PUT
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if not self._preflight():
             return
         if self.server.closing.is_set():

@@ -318,7 +318,7 @@ def call_tool(context: Any, name: str, args: dict[str, Any]) -> ToolResult:
         return ToolResult(shape(tool, result, clean["max_output_chars"]), False)
     except M1ndError as e:
         return error_result(e)
-    except Exception as e:  # noqa: BLE001 — the server must never crash on a tool bug
+    except Exception as e:
         log.exception("tool %s failed", name)
         err = M1ndError(f"internal error ({type(e).__name__}): {e}; details were logged to stderr; retry or report")
         return error_result(err)

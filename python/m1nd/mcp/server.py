@@ -226,7 +226,7 @@ class _Pool:
             fn = self._q.get()
             try:
                 fn()
-            except Exception:  # noqa: BLE001 — call_tool never raises for tool failures; keep the thread alive
+            except Exception:
                 log.exception("tool thread failed")
 
     def submit(self, fn: Callable[[], None]) -> None:
@@ -289,7 +289,7 @@ class McpServer:
         self._enter()
         try:
             return self._request(msg, session)
-        except Exception as e:  # noqa: BLE001 — a protocol-level bug must not kill the transport
+        except Exception as e:
             log.exception("request %r failed", msg.method)
             return error_response(msg.id, INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
         finally:
@@ -468,11 +468,11 @@ def finish(workspace: Any, shutdown: Shutdown, timeout: float = 15.0) -> int:
         try:
             if "graph" in workspace.__dict__:
                 flushed.append(int(workspace.graph.flush() or 0))
-        except Exception:  # noqa: BLE001 — report and still close
+        except Exception:
             log.exception("flushing learned weights failed")
         try:
             workspace.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("closing the workspace failed")
 
     t = threading.Thread(target=work, name="m1nd-flush", daemon=True)
