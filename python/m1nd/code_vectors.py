@@ -432,6 +432,8 @@ class CodeVectors:
         d = describe(self.emb)
         out = {"model_id": d["model_id"], "dim": d["dim"], "available": d["available"], "code_vectors": 0,
                "pending": self.pending}
+        if d.get("error"):
+            out["error"] = d["error"]
         if self.available:
             with self._lock:
                 try:

@@ -531,6 +531,9 @@ class CodeGraph:
         from m1nd.perspectives.service import service_for_graph
 
         persp = service_for_graph(self)
+        embedder = _embedder_health(self)
+        if embedder.get("error"):  # issue 6: an installed model that fails to load degrades health
+            warnings.append(f"embedding model unavailable: {embedder['error']}")
         out: dict[str, Any] = {
             "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
@@ -539,7 +542,7 @@ class CodeGraph:
             "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": len(self.dirty_positions()),
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
-            "embedder": _embedder_health(self),
+            "embedder": embedder,
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],

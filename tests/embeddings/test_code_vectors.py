@@ -165,3 +165,19 @@ def test_no_model_notice_is_printed_once_by_activate(small_repo, workspace_for, 
     for _ in range(3):
         ws.graph.activate("a", "retry backoff", learn=False)
     assert capsys.readouterr().err.count(E.NO_MODEL_NOTICE) == 1
+
+
+def test_a_model_that_fails_to_load_degrades_health(small_repo, workspace_for, monkeypatch) -> None:
+    from m1nd.memory import embeddings as E
+
+    spec = E.default_spec()
+    spec.checksums = {"model.onnx": "0" * 64}
+    monkeypatch.setenv("M1ND_EMBEDDER", "")
+    E.set_embedder(E.OnnxEmbedder(spec))
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    r = ws.graph.activate("a", "retry backoff", learn=False)
+    assert r["semantic_backend"] == "trigram"
+    h = ws.graph.health("a")
+    assert h["status"] == "degraded" and h["embedder"]["available"] is False
+    assert any("failed their checksum" in w for w in h["warnings"])
