@@ -637,6 +637,7 @@ def reset_embedder() -> None:
     with _lock:
         _chosen = None
     _noticed = False
+    _stderr_seen.clear()
 
 
 def set_embedder(emb: Embedder | None) -> None:
