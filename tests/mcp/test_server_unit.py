@@ -488,7 +488,9 @@ def test_stdio_cancel_queued(pipes, fake_tools) -> None:
     p.call(2, "impact")
     p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
     p.call(3, "impact")
-    time.sleep(0.1)
+    # Give the watchdog's hand-over reader (READ_HANDOVER_S = 50 ms, polled) time to read the queued messages even
+    # on a loaded 2-core CI machine; cancellation of queued requests is best effort by design.
+    time.sleep(0.6)
     release.set()
     assert [p.recv()["id"], p.recv()["id"]] == [1, 3]
     assert p.silent()
