@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -554,11 +555,26 @@ class CodeGraph:
         return out
 
 
-def _sem(cg: CodeGraph, g: Graph, query: str) -> np.ndarray | None:
-    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.code_vectors`); None keeps the trigram backend."""
-    from m1nd.code_vectors import semantic_scores
+_SEM_POOL: Any = None
 
-    return semantic_scores(cg, g, query)
+
+def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
+    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.code_vectors`); None keeps the trigram backend.
+
+    Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
+    released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
+    """
+    global _SEM_POOL
+    from concurrent.futures import ThreadPoolExecutor
+
+    from m1nd.code_vectors import code_vectors_for, semantic_scores
+
+    if not code_vectors_for(cg).available:  # no model: nothing to overlap, and the notice is printed once
+        return lambda: semantic_scores(cg, g, query)
+    if _SEM_POOL is None:
+        _SEM_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="m1nd-sem")
+    fut = _SEM_POOL.submit(semantic_scores, cg, g, query)
+    return fut.result
 
 
 def _embedder_health(cg: CodeGraph) -> dict[str, Any]:

@@ -8,6 +8,7 @@ business, so ``missing`` and ``warmup`` reuse this without writing anything.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,10 +69,13 @@ def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
 
 
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
-                   semantic_scores: np.ndarray | None = None, semantic_backend: str | None = None) -> ActivationRun:
-    """Seeds → D1..D4 → fusion → priming. ``semantic_scores`` (sem(n) from an embedding model) is optional."""
+                   semantic_scores: np.ndarray | Callable[[], np.ndarray | None] | None = None,
+                   semantic_backend: str | None = None) -> ActivationRun:
+    """Seeds → D1..D4 → fusion → priming. ``semantic_scores`` (sem(n) from an embedding model) is optional; it may be
+    a callable (e.g. the result of a query embedding running in another thread), resolved after the lexical stage."""
     t = g.nodes
     seeds = select_seeds(g.seeds, t, query, max_seeds=params.max_seeds, semantic=semantic_scores)
+    semantic_scores = seeds.semantic
     n = g.n
     dims = {d: np.zeros(n, np.float32) for d in DIMENSIONS}
     backend = semantic_backend or ("embedding" if semantic_scores is not None else "trigram")

@@ -11,7 +11,7 @@ import bisect
 import functools
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -525,6 +525,7 @@ class Seeds:
     lex: np.ndarray  # float32[N] lexical score of every node (for temporal D3 and diagnostics)
     tokens: list[str]
     direct: list[int]
+    semantic: np.ndarray | None = None  # sem(n) used for these seeds (resolved when a callable was given)
 
 
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'")
@@ -574,11 +575,16 @@ def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
 
 
 def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: int = 24,
-                 semantic: np.ndarray | None = None, per_file: int = 4, min_seed: float = 0.2) -> Seeds:
-    """Activation.md §1 end to end. ``semantic`` is sem(n) ∈ [0,1] (None without an embedding model)."""
+                 semantic: np.ndarray | Callable[[], np.ndarray | None] | None = None, per_file: int = 4,
+                 min_seed: float = 0.2) -> Seeds:
+    """Activation.md §1 end to end. ``semantic`` is sem(n) ∈ [0,1] (None without an embedding model), or a callable
+    that returns it: it is called only after the lexical stage, so a query embedding computed in another thread
+    (model inference releases the GIL) overlaps with the lexical matching."""
     tokens = tokenize(query)
     direct = direct_hits(index, query)
     lex = lexical_scores(index, tokens)
+    if callable(semantic):
+        semantic = semantic()
     if direct:
         lex *= 0.5
         lex[direct] = 1.0
@@ -606,6 +612,7 @@ def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: i
         has_sem = semantic is not None and semantic[i] > 0
         via.append("both" if has_lex and has_sem else "semantic" if has_sem else "lexical")
     return Seeds(nodes=nodes, scores=seed[nodes].astype(np.float32), via=via, lex=lex.astype(np.float32),
+                 semantic=semantic,
                  tokens=tokens, direct=direct)
 
 
