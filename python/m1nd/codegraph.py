@@ -323,12 +323,6 @@ class CodeGraph:
             report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
 
-    def resolve_path(self, path: str) -> Path:
-        p = Path(path).expanduser()
-        if not p.is_absolute():
-            p = Path.cwd() / p
-        return p
-
     # -- queries --------------------------------------------------------------------------------------------------
     def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,
                  max_hops: int = 5, decay: float = 0.55, threshold: float = 0.04, max_seeds: int = 24,

@@ -160,10 +160,6 @@ def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable
     return cmd
 
 
-def _command(f: Callable[..., Any]) -> Callable[..., Any]:
-    return f
-
-
 def register(cli: click.Group) -> None:
     cli.add_command(make_shortcut(
         "activate", ("query",), lambda r, a: render_activate(r),

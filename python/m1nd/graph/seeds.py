@@ -62,11 +62,6 @@ def tokenize(query: str) -> list[str]:
     return list(seen)
 
 
-def trigrams(word: str) -> set[str]:
-    w = f" {word} "
-    return {w[i:i + 3] for i in range(len(w) - 2)}
-
-
 def pack_strings(items: Sequence[str]) -> np.ndarray:
     """A list of strings as one uint8 array (NUL-separated UTF-8) for the array cache."""
     if isinstance(items, LazyStrings):

@@ -178,10 +178,6 @@ class GraphStore:
     def file_counts(self) -> dict[int, int]:
         return dict(self.db.all("SELECT root_id, COUNT(*) FROM files GROUP BY root_id"))
 
-    def set_external_imports(self, root_id: int, rows: Iterable[tuple[str, str]]) -> None:
-        self.db.executemany("UPDATE files SET external_imports_json = ? WHERE root_id = ? AND relpath = ?",
-                            ((j, root_id, p) for p, j in rows))
-
     # -- nodes and edges ----------------------------------------------------------------------------------------
     def node_rows(self, root_id: int | None = None) -> dict[str, tuple[Any, ...]]:
         """ext_id -> (id, *NODE_COLUMNS[1:])."""
