@@ -92,12 +92,12 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     if "semantic" in want:
         if semantic_scores is not None:
             d2 = np.zeros(n, np.float32)
-            top = _top_indices(semantic_scores, 200)
+            top = eng.top_k(semantic_scores, 200)  # values > 0, best first (kernel)
             d2[top] = semantic_scores[top]
         else:
             sim = g.trigram.similarity(seeds.tokens)
             d2 = np.zeros(n, np.float32)
-            top = _top_indices(sim, 200)
+            top = eng.top_k(sim, 200)
             keep = top[sim[top] >= 0.15]
             d2[keep] = sim[keep]
         dims["semantic"] = d2
@@ -125,15 +125,6 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     activation[score <= 0] = 0.0  # priming never adds a node
     return ActivationRun(seeds, dims, used, score.astype(np.float32), activation, primed, backend,
                          boosted_nodes=int(np.count_nonzero(primed[score > 0])))
-
-
-def _top_indices(values: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest values, largest first (ties by index): argpartition, then a small sort."""
-    if len(values) <= k:
-        cand = np.arange(len(values))
-    else:
-        cand = np.argpartition(-values, k - 1)[:k]
-    return cand[np.lexsort((cand, -values[cand]))]
 
 
 def recency_profile(g: Graph) -> np.ndarray:
