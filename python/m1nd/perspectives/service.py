@@ -547,14 +547,20 @@ class PerspectiveService:
         out["elapsed_ms"] = _elapsed(t0)
         return out
 
+    def _current(self, agent: str, pid: str, route_set_version: int) -> tuple[Perspective, Graph]:
+        """The prologue of every route-addressed tool (caller holds the graph lock): the agent's perspective, the
+        current graph, its region lock refreshed, and the caller's ``route_set_version`` checked."""
+        p = self._get(agent, pid)
+        g = self.cg.require_graph()
+        self._ensure_lock(p, g)
+        self._check_version(p, g, agent, route_set_version)
+        return p, g
+
     def inspect(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
                 route_index: int | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self.cg.lock:
-            p = self._get(agent, pid)
-            g = self.cg.require_graph()
-            self._ensure_lock(p, g)
-            self._check_version(p, g, agent, route_set_version)
+            p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
             x = g.nodes.index[r["target_node"]]
             t = g.nodes
@@ -581,10 +587,7 @@ class PerspectiveService:
              context_lines: int = 0) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self.cg.lock:
-            p = self._get(agent, pid)
-            g = self.cg.require_graph()
-            self._ensure_lock(p, g)
-            self._check_version(p, g, agent, route_set_version)
+            p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
             x = g.nodes.index[r["target_node"]]
             t = g.nodes
@@ -614,10 +617,7 @@ class PerspectiveService:
                route_index: int | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self.cg.lock:
-            p = self._get(agent, pid)
-            g = self.cg.require_graph()
-            self._ensure_lock(p, g)
-            self._check_version(p, g, agent, route_set_version)
+            p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
             prev = p.focus_node
             p.push(p.checkpoint(r))
@@ -647,10 +647,7 @@ class PerspectiveService:
     def suggest(self, agent: str, pid: str, route_set_version: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self.cg.lock:
-            p = self._get(agent, pid)
-            g = self.cg.require_graph()
-            self._ensure_lock(p, g)
-            self._check_version(p, g, agent, route_set_version)
+            p, _ = self._current(agent, pid, route_set_version)
             s = self.suggestion(p)
         sugg = {k: v for k, v in s["suggestion"].items() if k != "short"}
         return {"perspective_id": pid, "suggestion": sugg, "alternatives": s["alternatives"], "based_on": s["based_on"],
@@ -660,10 +657,7 @@ class PerspectiveService:
                  route_index: int | None = None, top_k: int = 8) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self.cg.lock:
-            p = self._get(agent, pid)
-            g = self.cg.require_graph()
-            self._ensure_lock(p, g)
-            self._check_version(p, g, agent, route_set_version)
+            p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
             cands, backend, diag = syn.affinity(g, g.nodes.index[r["target_node"]], top_k)
         out: dict[str, Any] = {"perspective_id": pid, "route_id": r["route_id"], "target_node": r["target_node"],
