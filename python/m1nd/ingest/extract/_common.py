@@ -220,6 +220,14 @@ def parse_or_blob(lang: str, version: int, relpath: str, data: bytes) -> tuple[d
     return blob, root
 
 
+def import_binding(module: str, line: int, *, names: list[list[str]] | None = None, alias: str | None = None,
+                   level: int = 0, reexport: bool = False, star: bool = False,
+                   **extra: Any) -> dict[str, Any]:
+    """One import binding of a blob (the shape every extractor emits and the resolver reads)."""
+    return {"module": module, "names": [] if names is None else names, "alias": alias, "level": level,
+            "reexport": reexport, "star": star, **extra, "line": line}
+
+
 def pack_refs(refs: list[list[Any]]) -> list[list[Any]]:
     """``[kind, name, owner, ...]`` occurrences -> ``[kind, name, owner, count]`` (first-occurrence order)."""
     counts: dict[tuple[str, str, int], int] = {}

@@ -13,6 +13,7 @@ from m1nd.ingest.extract._common import (
     comment_doc,
     config_tokens,
     finish_defs,
+    import_binding,
     make_def,
     pack_refs,
     parse_or_blob,
@@ -214,15 +215,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 star = True
             elif a != "_":
                 alias = a
-        imp = {
-            "module": path,
-            "names": [],
-            "alias": alias,
-            "level": 0,
-            "reexport": False,
-            "star": star,
-            "line": node.start_point[0] + 1,
-        }
+        imp = import_binding(path, node.start_point[0] + 1, alias=alias, star=star)
         imports.append(imp)
         bound.add(alias or default_binding(path))
 

@@ -13,6 +13,7 @@ from m1nd.ingest.extract._common import (
     comment_doc,
     config_tokens,
     finish_defs,
+    import_binding,
     make_def,
     pack_refs,
     parse_or_blob,
@@ -156,16 +157,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if local:
             bound.add(local)
         imports.append(
-            {
-                "module": target,
-                "names": [] if star else [[local, local]],
-                "alias": None,
-                "level": 0,
-                "reexport": False,
-                "star": star,
-                "static": static,
-                "line": node.start_point[0] + 1,
-            }
+            import_binding(target, node.start_point[0] + 1, names=[] if star else [[local, local]], star=star,
+                           static=static)
         )
 
     refs: list[list[Any]] = []

@@ -18,6 +18,7 @@ from m1nd.ingest.extract._common import (
     comment_doc,
     config_tokens,
     finish_defs,
+    import_binding,
     make_def,
     pack_refs,
     parse_or_blob,
@@ -230,15 +231,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
         src = _string_value(node.child_by_field_name("source"))
         if src is None:
             continue
-        imp = {
-            "module": src,
-            "names": [],
-            "alias": None,
-            "level": 0,
-            "reexport": False,
-            "star": False,
-            "line": node.start_point[0] + 1,
-        }
+        imp = import_binding(src, node.start_point[0] + 1)
         for clause in node.named_children:
             if clause.type != "import_clause":
                 continue
@@ -270,15 +263,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             src = _string_value(src_node)
             if src is None:
                 continue
-            imp = {
-                "module": src,
-                "names": [],
-                "alias": None,
-                "level": 0,
-                "reexport": True,
-                "star": False,
-                "line": node.start_point[0] + 1,
-            }
+            imp = import_binding(src, node.start_point[0] + 1, reexport=True)
             clause = None
             for c in node.named_children:
                 if c.type == "export_clause":
@@ -332,15 +317,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             src = _string_value(arg0)
             if src is None:
                 continue
-            imp = {
-                "module": src,
-                "names": [],
-                "alias": None,
-                "level": 0,
-                "reexport": False,
-                "star": False,
-                "line": node.start_point[0] + 1,
-            }
+            imp = import_binding(src, node.start_point[0] + 1)
             decl = call.parent
             if decl is not None and decl.type == "variable_declarator":
                 pat = decl.child_by_field_name("name")
@@ -364,15 +341,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
         src = _string_value(node)
         if src is not None:
             imports.append(
-                {
-                    "module": src,
-                    "names": [],
-                    "alias": None,
-                    "level": 0,
-                    "reexport": False,
-                    "star": False,
-                    "line": node.start_point[0] + 1,
-                }
+                import_binding(src, node.start_point[0] + 1)
             )
     for node in caps.get("jsx", ()):
         name = _txt(node)

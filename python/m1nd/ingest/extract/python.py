@@ -12,6 +12,7 @@ from m1nd.ingest.extract._common import (
     config_tokens,
     finish_defs,
     first_paragraph,
+    import_binding,
     make_def,
     parse_or_blob,
     sha256,
@@ -263,15 +264,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 alias = None
                 bound.add(mod.split(".", 1)[0])
             imports.append(
-                {
-                    "module": mod,
-                    "names": [],
-                    "alias": alias,
-                    "level": 0,
-                    "reexport": False,
-                    "star": False,
-                    "line": line,
-                }
+                import_binding(mod, line, alias=alias)
             )
     for node in caps.get("impf", ()):
         line = node.start_point[0] + 1
@@ -306,15 +299,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if mod == "__future__":
             continue
         imports.append(
-            {
-                "module": mod,
-                "names": names,
-                "alias": None,
-                "level": level,
-                "reexport": is_init,
-                "star": star,
-                "line": line,
-            }
+            import_binding(mod, line, names=names, level=level, reexport=is_init, star=star)
         )
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}

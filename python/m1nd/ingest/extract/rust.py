@@ -14,6 +14,7 @@ from m1nd.ingest.extract._common import (
     comment_doc,
     config_tokens,
     finish_defs,
+    import_binding,
     make_def,
     pack_refs,
     parse_or_blob,
@@ -254,15 +255,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 local = None
             if local:
                 bound.add(local)
-            imp = {
-                "module": "::".join(segs),
-                "names": [],
-                "alias": local,
-                "level": 0,
-                "reexport": pub,
-                "star": glob,
-                "line": line,
-            }
+            imp = import_binding("::".join(segs), line, alias=local, reexport=pub, star=glob)
             if depth:
                 imp["mod_depth"] = depth
             imports.append(imp)
