@@ -513,6 +513,16 @@ class _Resolver:
                 return c
         return NOTFOUND
 
+    def _through_stars(self, f: Any, target: int, name: str, want: Any, depth: int) -> int:
+        """``name`` reached through the file's star imports (``from x import *`` / ``use x::*``); EXTERNAL when a
+        star import points outside the graph and nothing inside matched."""
+        for s in self.bindings_stars(f):
+            if s != target:
+                got = self.member(s, name, want, depth + 1)
+                if got >= 0 or got == EXTERNAL:
+                    return got
+        return EXTERNAL if f.ext_star else NOTFOUND
+
     def member(self, target: int, name: str, want: frozenset[int], depth: int = 0) -> int:
         """``name`` looked up inside ``target`` (a file / dir module, or a symbol's members and type hierarchy)."""
         if target < 0 or depth > 6:
@@ -536,13 +546,9 @@ class _Resolver:
                     sub = self.py_node(f"{path}/{name}" if path else name)
                     if sub is not None:
                         return sub
-                for s in self.bindings_stars(f):
-                    if s != target:
-                        got = self.member(s, name, want, depth + 1)
-                        if got >= 0 or got == EXTERNAL:
-                            return got
-                if f.ext_star:
-                    return EXTERNAL
+                got = self._through_stars(f, target, name, want, depth)
+                if got != NOTFOUND:
+                    return got
             elif fam == "js":
                 return self.js_export(f, name, want, depth)
             elif fam == "rs":
@@ -554,13 +560,9 @@ class _Resolver:
                 b = self.bindings_of(f).get(name)
                 if b is not None and (b >= 0 or b == EXTERNAL):
                     return b
-                for s in self.bindings_stars(f):
-                    if s != target:
-                        got = self.member(s, name, want, depth + 1)
-                        if got >= 0 or got == EXTERNAL:
-                            return got
-                if f.ext_star:
-                    return EXTERNAL
+                got = self._through_stars(f, target, name, want, depth)
+                if got != NOTFOUND:
+                    return got
             return NOTFOUND
         if k == K_DIR:
             rel = self.src_path[target]
