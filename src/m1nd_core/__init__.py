@@ -23,10 +23,12 @@ Contract
 Modules
 -------
 ``csr``         :class:`~m1nd_core.csr.CSRGraph`, forward + reverse CSR sharing one weights array.
-``activation``  spreading activation (``spread``), hop BFS (``bfs_hops``), ``top_k``.
+``activation``  spreading activation (``spread``; ``spread_sparse`` over a reusable ``SpreadScratch``), hop BFS
+                (``bfs_hops``), ``top_k``.
 ``hebbian``     bounded LTP/LTD in place (``apply``), relaxation towards base weights (``relax``).
 ``paths``       bounded best-first path enumeration (``k_paths``) and causal chains (``chains``).
 ``rank``        PageRank prior (``pagerank``).
+``postings``    scatter-accumulation over posting lists (``accumulate`` with a reusable ``AccumulatorScratch``).
 """
 
 NODE_DTYPE = "int32"

@@ -24,6 +24,7 @@ def spread(
     hub_ref: float = 16.0,
     fwd_mult: npt.ArrayLike | None = None,
     rev_mult: npt.ArrayLike | None = None,
+    scratch: SpreadScratch | None = None,
 ) -> int:
     """Best-first spreading activation that keeps the strongest signal per node.
 
@@ -34,8 +35,33 @@ def spread(
     mode: 0 forward, 1 reverse, 2 both. Tables default to all 1.0 (length 16).
 
     Overwrites ``out_act`` (float32[N], 0 for unreached) and ``out_hops`` (int16[N], -1 for unreached);
-    returns the number of nodes with activation > 0.
+    returns the number of nodes with activation > 0. ``scratch`` (sized for the graph) avoids allocating O(N)
+    working memory per call.
     """
+
+class SpreadScratch:
+    """Reusable working memory of ``spread`` for a graph of ``n`` nodes (one per concurrent caller)."""
+
+    n: int
+    def __init__(self, n: int) -> None: ...
+
+def spread_sparse(
+    csr: CSRGraph,
+    seeds: npt.NDArray[np.int32],
+    amplitudes: npt.NDArray[np.float32],
+    scratch: SpreadScratch,
+    *,
+    decay: float = 0.55,
+    threshold: float = 0.04,
+    max_hops: int = 5,
+    mode: int = 2,
+    relation_mask: int = 0xFFFFFFFF,
+    hub_ref: float = 16.0,
+    fwd_mult: npt.ArrayLike | None = None,
+    rev_mult: npt.ArrayLike | None = None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.int16]]:
+    """``spread`` restricted to the reached nodes: (ascending node indices, activation, hops), identical to the
+    non-zero entries of the dense result. Costs the reached region only (the scratch is left at rest)."""
 
 def bfs_hops(
     csr: CSRGraph,

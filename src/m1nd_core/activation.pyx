@@ -108,13 +108,50 @@ cdef inline double _hub(double hub_ref, const node_t* degrees, node_t u) noexcep
 
 # ------------------------------------------------------------------------------------------ spread
 
+cdef class SpreadScratch:
+    """Reusable per-node working memory of ``spread``: activation (float64), expanded flags, hops and the list of
+    touched nodes. Between calls every entry is back at its rest value (0, 0, -1), so a call costs only the work on
+    the region it reaches, never O(N) clearing. Not thread-safe: one scratch per concurrent caller (the engine keeps
+    a pool)."""
+
+    cdef double* act
+    cdef uint8_t* done
+    cdef hop_t* hops
+    cdef node_t* touched
+    cdef readonly Py_ssize_t n
+
+    def __cinit__(self, Py_ssize_t n):
+        cdef Py_ssize_t i, m = n if n > 0 else 1
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        self.n = n
+        self.act = <double*>calloc(<size_t>m, sizeof(double))
+        self.done = <uint8_t*>calloc(<size_t>m, sizeof(uint8_t))
+        self.hops = <hop_t*>malloc(<size_t>m * sizeof(hop_t))
+        self.touched = <node_t*>malloc(<size_t>m * sizeof(node_t))
+        if self.act == NULL or self.done == NULL or self.hops == NULL or self.touched == NULL:
+            raise MemoryError("SpreadScratch: out of memory")
+        for i in range(m):
+            self.hops[i] = -1
+
+    def __dealloc__(self):
+        free(self.act)
+        free(self.done)
+        free(self.hops)
+        free(self.touched)
+
+
 cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py_ssize_t n_seeds,
-                 weight_t* out_act, hop_t* out_hops, double decay, double threshold, int max_hops, int mode,
+                 SpreadScratch sc, double decay, double threshold, int max_hops, int mode,
                  mask_t mask, double hub_ref, const node_t* out_deg, const node_t* in_deg, const double* fwd,
-                 const double* rev, Py_ssize_t* n_active) noexcept nogil:
-    cdef Py_ssize_t N = g.n_nodes, i, count = 0
-    cdef double* act = NULL
-    cdef uint8_t* done = NULL
+                 const double* rev, Py_ssize_t* n_touched) noexcept nogil:
+    # Leaves the result in the scratch: sc.touched[0..n_touched) lists every node with activation > 0 (in the
+    # order first reached); the caller copies the values out and calls _reset.
+    cdef Py_ssize_t i, count = 0
+    cdef double* act = sc.act
+    cdef uint8_t* done = sc.done
+    cdef hop_t* hops = sc.hops
+    cdef node_t* touched = sc.touched
     cdef Heap heap
     cdef HeapItem top
     cdef double a, au, hf, s
@@ -124,19 +161,12 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
     cdef hop_t nh
     cdef int rc = 0
 
+    n_touched[0] = 0
     heap.size = 0
     heap.cap = 64 if n_seeds < 64 else n_seeds
     heap.items = <HeapItem*>malloc(<size_t>heap.cap * sizeof(HeapItem))
-    act = <double*>calloc(<size_t>(N if N > 0 else 1), sizeof(double))
-    done = <uint8_t*>calloc(<size_t>(N if N > 0 else 1), sizeof(uint8_t))
-    if heap.items == NULL or act == NULL or done == NULL:
-        free(heap.items)
-        free(act)
-        free(done)
+    if heap.items == NULL:
         return -1
-
-    for i in range(N):
-        out_hops[i] = -1
 
     for i in range(n_seeds):
         a = <double>amps[i]
@@ -146,8 +176,11 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
             continue
         u = seeds[i]
         if a > act[u]:
+            if act[u] == 0.0:
+                touched[count] = u
+                count += 1
             act[u] = a
-            out_hops[u] = 0
+            hops[u] = 0
             rc |= _heap_push(&heap, a, u)
 
     while heap.size > 0 and rc == 0:
@@ -156,10 +189,10 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
         if done[u]:
             continue
         done[u] = 1
-        if out_hops[u] >= max_hops:
+        if hops[u] >= max_hops:
             continue
         au = act[u]
-        nh = out_hops[u] + 1
+        nh = hops[u] + 1
         if mode != 1:
             hf = _hub(hub_ref, out_deg, u)
             for e in range(g.indptr[u], g.indptr[u + 1]):
@@ -169,8 +202,11 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
                 v = g.indices[e]
                 s = au * <double>g.weights[e] * decay * fwd[r] * hf
                 if s >= threshold and s > act[v]:
+                    if act[v] == 0.0:
+                        touched[count] = v
+                        count += 1
                     act[v] = s
-                    out_hops[v] = nh
+                    hops[v] = nh
                     rc |= _heap_push(&heap, s, v)
         if mode != 0:
             hf = _hub(hub_ref, in_deg, u)
@@ -182,19 +218,26 @@ cdef int _spread(const CSRView* g, const node_t* seeds, const weight_t* amps, Py
                 v = g.rev_indices[k]
                 s = au * <double>g.weights[e] * rev[r] * decay * hf
                 if s >= threshold and s > act[v]:
+                    if act[v] == 0.0:
+                        touched[count] = v
+                        count += 1
                     act[v] = s
-                    out_hops[v] = nh
+                    hops[v] = nh
                     rc |= _heap_push(&heap, s, v)
 
-    for i in range(N):
-        out_act[i] = <weight_t>act[i]
-        if act[i] > 0.0:
-            count += 1
-    n_active[0] = count
+    n_touched[0] = count
     free(heap.items)
-    free(act)
-    free(done)
     return rc
+
+
+cdef void _reset(SpreadScratch sc, Py_ssize_t count) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef node_t u
+    for i in range(count):
+        u = sc.touched[i]
+        sc.act[u] = 0.0
+        sc.done[u] = 0
+        sc.hops[u] = -1
 
 
 cdef int _check_common(int max_hops, int mode) except -1:
@@ -205,16 +248,16 @@ cdef int _check_common(int max_hops, int mode) except -1:
     return 0
 
 
-def spread(CSRGraph csr not None, seeds, amplitudes, out_act, out_hops, *, double decay=0.55,
-           double threshold=0.04, int max_hops=5, int mode=2, relation_mask=0xFFFFFFFF,
-           double hub_ref=16.0, fwd_mult=None, rev_mult=None):
-    """Spreading activation from seeds; fills ``out_act`` / ``out_hops`` and returns the number of active nodes."""
+cdef Py_ssize_t _run(CSRGraph csr, seeds, amplitudes, SpreadScratch sc, double decay, double threshold,
+                     int max_hops, int mode, relation_mask, double hub_ref, fwd_mult, rev_mult) except -1:
+    """Validates the arguments, runs the kernel into ``sc`` and returns the number of touched nodes (the scratch
+    still holds the result: the caller copies it out and calls _reset, also on error)."""
     cdef Py_ssize_t N = csr.v.n_nodes
     check_array(seeds, "seeds", _INT32, -1, False)
     cdef Py_ssize_t S = seeds.shape[0]
     check_array(amplitudes, "amplitudes", _FLOAT32, S, False)
-    check_array(out_act, "out_act", _FLOAT32, N, True)
-    check_array(out_hops, "out_hops", _INT16, N, True)
+    if sc.n != N:
+        raise ValueError(f"scratch is sized for {sc.n} nodes, the graph has {N}")
     if not (isfinite(decay) and decay >= 0.0):
         raise ValueError(f"decay must be a finite number >= 0, got {decay}")
     if not (isfinite(threshold) and threshold >= 0.0):
@@ -235,13 +278,9 @@ def spread(CSRGraph csr not None, seeds, amplitudes, out_act, out_hops, *, doubl
 
     cdef const node_t[::1] sv = seeds
     cdef const weight_t[::1] av = amplitudes
-    cdef weight_t[::1] oa = out_act
-    cdef hop_t[::1] oh = out_hops
     cdef const node_t* sp = &sv[0] if S > 0 else NULL
     cdef const weight_t* ap = &av[0] if S > 0 else NULL
-    cdef weight_t* oap = &oa[0] if N > 0 else NULL
-    cdef hop_t* ohp = &oh[0] if N > 0 else NULL
-    cdef Py_ssize_t n_active = 0
+    cdef Py_ssize_t n_touched = 0
     cdef int rc
     cdef const node_t[::1] dout
     cdef const node_t[::1] din
@@ -255,11 +294,70 @@ def spread(CSRGraph csr not None, seeds, amplitudes, out_act, out_hops, *, doubl
         doutp = &dout[0]
         dinp = &din[0]
     with nogil:
-        rc = _spread(&csr.v, sp, ap, S, oap, ohp, decay, threshold, max_hops, mode, mask, hub_ref, doutp, dinp,
-                     fwd, rev, &n_active)
+        rc = _spread(&csr.v, sp, ap, S, sc, decay, threshold, max_hops, mode, mask, hub_ref, doutp, dinp,
+                     fwd, rev, &n_touched)
     if rc != 0:
+        _reset(sc, n_touched)
         raise MemoryError("spread: out of memory")
-    return n_active
+    return n_touched
+
+
+def spread(CSRGraph csr not None, seeds, amplitudes, out_act, out_hops, *, double decay=0.55,
+           double threshold=0.04, int max_hops=5, int mode=2, relation_mask=0xFFFFFFFF,
+           double hub_ref=16.0, fwd_mult=None, rev_mult=None, SpreadScratch scratch=None):
+    """Spreading activation from seeds; fills ``out_act`` / ``out_hops`` and returns the number of active nodes."""
+    cdef Py_ssize_t N = csr.v.n_nodes, i, count
+    check_array(out_act, "out_act", _FLOAT32, N, True)
+    check_array(out_hops, "out_hops", _INT16, N, True)
+    cdef SpreadScratch sc = scratch if scratch is not None else SpreadScratch(N)
+    count = _run(csr, seeds, amplitudes, sc, decay, threshold, max_hops, mode, relation_mask, hub_ref,
+                 fwd_mult, rev_mult)
+    cdef weight_t[::1] oa = out_act
+    cdef hop_t[::1] oh = out_hops
+    cdef node_t u
+    with nogil:
+        for i in range(N):
+            oa[i] = 0.0
+            oh[i] = -1
+        for i in range(count):
+            u = sc.touched[i]
+            oa[u] = <weight_t>sc.act[u]
+            oh[u] = sc.hops[u]
+        _reset(sc, count)
+    return count
+
+
+def spread_sparse(CSRGraph csr not None, seeds, amplitudes, SpreadScratch scratch not None, *,
+                  double decay=0.55, double threshold=0.04, int max_hops=5, int mode=2,
+                  relation_mask=0xFFFFFFFF, double hub_ref=16.0, fwd_mult=None, rev_mult=None):
+    """``spread`` returning only the reached nodes: (nodes int32[K] ascending, activation float32[K], hops
+    int16[K]). Costs the reached region, not O(N)."""
+    cdef Py_ssize_t i, count
+    count = _run(csr, seeds, amplitudes, scratch, decay, threshold, max_hops, mode, relation_mask, hub_ref,
+                 fwd_mult, rev_mult)
+    cdef node_t[::1] nv
+    cdef weight_t[::1] av
+    cdef hop_t[::1] hv
+    cdef node_t u
+    try:
+        nodes = np.empty(count, dtype=np.int32)
+        nv = nodes
+        with nogil:
+            for i in range(count):
+                nv[i] = scratch.touched[i]
+        nodes.sort()
+        act = np.empty(count, dtype=np.float32)
+        hops = np.empty(count, dtype=np.int16)
+        av = act
+        hv = hops
+        with nogil:
+            for i in range(count):
+                u = nv[i]
+                av[i] = <weight_t>scratch.act[u]
+                hv[i] = scratch.hops[u]
+    finally:
+        _reset(scratch, count)
+    return nodes, act, hops
 
 
 # ------------------------------------------------------------------------------------------ BFS

@@ -135,6 +135,47 @@ def test_spread_matches_reference(g, mask, mode, max_hops, threshold, hub_ref, s
     assert np.all(act >= 0) and np.all(act <= 1)
     assert np.all((act > 0) == (hops >= 0))
     assert hops.max(initial=-1) <= max_hops
+    # the sparse form over a scratch shared by every example of this size: equal to the dense non-zeros, and the
+    # scratch is back at rest afterwards (a second run and a dense run through it agree)
+    sc = _scratch(g.n_nodes)
+    for _ in range(2):
+        nodes, vals, hs = activation.spread_sparse(g, seeds, amps, sc, relation_mask=mask, fwd_mult=fwd,
+                                                   rev_mult=rev, **kw)
+        nz = np.flatnonzero(want_act)
+        assert np.array_equal(nodes, nz) and nodes.dtype == I32
+        assert np.array_equal(vals, want_act[nz]) and np.array_equal(hs, want_hops[nz])
+    n2, act2, hops2 = run(g, seeds, amps, relation_mask=mask, fwd_mult=fwd, rev_mult=rev, scratch=sc, **kw)
+    assert n2 == n and np.array_equal(act2, want_act) and np.array_equal(hops2, want_hops)
+
+
+_SCRATCH: dict[int, activation.SpreadScratch] = {}
+
+
+def _scratch(n: int) -> activation.SpreadScratch:
+    if n not in _SCRATCH:
+        _SCRATCH[n] = activation.SpreadScratch(n)
+    return _SCRATCH[n]
+
+
+def test_spread_sparse_scratch_checks_and_recovers():
+    g = make(5, CHAIN)
+    sc = activation.SpreadScratch(5)
+    seeds, amps = np.array([0], I32), np.ones(1, F32)
+    with pytest.raises(ValueError, match="scratch is sized for 4 nodes, the graph has 5"):
+        activation.spread_sparse(g, seeds, amps, activation.SpreadScratch(4))
+    with pytest.raises(ValueError, match="seeds must be node indices"):
+        activation.spread_sparse(g, np.array([9], I32), amps, sc)
+    with pytest.raises(TypeError):
+        activation.spread_sparse(g, seeds, amps, None)
+    with pytest.raises(ValueError, match="n must be >= 0"):
+        activation.SpreadScratch(-1)
+    nodes, vals, hops = activation.spread_sparse(g, seeds, amps, sc, mode=0, threshold=0.0, max_hops=10)
+    assert nodes.tolist() == [0, 1, 2, 3, 4] and hops.tolist() == [0, 1, 2, 3, 4]
+    assert np.allclose(vals, [0.55 ** k for k in range(5)])
+    empty = activation.spread_sparse(g, np.zeros(0, I32), np.zeros(0, F32), sc)
+    assert all(len(a) == 0 for a in empty)
+    assert activation.spread_sparse(g, seeds, amps, sc, mode=0, threshold=0.0, max_hops=10)[0].tolist() == \
+        [0, 1, 2, 3, 4]
 
 
 @SETTINGS

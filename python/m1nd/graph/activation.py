@@ -47,6 +47,7 @@ class ActivationRun:
     semantic_backend: str
     boosted_nodes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    support: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # ascending nodes with score > 0
 
 
 def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
@@ -68,63 +69,84 @@ def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
     return p
 
 
+def _dense(n: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    # np.zeros maps fresh zero pages lazily: only the pages the scatter touches cost anything
+    out = np.zeros(n, np.float32)
+    out[idx] = vals
+    return out
+
+
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
                    semantic_scores: np.ndarray | Callable[[], np.ndarray | None] | None = None,
                    semantic_backend: str | None = None) -> ActivationRun:
     """Seeds → D1..D4 → fusion → priming. ``semantic_scores`` (sem(n) from an embedding model) is optional; it may be
-    a callable (e.g. the result of a query embedding running in another thread), resolved after the lexical stage."""
+    a callable (e.g. the result of a query embedding running in another thread), resolved after the lexical stage.
+
+    Every dimension is computed on the nodes it reaches (a query reaches a few thousand of 10^5 nodes) and fusion
+    runs on the union of those supports; the dense arrays of the result are filled by scatter only."""
     t = g.nodes
     seeds = select_seeds(g.seeds, t, query, max_seeds=params.max_seeds, semantic=semantic_scores)
     semantic_scores = seeds.semantic
     n = g.n
-    dims = {d: np.zeros(n, np.float32) for d in DIMENSIONS}
     backend = semantic_backend or ("embedding" if semantic_scores is not None else "trigram")
     if len(seeds.nodes) == 0:
-        return ActivationRun(seeds, dims, [], np.zeros(n, np.float32), np.zeros(n, np.float32),
-                             np.zeros(n, np.float32), backend)
+        return ActivationRun(seeds, {d: np.zeros(n, np.float32) for d in DIMENSIONS}, [], np.zeros(n, np.float32),
+                             np.zeros(n, np.float32), np.zeros(n, np.float32), backend)
     eng = g.engine
     want = set(params.dimensions)
+    sparse: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # dimension -> (ascending nodes, values > 0)
+    spread = {"decay": params.decay, "threshold": params.threshold, "max_hops": params.max_hops}
     # D1 structural: both directions, ρ on reverse edges, hub damping.
     if "structural" in want:
-        dims["structural"], _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
-                                           max_hops=params.max_hops, mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO)
-    # D2 semantic.
+        i1, v1, _ = eng.spread_sparse(seeds.nodes, seeds.scores, mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO,
+                                      **spread)
+        sparse["structural"] = (i1, v1)
+    # D2 semantic: the 200 most similar nodes (≥ 0.15 for the trigram backend).
     if "semantic" in want:
         if semantic_scores is not None:
-            d2 = np.zeros(n, np.float32)
-            top = eng.top_k(semantic_scores, 200)  # values > 0, best first (kernel)
-            d2[top] = semantic_scores[top]
+            top = np.sort(eng.top_k(semantic_scores, 200))  # values > 0, best first (kernel)
+            sparse["semantic"] = (top, semantic_scores[top])
         else:
-            sim = g.trigram.similarity(seeds.tokens)
-            d2 = np.zeros(n, np.float32)
-            top = eng.top_k(sim, 200)
-            keep = top[sim[top] >= 0.15]
-            d2[keep] = sim[keep]
-        dims["semantic"] = d2
+            si, sv = g.trigram.similarity_sparse(seeds.tokens)
+            keep = sv >= 0.15
+            si, sv = si[keep], sv[keep]
+            if len(si) > 200:  # the 200 best by (similarity desc, index asc), as top_k orders them
+                best = np.sort(np.lexsort((si, -sv))[:200])
+                si, sv = si[best], sv[best]
+            sparse["semantic"] = (si, sv)
     # D4 causal: forward with c, reverse with c·ρ.
     if "causal" in want:
-        fwd, _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
-                            max_hops=params.max_hops, mode="forward", mask=CAUSAL_MASK, fwd_mult=CAUSAL)
-        rev, _ = eng.spread(seeds.nodes, seeds.scores, decay=params.decay, threshold=params.threshold,
-                            max_hops=params.max_hops, mode="reverse", mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
-        dims["causal"] = np.maximum(fwd, 0.7 * rev).astype(np.float32)
+        fi, fv, _ = eng.spread_sparse(seeds.nodes, seeds.scores, mode="forward", mask=CAUSAL_MASK, fwd_mult=CAUSAL,
+                                      **spread)
+        ri, rv, _ = eng.spread_sparse(seeds.nodes, seeds.scores, mode="reverse", mask=CAUSAL_MASK,
+                                      rev_mult=CAUSAL_RHO, **spread)
+        ci = np.union1d(fi, ri)
+        fwd, rev = np.zeros(len(ci), np.float32), np.zeros(len(ci), np.float32)
+        fwd[np.searchsorted(ci, fi)] = fv
+        rev[np.searchsorted(ci, ri)] = rv
+        sparse["causal"] = (ci, np.maximum(fwd, 0.7 * rev).astype(np.float32))
     # D3 temporal (inactive without git data).
     if "temporal" in want and g.has_git:
-        dims["temporal"] = temporal(g, seeds, dims["structural"])
-    used = [d for d in DIMENSIONS if d in want and float(dims[d].max(initial=0.0)) > 0.0]
+        sparse["temporal"] = temporal_sparse(g, seeds, sparse.get("structural"))
+    dims = {d: _dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
+    used = [d for d in DIMENSIONS if d in sparse and float(sparse[d][1].max(initial=0.0)) > 0.0]
     total_w = sum(WEIGHTS[d] for d in used) or 1.0
-    combined = np.zeros(n, np.float32)
-    active = np.zeros(n, np.int8)
+    support = np.unique(np.concatenate([sparse[d][0] for d in used])) if used else np.zeros(0, np.int64)
+    combined = np.zeros(len(support), np.float32)
+    active = np.zeros(len(support), np.int8)
     for d in used:
-        combined += (WEIGHTS[d] / total_w) * dims[d]
-        active += dims[d] > 0.01
+        v = dims[d][support]
+        combined += (WEIGHTS[d] / total_w) * v
+        active += v > 0.01
     bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0)).astype(np.float32)
-    score = np.minimum(1.0, combined * bonus) * (0.9 + 0.1 * t.pagerank)
+    sub = (np.minimum(1.0, combined * bonus) * (0.9 + 0.1 * t.pagerank[support])).astype(np.float32)
+    support = support[sub > 0]
+    sub = sub[sub > 0]
     primed = priming_field(g, boosts or {})
-    activation = np.minimum(1.0, score * (1.0 + primed)).astype(np.float32)
-    activation[score <= 0] = 0.0  # priming never adds a node
-    return ActivationRun(seeds, dims, used, score.astype(np.float32), activation, primed, backend,
-                         boosted_nodes=int(np.count_nonzero(primed[score > 0])))
+    score = _dense(n, support, sub)
+    activation = _dense(n, support, np.minimum(1.0, sub * (1.0 + primed[support])))  # priming never adds a node
+    return ActivationRun(seeds, dims, used, score, activation, primed, backend,
+                         boosted_nodes=int(np.count_nonzero(primed[support])), support=support.astype(np.int64))
 
 
 def recency_profile(g: Graph) -> np.ndarray:
@@ -139,25 +161,37 @@ def recency_profile(g: Graph) -> np.ndarray:
     return r
 
 
-def temporal(g: Graph, seeds: Seeds, d1: np.ndarray) -> np.ndarray:
+def co_change_partners(g: Graph, nodes: np.ndarray, amps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """max over the given nodes n of amp(n)·ŵ(co_changes edge of n's file, either direction), per partner:
+    (ascending partner nodes, values)."""
     t = g.nodes
-    r = recency_profile(g)
-    seed_arr = np.zeros(g.n, np.float32)
-    seed_arr[seeds.nodes] = seeds.scores
-    cc = np.zeros(g.n, np.float32)
-    w = g.engine.weights
-    rel = g.engine.csr.relations
-    for s, sc in zip(seeds.nodes.tolist(), seeds.scores.tolist()):
-        f = int(t.file_of[s]) if t.file_of[s] >= 0 else s
-        pos, tgt = g.engine.out_edges(f)
-        sel = rel[pos] == CO_CHANGES
-        if sel.any():
-            np.maximum.at(cc, tgt[sel], sc * w[pos[sel]])
-        pos, src = g.engine.in_edges(f)
-        sel = rel[pos] == CO_CHANGES
-        if sel.any():
-            np.maximum.at(cc, src[sel], sc * w[pos[sel]])
-    return (r * np.maximum(np.maximum(seed_arr, cc), 0.5 * d1)).astype(np.float32)
+    fo = t.file_of[nodes]
+    files = np.where(fo >= 0, fo, nodes).astype(np.int64)
+    own, nbr, pos, _ = g.engine.incident(files, 1 << CO_CHANGES)
+    if len(nbr) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    val = (np.asarray(amps, np.float32)[own] * g.engine.weights[pos]).astype(np.float32)
+    order = np.lexsort((-val, nbr))  # per partner, the strongest first
+    nbr, val = nbr[order], val[order]
+    first = np.r_[True, nbr[1:] != nbr[:-1]]
+    return nbr[first].astype(np.int64), val[first]
+
+
+def temporal_sparse(g: Graph, seeds: Seeds, d1: tuple[np.ndarray, np.ndarray] | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """D3 = r(n)·max(seed(n), co-change(n), 0.5·D1(n)) on its support (seeds, co-change partners, D1's nodes)."""
+    cc_i, cc_v = co_change_partners(g, seeds.nodes, seeds.scores)
+    d1_i, d1_v = d1 if d1 is not None else (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    sup = np.unique(np.concatenate([seeds.nodes.astype(np.int64), cc_i, d1_i.astype(np.int64)]))
+    base = np.zeros(len(sup), np.float32)
+    np.maximum.at(base, np.searchsorted(sup, seeds.nodes), seeds.scores)  # a node may be a seed once only
+    cc = np.zeros(len(sup), np.float32)
+    cc[np.searchsorted(sup, cc_i)] = cc_v
+    half = np.zeros(len(sup), np.float32)
+    half[np.searchsorted(sup, d1_i)] = 0.5 * d1_v
+    val = (recency_profile(g)[sup] * np.maximum(np.maximum(base, cc), half)).astype(np.float32)
+    keep = val > 0
+    return sup[keep], val[keep]
 
 
 def result_order(g: Graph, values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -182,7 +216,7 @@ def ranked(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...]
            path_prefix: str | None = None) -> tuple[np.ndarray, int]:
     """Indices of the top results (after filters) and the total number activated."""
     act = run.activation
-    cand = np.nonzero(act > 0)[0]
+    cand = run.support[act[run.support] > 0]
     keep = filter_mask(g, node_kinds, path_prefix)
     if keep is not None:
         cand = cand[keep[cand]]

@@ -15,6 +15,7 @@ from m1nd.errors import GraphTooLargeError, InvalidInputError
 from m1nd_core import activation as _act
 from m1nd_core import hebbian as _hebb
 from m1nd_core import paths as _paths
+from m1nd_core import postings as _postings
 from m1nd_core import rank as _rank
 from m1nd_core.csr import CSRGraph
 
@@ -44,6 +45,17 @@ def table16(values: dict[int, float] | list[float] | None, default: float = 1.0)
     return out
 
 
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated ``range(starts[k], ends[k])`` for all k (int64) and the k each value came from."""
+    counts = ends - starts
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(len(starts)), counts)
+    if total == 0:
+        return np.zeros(0, np.int64), owner
+    offs = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(total)
+    return offs.astype(np.int64), owner
+
+
 @dataclass
 class Path:
     nodes: np.ndarray  # int32 node indices, len hops+1
@@ -60,6 +72,9 @@ class Engine:
         self.n = csr.n_nodes
         self.e = csr.n_edges
         self._deg_cache: dict[tuple[str, int], np.ndarray] = {}
+        # Spread working memory, reused so a query costs the region it reaches rather than O(N) allocation and
+        # clearing per spread. A pool, not one object: kernels release the GIL, so callers may overlap.
+        self._scratch: list[_act.SpreadScratch] = []
 
     # -- construction ---------------------------------------------------------------------------------------------
     @classmethod
@@ -117,6 +132,26 @@ class Engine:
         a, b = int(self.csr.rev_indptr[u]), int(self.csr.rev_indptr[u + 1])
         return self.csr.rev_edge[a:b], self.csr.rev_indices[a:b]
 
+    def incident(self, nodes, mask: int = ALL_RELATIONS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every edge touching the given nodes, both directions, vectorised: (owner index into ``nodes`` int64,
+        neighbour int32, forward edge position int64, True when the edge leaves the owner). Forward edges of all
+        owners come first, then reverse ones; within each, owners in the given order."""
+        c = self.csr
+        nodes = np.asarray(nodes, np.int64)
+        if len(nodes) == 0:
+            z = np.zeros(0, np.int64)
+            return z, z.astype(np.int32), z, z.astype(bool)
+        fpos, fown = _ranges(c.indptr[nodes], c.indptr[nodes + 1])
+        rpos, rown = _ranges(c.rev_indptr[nodes], c.rev_indptr[nodes + 1])
+        owner = np.concatenate([fown, rown])
+        nbr = np.concatenate([c.indices[fpos], c.rev_indices[rpos]]).astype(np.int32)
+        pos = np.concatenate([fpos, c.rev_edge[rpos]]).astype(np.int64)
+        fwd = np.concatenate([np.ones(len(fpos), bool), np.zeros(len(rpos), bool)])
+        if mask != ALL_RELATIONS:
+            keep = ((mask >> c.relations[pos].astype(np.int64)) & 1).astype(bool)
+            owner, nbr, pos, fwd = owner[keep], nbr[keep], pos[keep], fwd[keep]
+        return owner, nbr, pos, fwd
+
     def edges_between(self, u: int, v: int) -> np.ndarray:
         return self.csr.edges_between(int(u), int(v))
 
@@ -133,23 +168,55 @@ class Engine:
             raise InvalidInputError(f"{name}: node index out of range [0, {self.n})")
         return arr
 
-    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
-               max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
-               fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def _spread_args(self, seeds, amplitudes, decay: float, threshold: float, max_hops: int, mode: str, mask: int,
+                     hub_ref: float, fwd_mult: np.ndarray | None, rev_mult: np.ndarray | None
+                     ) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
         seeds = self._node_array(seeds, "seeds")
         amps = np.ascontiguousarray(amplitudes, dtype=np.float32).reshape(-1)
         if amps.shape != seeds.shape:
             raise InvalidInputError("seeds and amplitudes must have the same length")
         if not (0 < decay <= 1) or threshold < 0 or not (0 <= max_hops <= 32):
             raise InvalidInputError("spread: decay must be in (0, 1], threshold ≥ 0, max_hops in 0..32")
-        act = np.zeros(self.n, dtype=np.float32)
-        hops = np.full(self.n, -1, dtype=np.int16)
-        _act.spread(self.csr, seeds, amps, act, hops, decay=float(decay), threshold=float(threshold),
-                    max_hops=int(max_hops), mode=MODE[mode], relation_mask=int(mask), hub_ref=float(hub_ref),
-                    fwd_mult=table16(None) if fwd_mult is None else np.ascontiguousarray(fwd_mult, dtype=np.float32),
-                    rev_mult=table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, dtype=np.float32))
+        kw = {"decay": float(decay), "threshold": float(threshold), "max_hops": int(max_hops), "mode": MODE[mode],
+              "relation_mask": int(mask), "hub_ref": float(hub_ref),
+              "fwd_mult": table16(None) if fwd_mult is None else np.ascontiguousarray(fwd_mult, dtype=np.float32),
+              "rev_mult": table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, dtype=np.float32)}
+        return (seeds, amps), kw
+
+    def _take_scratch(self) -> _act.SpreadScratch:
+        try:
+            return self._scratch.pop()  # list.pop is atomic under the GIL
+        except IndexError:
+            return _act.SpreadScratch(self.n)
+
+    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
+               max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
+               fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Dense result: (activation float32[N], hops int16[N], -1 unreached)."""
+        args, kw = self._spread_args(seeds, amplitudes, decay, threshold, max_hops, mode, mask, hub_ref, fwd_mult,
+                                     rev_mult)
+        act = np.empty(self.n, dtype=np.float32)
+        hops = np.empty(self.n, dtype=np.int16)
+        sc = self._take_scratch()
+        try:
+            _act.spread(self.csr, *args, act, hops, scratch=sc, **kw)
+        finally:
+            self._scratch.append(sc)
         return act, hops
+
+    def spread_sparse(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
+                      max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
+                      fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reached nodes only: (ascending node indices int32, activation float32, hops int16)."""
+        args, kw = self._spread_args(seeds, amplitudes, decay, threshold, max_hops, mode, mask, hub_ref, fwd_mult,
+                                     rev_mult)
+        sc = self._take_scratch()
+        try:
+            return _act.spread_sparse(self.csr, *args, sc, **kw)
+        finally:
+            self._scratch.append(sc)
 
     def bfs_hops(self, source: int, *, max_hops: int, mode: str = "both", mask: int = ALL_RELATIONS) -> np.ndarray:
         hops = np.full(self.n, -1, dtype=np.int16)
@@ -192,3 +259,32 @@ class Engine:
 
     def top_k(self, values: np.ndarray, k: int, min_value: float = 0.0) -> np.ndarray:
         return np.asarray(_act.top_k(np.ascontiguousarray(values, dtype=np.float32), int(k), float(min_value)))
+
+
+class PostingLists:
+    """Posting lists over values in ``[0, n)``: ``flat`` grouped by key through ``offsets``, optional per-posting
+    ``weights``; ``accumulate`` is the native scatter-sum (the lexical and trigram indexes' inner loop)."""
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray, n: int, weights: np.ndarray | None = None) -> None:
+        self.flat = np.ascontiguousarray(flat, dtype=np.int32)
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self.weights = None if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
+        self.n = int(n)
+        self._scratch: list[_postings.AccumulatorScratch] = []  # pooled like Engine._scratch
+
+    def accumulate(self, keys, key_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values with a posting, ascending int32; float64 sums of ``weights[p]·key_weights[k]``; int32 counts)."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64).reshape(-1)
+        kw = None if key_weights is None else np.ascontiguousarray(key_weights, dtype=np.float32).reshape(-1)
+        if kw is not None and kw.shape != keys.shape:
+            raise InvalidInputError("keys and key_weights must have the same length")
+        try:
+            sc = self._scratch.pop()
+        except IndexError:
+            sc = _postings.AccumulatorScratch(self.n)
+        try:
+            return _postings.accumulate(self.flat, self.offsets, keys, sc, self.weights, kw)
+        except ValueError as e:
+            raise InvalidInputError(f"posting lists: {e}") from None
+        finally:
+            self._scratch.append(sc)

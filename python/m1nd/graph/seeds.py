@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, KIND_CODE, NodeTable
 
 STOPWORDS = frozenset(["a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this", "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we", "codebase", "task", "validate", "using", "focus", "around"])
@@ -205,6 +206,7 @@ class SeedIndex:
     _joined_paths: str = ""
     _path_offsets: np.ndarray | None = None
     _path_offsets_list: list[int] = field(default_factory=list)
+    _trigram_postings: PostingLists | None = None
 
     def __post_init__(self) -> None:
         self.label_id = {lab: k for k, lab in enumerate(self.labels)}
@@ -387,89 +389,125 @@ class SeedIndex:
             self._path_offsets_list = offs.tolist()
         return self._label_of, self._path_of  # type: ignore[return-value]
 
-    def _trigram_postings(self, t: str, padded: bool) -> tuple[np.ndarray, int]:
-        """Concatenated label postings of t's trigrams (padded: as a word; else interior windows only)."""
+    def _trigram_counts(self, t: str, padded: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        """Labels sharing trigrams with t (padded: as a word; else interior windows only): (label ids ascending,
+        number of t's distinct trigrams each holds, number of t's distinct trigrams)."""
         from m1nd.graph.semantic import _ALPHA, _LUT
 
         raw = np.frombuffer((f" {t} " if padded else t).encode("ascii", "replace"), np.uint8)
         sym = _LUT[raw]
         if len(sym) < 3:
-            return np.zeros(0, np.int32), 0
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), 0
         codes = _unique_small(sym[:-2] * (_ALPHA * _ALPHA) + sym[1:-1] * _ALPHA + sym[2:])
         pos = np.searchsorted(self.trigram_keys, codes)
         ok = pos < len(self.trigram_keys)
         pos, codes_ok = pos[ok], codes[ok]
         pos = pos[self.trigram_keys[pos] == codes_ok]
         if not len(pos):
-            return np.zeros(0, np.int32), len(codes)
-        tl = self.trigram_labels
-        return np.concatenate([tl.flat[tl.offsets[p]:tl.offsets[p + 1]] for p in pos.tolist()]), len(codes)
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), len(codes)
+        if self._trigram_postings is None:
+            tl = self.trigram_labels
+            self._trigram_postings = PostingLists(tl.flat, tl.offsets, len(self.labels))
+        ids, _, counts = self._trigram_postings.accumulate(pos)
+        return ids, counts, len(codes)
 
-    def label_scores(self, t: str) -> np.ndarray:
-        """Best label-rule score of token t for every unique label (float32[L])."""
-        L = len(self.labels)
-        ls = np.zeros(L, np.float32)
+    def label_matches(self, t: str) -> tuple[np.ndarray, np.ndarray]:
+        """Best label-rule score of token t for the labels it matches: (unique label ids ascending, float32)."""
+        ls = np.zeros(len(self.labels), np.float32)  # a scratch map: only the touched pages cost anything
+        hit: list[np.ndarray] = []
         # trigram similarity with labels (0.7·σ when σ > 0.3): the weakest rule, applied first
-        ids, n_codes = self._trigram_postings(t, padded=True)
+        ids, counts, n_codes = self._trigram_counts(t, padded=True)
         if len(ids):
-            counts = np.bincount(ids, minlength=L)
-            cand = np.flatnonzero(counts)
-            sigma = counts[cand] / np.sqrt(n_codes * self.label_trigram_count[cand])
+            sigma = counts / np.sqrt(n_codes * self.label_trigram_count[ids])
             keep = sigma > 0.3
-            ls[cand[keep]] = (0.7 * sigma[keep]).astype(np.float32)
+            ls[ids[keep]] = (0.7 * sigma[keep]).astype(np.float32)
+            hit.append(ids[keep])
         if len(t) >= 3:
             # t is a substring of a label: labels holding all of t's interior trigrams, then verified
-            ids, n_codes = self._trigram_postings(t, padded=False)
+            ids, counts, n_codes = self._trigram_counts(t, padded=False)
             if len(ids):
-                counts = np.bincount(ids, minlength=L)
-                cand = np.flatnonzero(counts >= n_codes)
+                cand = ids[counts >= n_codes]
                 if len(t) > 3 or not t.isascii():
                     labels = self.labels
                     cand = np.asarray([k for k in cand.tolist() if t in labels[k]], np.int64)
                 if len(cand):
                     ls[cand] = np.maximum(ls[cand], 0.80)
+                    hit.append(cand)
             elif not t.isascii():
                 joined, offs = self.joined_labels, self.label_offsets
+                found = []
                 pos = joined.find(t)
                 while pos != -1:
                     k = bisect.bisect_right(offs, pos) - 1
-                    ls[k] = max(ls[k], 0.80)
+                    found.append(k)
                     pos = joined.find(t, offs[k + 1] if k + 1 < len(offs) else len(joined))
+                if found:
+                    f = np.asarray(found, np.int64)
+                    ls[f] = np.maximum(ls[f], 0.80)
+                    hit.append(f)
             # a label is a substring of t (≥ 3 chars); t starts with the label → 0.90
+            inner = []
             for a in range(len(t)):
                 for b in range(a + 3, len(t) + 1):
                     k = self.label_id.get(t[a:b])
                     if k is not None:
                         ls[k] = max(ls[k], 0.90 if a == 0 else 0.80)
+                        inner.append(k)
+            if inner:
+                hit.append(np.asarray(inner, np.int64))
             # the label starts with t: a contiguous range of the sorted labels
             i = bisect.bisect_left(self.sorted_labels, t)
             j = bisect.bisect_left(self.sorted_labels, t + "\U0010ffff", lo=i)
             if j > i:
                 idx = self.sorted_label_ids[i:j]
                 ls[idx] = np.maximum(ls[idx], 0.90)
+                hit.append(idx)
         pk = self.part_id.get(t)
         if pk is not None:
             idx = self.part_labels[pk]
             ls[idx] = np.maximum(ls[idx], 0.92)
+            hit.append(idx)
         k = self.label_id.get(t)
         if k is not None:
             ls[k] = 1.0
+            hit.append(np.asarray([k], np.int64))
+        if not hit:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids = _unique_small(np.concatenate(hit).astype(np.int64))
+        return ids, ls[ids]
+
+    def label_scores(self, t: str) -> np.ndarray:
+        """Dense form of :meth:`label_matches` (float32[L])."""
+        ls = np.zeros(len(self.labels), np.float32)
+        ids, val = self.label_matches(t)
+        ls[ids] = val
         return ls
 
-    def path_scores(self, t: str) -> np.ndarray:
-        """Best path-rule score of token t for every unique source path (float32[P])."""
+    def path_matches(self, t: str) -> tuple[np.ndarray, np.ndarray]:
+        """Best path-rule score of token t for the source paths it matches: (unique path ids ascending, float32)."""
         self._maps()
-        ps = np.zeros(len(self.paths), np.float32)
+        found: dict[int, float] = {}
         if len(t) >= 4:
             joined, offs = self._joined_paths, self._path_offsets_list
             pos = joined.find(t)
             while pos != -1:
                 k = bisect.bisect_right(offs, pos) - 1
-                ps[k] = 0.72
+                found[k] = 0.72
                 pos = joined.find(t, offs[k + 1] if k + 1 < len(offs) else len(joined))
         sk = self.segment_id.get(t)
         if sk is not None:
-            ps[self.segment_paths[sk]] = 0.82
+            for k in self.segment_paths[sk].tolist():
+                found[k] = 0.82
+        if not found:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids = np.fromiter(sorted(found), np.int64, count=len(found))
+        return ids, np.fromiter((found[k] for k in ids.tolist()), np.float32, count=len(ids))
+
+    def path_scores(self, t: str) -> np.ndarray:
+        """Dense form of :meth:`path_matches` (float32[P])."""
+        ps = np.zeros(len(self.paths), np.float32)
+        ids, val = self.path_matches(t)
+        ps[ids] = val
         return ps
 
     def token_sparse(self, t: str) -> tuple[np.ndarray, np.ndarray]:
@@ -477,12 +515,11 @@ class SeedIndex:
         only the matching ones expanded to their nodes (a query touches thousands of nodes, not all of them)."""
         parts_i: list[np.ndarray] = []
         parts_v: list[np.ndarray] = []
-        for scores, groups in ((self.label_scores(t), self.label_nodes), (self.path_scores(t), self.path_nodes)):
-            ids = np.flatnonzero(scores)
+        for (ids, scores), groups in ((self.label_matches(t), self.label_nodes), (self.path_matches(t), self.path_nodes)):
             if len(ids):
                 nodes, counts = groups.expand(ids)
                 parts_i.append(nodes)
-                parts_v.append(np.repeat(scores[ids], counts))
+                parts_v.append(np.repeat(scores, counts))
         wk = self.word_id.get(t)
         if wk is not None:
             w = self.word_nodes[wk]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.seeds import identifier_parts
 
@@ -74,6 +75,7 @@ class TrigramIndex:
     nodes: np.ndarray  # int32[P]
     weights: np.ndarray  # float32[P]
     n: int
+    _postings: PostingLists | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, t: NodeTable) -> TrigramIndex:
@@ -113,11 +115,17 @@ class TrigramIndex:
 
     def similarity(self, tokens: list[str]) -> np.ndarray:
         """Cosine of the query's trigram vector with every node (float32[N])."""
-        words = [w for t in tokens for w in ([t] if t.isalnum() else identifier_parts(t)) if len(w) >= 2]
+        idx, val = self.similarity_sparse(tokens)
         out = np.zeros(self.n, np.float32)
+        out[idx] = val
+        return out
+
+    def similarity_sparse(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The non-zero cosines only: (ascending node indices int32, similarity float32)."""
+        words = [w for t in tokens for w in ([t] if t.isalnum() else identifier_parts(t)) if len(w) >= 2]
         _, code = trigram_codes([" ".join(words)])
         if code.size == 0 or self.codes.size == 0:
-            return out
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
         code = np.sort(code)
         starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
         q_codes, tf = code[starts], np.diff(np.r_[starts, len(code)])
@@ -128,11 +136,7 @@ class TrigramIndex:
         idf = np.where(known, self.idf[pos_c], unseen_idf)
         qw = (1.0 + np.log(tf)) * idf
         qw /= max(1e-9, float(np.sqrt((qw ** 2).sum())))
-        parts_n, parts_w = [], []
-        for k, w in zip(pos_c[known].tolist(), qw[known].tolist()):
-            a, b = int(self.indptr[k]), int(self.indptr[k + 1])
-            parts_n.append(self.nodes[a:b])
-            parts_w.append(self.weights[a:b] * w)
-        if parts_n:
-            out[:] = np.bincount(np.concatenate(parts_n), weights=np.concatenate(parts_w), minlength=self.n)
-        return out
+        if self._postings is None:
+            self._postings = PostingLists(self.nodes, self.indptr, self.n, self.weights)
+        idx, sums, _ = self._postings.accumulate(pos_c[known], qw[known].astype(np.float32))
+        return idx, sums.astype(np.float32)

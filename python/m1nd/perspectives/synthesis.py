@@ -229,38 +229,6 @@ def adjacency(g: Graph, u: int, mask: int = ALL) -> Adj:
     return Adj(nbr, pos, rel, fwd)
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(len(starts)), counts)
-    if total == 0:
-        return np.zeros(0, np.int64), owner
-    offs = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(total)
-    return offs.astype(np.int64), owner
-
-
-def multi_adjacency(g: Graph, nodes: np.ndarray, mask: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                   np.ndarray]:
-    """(owner index into ``nodes``, neighbour, edge position, owner->neighbour?) for both directions, vectorised."""
-    c = g.engine.csr
-    nodes = np.asarray(nodes, np.int64)
-    if len(nodes) == 0:
-        z = np.zeros(0, np.int64)
-        return z, z.astype(np.int32), z, z.astype(bool)
-    fs, fe = c.indptr[nodes], c.indptr[nodes + 1]
-    fpos, fown = _ranges(fs, fe - fs)
-    rs, re_ = c.rev_indptr[nodes], c.rev_indptr[nodes + 1]
-    rpos, rown = _ranges(rs, re_ - rs)
-    epos = c.rev_edge[rpos]
-    owner = np.concatenate([fown, rown])
-    nbr = np.concatenate([c.indices[fpos], c.rev_indices[rpos]]).astype(np.int32)
-    pos = np.concatenate([fpos, epos]).astype(np.int64)
-    fwd = np.concatenate([np.ones(len(fpos), bool), np.zeros(len(rpos), bool)])
-    if mask != ALL:
-        keep = ((mask >> c.relations[pos].astype(np.int64)) & 1).astype(bool)
-        owner, nbr, pos, fwd = owner[keep], nbr[keep], pos[keep], fwd[keep]
-    return owner, nbr, pos, fwd
-
-
 # -- local activation ---------------------------------------------------------------------------------------------
 class Fused:
     """D1–D4 of one spreading run. Structural and semantic are dense arrays; causal is kept as its two runs and
@@ -489,7 +457,7 @@ def _causal(g: Graph, f: int, A: Adj, downstream: bool) -> list[Candidate]:
                   else f"{_label(g, f)} {VERB[r1]} {_label(g, x)}")
         out.append(Candidate(x, family, [f, x], [(p, not downstream)], s, reason))
     if len(x1):
-        own, x2, p2, fw2 = multi_adjacency(g, x1, CAUSAL_FAMILY_MASK)
+        own, x2, p2, fw2 = g.engine.incident(x1, CAUSAL_FAMILY_MASK)
         s2 = s1[own] * CAUSAL[rel_all[p2]] * w[p2]
         ok = (fw2 != downstream) & (s2 >= CAUSAL_MIN) & (x2 != f) & (x2 != x1[own])
         for k, t2, p, s in zip(own[ok].tolist(), x2[ok].tolist(), p2[ok].tolist(), s2[ok].tolist()):
@@ -552,7 +520,7 @@ def _test_functions(g: Graph, u: int) -> int:
     count = 0
     frontier = np.asarray([u], np.int64)
     for _ in range(2):
-        _own, kids, _p, fw = multi_adjacency(g, frontier, 1 << CONTAINS)
+        _own, kids, _p, fw = g.engine.incident(frontier, 1 << CONTAINS)
         kids = kids[fw]
         count += int(np.count_nonzero(t.is_test[kids] & (t.kind[kids] == fn)))
         frontier = kids.astype(np.int64)
@@ -604,7 +572,7 @@ def _configuration(g: Graph, f: int, A: Adj) -> list[Candidate]:
     # configuration reached within 2 hops: a neighbour of f that reads a config file (strongest first step each)
     xs, xp, xfw, xw = best_edges(g, f, STRUCTURAL_MASK & ~cfg, A)
     if len(xs):
-        own, v2, p2, fw2 = multi_adjacency(g, xs, cfg)
+        own, v2, p2, fw2 = g.engine.incident(xs, cfg)
         ok = fw2 & (v2 != f)
         for k, v, p in zip(own[ok].tolist(), v2[ok].tolist(), p2[ok].tolist()):
             x = int(xs[k])
@@ -638,7 +606,7 @@ def _hubs(g: Graph, f: int, A: Adj) -> list[Candidate]:
     fx = facts(g)
     fn, fp, ffw, fwv = best_edges(g, f, STRUCTURAL_MASK, A)
     one = fn[fx.hub[fn]]
-    own2, nb2, pos2, fw2 = multi_adjacency(g, fn, STRUCTURAL_MASK)
+    own2, nb2, pos2, fw2 = g.engine.incident(fn, STRUCTURAL_MASK)
     hub2 = fx.hub[nb2]
     own2, nb2, pos2, fw2 = own2[hub2], nb2[hub2], pos2[hub2], fw2[hub2]
     two = np.unique(nb2).astype(np.int64)
@@ -764,7 +732,7 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
 
     beside = np.zeros(g.n, bool)  # adjacent to a visited node other than f
     if len(others):
-        beside[multi_adjacency(g, others, ALL)[1]] = True
+        beside[g.engine.incident(others, ALL)[1]] = True
     novelty: dict[int, float] = {}
     for x in uniq.tolist():
         if x in visited:
@@ -878,7 +846,7 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
     shared = np.zeros(g.n, np.int64)
     summin = np.zeros(g.n, np.float64)
     if len(nb):
-        own, c, pos, _ = multi_adjacency(g, nb, STRUCTURAL_MASK)
+        own, c, pos, _ = g.engine.incident(nb, STRUCTURAL_MASK)
         # only candidates matter: same kind group, not x, not directly connected to x
         ok = (c != x) & same[c] & ~direct[c]
         own, c, wc = own[ok], c[ok].astype(np.int64), w[pos[ok]].astype(np.float64)
