@@ -97,3 +97,21 @@ def test_two_processes_continue_the_same_perspective(tmp_path: Path, shop_repo: 
     finally:
         ws_a.close()
         ws_b.close()
+
+
+def test_query_activation_is_stored_exactly_and_older_states_still_load() -> None:
+    """The packed form round-trips bit for bit; states written with number lists (before packing) decode too."""
+    import json
+
+    import numpy as np
+
+    from m1nd.perspectives.state import pack_activation, unpack_activation
+
+    idx = np.array([3, 17, 70_000], np.int64)
+    val = np.array([0.1, 0.333333343, 1.0], np.float32)
+    packed = json.loads(json.dumps(pack_activation(7, idx, val)))
+    got_i, got_v = unpack_activation(packed)
+    assert packed["gen"] == 7 and got_i.tolist() == idx.tolist() and np.array_equal(got_v, val)
+    old_i, old_v = unpack_activation({"gen": 7, "idx": [3, 17], "val": [0.5, 0.25]})
+    assert old_i.tolist() == [3, 17] and old_v.tolist() == [0.5, 0.25]
+    assert [len(a) for a in unpack_activation({})] == [0, 0]

@@ -69,7 +69,7 @@ def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
     return p
 
 
-def _dense(n: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+def scatter_dense(n: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
     # np.zeros maps fresh zero pages lazily: only the pages the scatter touches cost anything
     out = np.zeros(n, np.float32)
     out[idx] = vals
@@ -128,7 +128,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     # D3 temporal (inactive without git data).
     if "temporal" in want and g.has_git:
         sparse["temporal"] = temporal_sparse(g, seeds, sparse.get("structural"))
-    dims = {d: _dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
+    dims = {d: scatter_dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
     used = [d for d in DIMENSIONS if d in sparse and float(sparse[d][1].max(initial=0.0)) > 0.0]
     total_w = sum(WEIGHTS[d] for d in used) or 1.0
     support = np.unique(np.concatenate([sparse[d][0] for d in used])) if used else np.zeros(0, np.int64)
@@ -143,8 +143,8 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     support = support[sub > 0]
     sub = sub[sub > 0]
     primed = priming_field(g, boosts or {})
-    score = _dense(n, support, sub)
-    activation = _dense(n, support, np.minimum(1.0, sub * (1.0 + primed[support])))  # priming never adds a node
+    score = scatter_dense(n, support, sub)
+    activation = scatter_dense(n, support, np.minimum(1.0, sub * (1.0 + primed[support])))  # priming never adds a node
     return ActivationRun(seeds, dims, used, score, activation, primed, backend,
                          boosted_nodes=int(np.count_nonzero(primed[support])), support=support.astype(np.int64))
 

@@ -23,7 +23,15 @@ from m1nd.graph.seeds import tokenize
 from m1nd.perspectives import peek as pk
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import FAMILIES, parse_lens, short_family
-from m1nd.perspectives.state import BRANCH_NAME_RE, ID_RE, QUERY_ACT_TOP, Perspective, agent_slug
+from m1nd.perspectives.state import (
+    BRANCH_NAME_RE,
+    ID_RE,
+    QUERY_ACT_TOP,
+    Perspective,
+    agent_slug,
+    pack_activation,
+    unpack_activation,
+)
 
 if TYPE_CHECKING:
     from m1nd.codegraph import CodeGraph
@@ -205,10 +213,10 @@ class PerspectiveService:
         if c.get("gen") != g.graph_generation or c.get("n") != g.n:
             idx = g.nodes.index
             qa = np.zeros(g.n, np.float32)
-            if p.query_act.get("gen") == g.graph_generation and p.query_act.get("idx"):
-                qi = np.asarray(p.query_act["idx"], np.int64)
+            if p.query_act.get("gen") == g.graph_generation:
+                qi, qv = unpack_activation(p.query_act)
                 ok = qi < g.n
-                qa[qi[ok]] = np.asarray(p.query_act["val"], np.float32)[ok]
+                qa[qi[ok]] = qv[ok]
             c.clear()
             c.update(gen=g.graph_generation, n=g.n, query_act=qa, anchor_act=None, anchor_hops=None)
             a = idx.get(p.anchor_node) if p.anchor_node else None
@@ -279,10 +287,10 @@ class PerspectiveService:
     def _query_activation(self, g: Graph, agent: str, query: str, dims: list[str]) -> tuple[Any, dict[str, Any]]:
         run = run_activation(g, query, ActivationParams(dimensions=tuple(dims)), boosts=self.cg.boosts_for(g, agent))
         act = run.activation
-        nz = np.flatnonzero(act > 0)
+        nz = run.support[act[run.support] > 0]
         if len(nz) > QUERY_ACT_TOP:
             nz = np.sort(nz[np.argpartition(-act[nz], QUERY_ACT_TOP)[:QUERY_ACT_TOP]])
-        return run, {"gen": g.graph_generation, "idx": nz.tolist(), "val": np.round(act[nz], 6).tolist()}
+        return run, pack_activation(g.graph_generation, nz, act[nz])
 
     def _rebase(self, p: Perspective, g: Graph, agent: str, preferred: str | None) -> None:
         """Move a perspective onto the current graph generation: new query activation, a surviving focus."""

@@ -11,11 +11,14 @@ activation, the anchor activation and the anchor hop distances, and the activati
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from m1nd.perspectives.lens import Lens
 
@@ -34,6 +37,21 @@ def agent_slug(agent_id: str) -> str:
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def pack_activation(gen: int, idx: np.ndarray, val: np.ndarray) -> dict[str, Any]:
+    """A sparse activation for the JSON state: node indices and values as base64 of little-endian int32/float32
+    (500 numbers as JSON text cost more to format than everything else in a state; bytes are exact and tiny)."""
+    return {"gen": gen, "idx32": base64.b64encode(np.asarray(idx, "<i4").tobytes()).decode("ascii"),
+            "val32": base64.b64encode(np.asarray(val, "<f4").tobytes()).decode("ascii")}
+
+
+def unpack_activation(d: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 indices, float32 values) of :func:`pack_activation`, or of the older ``idx``/``val`` number lists."""
+    if "idx32" in d:
+        return (np.frombuffer(base64.b64decode(d["idx32"]), "<i4").astype(np.int64),
+                np.frombuffer(base64.b64decode(d["val32"]), "<f4").astype(np.float32))
+    return np.asarray(d.get("idx") or [], np.int64), np.asarray(d.get("val") or [], np.float32)
 
 
 @dataclass
@@ -55,7 +73,7 @@ class Perspective:
     history: list[dict[str, Any]] = field(default_factory=list)
     visited: list[str] = field(default_factory=list)
     seen_targets: list[str] = field(default_factory=list)
-    # query activation of the start query, top 500: {"gen": graph generation, "idx": [node index], "val": [a]}
+    # query activation of the start query, top 500: pack_activation(graph generation, node indices, values)
     # (indices are only meaningful for that generation; a perspective on another generation is refreshed first)
     query_act: dict[str, Any] = field(default_factory=dict)
     follows: list[str] = field(default_factory=list)  # families of every follow, in order

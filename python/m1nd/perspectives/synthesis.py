@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.graph.activation import DIMENSIONS, WEIGHTS
+from m1nd.graph.activation import DIMENSIONS, WEIGHTS, co_change_partners, scatter_dense
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import (
@@ -308,48 +308,38 @@ def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: 
     if len(seeds) == 0:
         return fu
     want = fu.want
+    used = []
+    d1_nz = np.zeros(0, np.int64)
+    spread = {"decay": 0.55, "threshold": 0.04, "max_hops": max_hops}
     if "structural" in want:  # D3 uses 0.5·D1 only when the structural dimension runs (as activate does)
-        fu.d1, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="both",
-                              mask=STRUCTURAL_MASK, rev_mult=RHO)
+        d1_nz, v1, _ = eng.spread_sparse(seeds, amps, mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO, **spread)
+        fu.d1 = scatter_dense(g.n, d1_nz, v1)
+        if len(v1) and float(v1.max()) > 0:
+            used.append("structural")
     if "semantic" in want and semantic is not None:
         keep = np.flatnonzero(semantic >= SEMANTIC_FLOOR)
         if len(keep) > 200:
             keep = keep[np.argpartition(-semantic[keep], 200)[:200]]
         if len(keep):
-            d2 = np.zeros(g.n, np.float32)
-            d2[keep] = semantic[keep]
-            fu.d2 = d2
+            fu.d2 = scatter_dense(g.n, keep, semantic[keep])
+            used.append("semantic")
+    causal = False
     if "causal" in want:
-        fu.fwd, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="forward",
-                               mask=CAUSAL_MASK, fwd_mult=CAUSAL)
-        fu.rev, _ = eng.spread(seeds, amps, decay=0.55, threshold=0.04, max_hops=max_hops, mode="reverse",
-                               mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO)
-    used = []
-    if "structural" in want and fu.d1 is not None and float(fu.d1.max(initial=0.0)) > 0:
-        used.append("structural")
-    if fu.d2 is not None:
-        used.append("semantic")
+        fi, fv, _ = eng.spread_sparse(seeds, amps, mode="forward", mask=CAUSAL_MASK, fwd_mult=CAUSAL, **spread)
+        ri, rv, _ = eng.spread_sparse(seeds, amps, mode="reverse", mask=CAUSAL_MASK, rev_mult=CAUSAL_RHO, **spread)
+        fu.fwd, fu.rev = scatter_dense(g.n, fi, fv), scatter_dense(g.n, ri, rv)
+        causal = len(fv) > 0 or len(rv) > 0  # spread values are > 0
     if "temporal" in want and g.has_git:
-        t = g.nodes
-        w = eng.weights
         order = np.argsort(seeds, kind="stable")
         fu.seed_idx = seeds[order].astype(np.int64)
         fu.seed_val = amps[order].astype(np.float64)
-        cc: dict[int, float] = {}
-        for s_, a in zip(seeds.tolist(), amps.tolist()):
-            f = int(t.file_of[s_]) if t.file_of[s_] >= 0 else s_
-            ad = adjacency(g, f, 1 << CO_CHANGES)
-            for v, p in zip(ad.nbr.tolist(), ad.pos.tolist()):
-                cc[v] = max(cc.get(v, 0.0), a * float(w[p]))
-        fu.cc_idx = np.asarray(sorted(cc), np.int64)
-        fu.cc_val = np.asarray([cc[k] for k in sorted(cc)], np.float64)
+        fu.cc_idx, cc_val = co_change_partners(g, seeds, amps)
+        fu.cc_val = cc_val.astype(np.float64)
         fu.r = facts(g).recency(g)
-        d1_nz = np.flatnonzero(fu.d1) if fu.d1 is not None else np.zeros(0, np.int64)
-        support = np.unique(np.concatenate([fu.seed_idx, fu.cc_idx, d1_nz]))
+        support = np.unique(np.concatenate([fu.seed_idx, fu.cc_idx, d1_nz.astype(np.int64)]))
         if float(fu.value_at("temporal", support).max(initial=0.0)) > 0:
             used.append("temporal")
-    if "causal" in want and fu.fwd is not None and fu.rev is not None and (
-            float(fu.fwd.max(initial=0.0)) > 0 or float(fu.rev.max(initial=0.0)) > 0):
+    if causal:
         used.append("causal")
     fu.used = [d for d in DIMENSIONS if d in used]
     return fu
