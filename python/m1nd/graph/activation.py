@@ -17,7 +17,7 @@ import numpy as np
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import CO_CHANGES
-from m1nd.graph.seeds import Seeds, select_seeds
+from m1nd.graph.seeds import Seeds, select_seeds, sorted_unique
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
 WEIGHTS = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
@@ -120,7 +120,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
                                       **spread)
         ri, rv, _ = eng.spread_sparse(seeds.nodes, seeds.scores, mode="reverse", mask=CAUSAL_MASK,
                                       rev_mult=CAUSAL_RHO, **spread)
-        ci = np.union1d(fi, ri)
+        ci = sorted_unique(np.concatenate([fi, ri]))
         fwd, rev = np.zeros(len(ci), np.float32), np.zeros(len(ci), np.float32)
         fwd[np.searchsorted(ci, fi)] = fv
         rev[np.searchsorted(ci, ri)] = rv
@@ -131,7 +131,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     dims = {d: scatter_dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
     used = [d for d in DIMENSIONS if d in sparse and float(sparse[d][1].max(initial=0.0)) > 0.0]
     total_w = sum(WEIGHTS[d] for d in used) or 1.0
-    support = np.unique(np.concatenate([sparse[d][0] for d in used])) if used else np.zeros(0, np.int64)
+    support = sorted_unique(np.concatenate([sparse[d][0] for d in used])) if used else np.zeros(0, np.int64)
     combined = np.zeros(len(support), np.float32)
     active = np.zeros(len(support), np.int8)
     for d in used:
@@ -182,7 +182,7 @@ def temporal_sparse(g: Graph, seeds: Seeds, d1: tuple[np.ndarray, np.ndarray] | 
     """D3 = r(n)·max(seed(n), co-change(n), 0.5·D1(n)) on its support (seeds, co-change partners, D1's nodes)."""
     cc_i, cc_v = co_change_partners(g, seeds.nodes, seeds.scores)
     d1_i, d1_v = d1 if d1 is not None else (np.zeros(0, np.int64), np.zeros(0, np.float32))
-    sup = np.unique(np.concatenate([seeds.nodes.astype(np.int64), cc_i, d1_i.astype(np.int64)]))
+    sup = sorted_unique(np.concatenate([seeds.nodes.astype(np.int64), cc_i, d1_i.astype(np.int64)]))
     base = np.zeros(len(sup), np.float32)
     np.maximum.at(base, np.searchsorted(sup, seeds.nodes), seeds.scores)  # a node may be a seed once only
     cc = np.zeros(len(sup), np.float32)

@@ -48,7 +48,7 @@ from m1nd.graph.schema import (
     TESTS,
     USES_CONFIG,
 )
-from m1nd.graph.seeds import identifier_parts
+from m1nd.graph.seeds import identifier_parts, sorted_unique
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
 ALL = 0xFFFFFFFF
@@ -138,6 +138,7 @@ class GraphFacts:
         self._recency: np.ndarray | None = None
         self._nsum: tuple[np.ndarray, np.ndarray] | None = None
         self.sim_cache: dict[tuple[int, int], tuple[np.ndarray, str]] = {}
+        self.floor_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     def recency(self, g: Graph) -> np.ndarray:
         """r(n) = 0.6·recency + 0.4·churn (activation.md §4), once per generation."""
@@ -197,8 +198,22 @@ def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
         out = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
     if len(fx.sim_cache) > 256:
         fx.sim_cache.clear()
+        fx.floor_cache.clear()
     fx.sim_cache[key] = out
     return out
+
+
+def similar_above_floor(g: Graph, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes at least SEMANTIC_FLOOR similar to node i (ascending) and their similarities: what the semantic
+    family and D2 of the local activation read, without scanning N per synthesis."""
+    fx = facts(g)
+    key = (i, _PROVIDER_EPOCH[0])
+    hit = fx.floor_cache.get(key)
+    if hit is None:
+        sim = semantic_similarity(g, i)[0]
+        idx = np.flatnonzero(sim >= SEMANTIC_FLOOR)
+        hit = fx.floor_cache[key] = (idx, sim[idx])
+    return hit
 
 
 # -- adjacency helpers ------------------------------------------------------------------------------------------
@@ -296,10 +311,12 @@ class Fused:
 
 
 def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: list[str] | tuple[str, ...], *,
-                     max_hops: int, semantic: np.ndarray | None = None) -> Fused:
+                     max_hops: int, semantic: np.ndarray | None = None,
+                     semantic_floor: tuple[np.ndarray, np.ndarray] | None = None) -> Fused:
     """D1–D4 of activation.md §2–§5 from explicit seeds (no query, no priming, no learning).
 
-    ``semantic`` is the similarity array of the caller's backend for D2 (the 200 best ≥ 0.15 are kept).
+    ``semantic`` is the similarity array of the caller's backend for D2 (the 200 best ≥ 0.15 are kept);
+    ``semantic_floor`` gives the same as (nodes ≥ 0.15, similarities) when the caller already has them.
     """
     eng = g.engine
     seeds = np.asarray(seeds, np.int32)
@@ -316,12 +333,16 @@ def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: 
         fu.d1 = scatter_dense(g.n, d1_nz, v1)
         if len(v1) and float(v1.max()) > 0:
             used.append("structural")
-    if "semantic" in want and semantic is not None:
-        keep = np.flatnonzero(semantic >= SEMANTIC_FLOOR)
+    if "semantic" in want and (semantic is not None or semantic_floor is not None):
+        if semantic_floor is None:
+            keep = np.flatnonzero(semantic >= SEMANTIC_FLOOR)
+            semantic_floor = (keep, semantic[keep])
+        keep, vals = semantic_floor
         if len(keep) > 200:
-            keep = keep[np.argpartition(-semantic[keep], 200)[:200]]
+            best = np.argpartition(-vals, 200)[:200]
+            keep, vals = keep[best], vals[best]
         if len(keep):
-            fu.d2 = scatter_dense(g.n, keep, semantic[keep])
+            fu.d2 = scatter_dense(g.n, keep, vals)
             used.append("semantic")
     causal = False
     if "causal" in want:
@@ -336,7 +357,7 @@ def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: 
         fu.cc_idx, cc_val = co_change_partners(g, seeds, amps)
         fu.cc_val = cc_val.astype(np.float64)
         fu.r = facts(g).recency(g)
-        support = np.unique(np.concatenate([fu.seed_idx, fu.cc_idx, d1_nz.astype(np.int64)]))
+        support = sorted_unique(np.concatenate([fu.seed_idx, fu.cc_idx, d1_nz.astype(np.int64)]))
         if float(fu.value_at("temporal", support).max(initial=0.0)) > 0:
             used.append("temporal")
     if causal:
@@ -461,15 +482,16 @@ def _causal(g: Graph, f: int, A: Adj, downstream: bool) -> list[Candidate]:
     return out
 
 
-def _semantic(g: Graph, f: int, sim: np.ndarray, near: np.ndarray) -> list[Candidate]:
+def _semantic(g: Graph, f: int, floor: tuple[np.ndarray, np.ndarray], near: np.ndarray) -> list[Candidate]:
     fx = facts(g)
-    cand = np.flatnonzero(sim >= SEMANTIC_FLOOR)
-    cand = cand[(fx.group[cand] == fx.group[f]) & (cand != f) & ~near[cand]]
+    cand, val = floor
+    ok = (fx.group[cand] == fx.group[f]) & (cand != f) & ~near[cand]
+    cand, val = cand[ok], val[ok]
     if len(cand) > SEMANTIC_POOL:
-        cand = cand[np.lexsort((cand, -sim[cand]))][:SEMANTIC_POOL]
-    return [Candidate(int(t), "semantic_affinity", [f, int(t)], [], float(sim[t]),
-                      f"Similar purpose (similarity {float(sim[t]):.2f})", similarity=float(sim[t]))
-            for t in cand.tolist()]
+        best = np.lexsort((cand, -val))[:SEMANTIC_POOL]
+        cand, val = cand[best], val[best]
+    return [Candidate(t, "semantic_affinity", [f, t], [], v, f"Similar purpose (similarity {v:.2f})", similarity=v)
+            for t, v in zip(cand.tolist(), val.tolist())]
 
 
 def _file(g: Graph, f: int) -> int:
@@ -599,8 +621,7 @@ def _hubs(g: Graph, f: int, A: Adj) -> list[Candidate]:
     own2, nb2, pos2, fw2 = g.engine.incident(fn, STRUCTURAL_MASK)
     hub2 = fx.hub[nb2]
     own2, nb2, pos2, fw2 = own2[hub2], nb2[hub2], pos2[hub2], fw2[hub2]
-    two = np.unique(nb2).astype(np.int64)
-    cand = np.union1d(one, two)
+    cand = sorted_unique(np.concatenate([one, nb2.astype(np.int64)]))
     cand = cand[cand != f]
     if len(cand) == 0:
         return []
@@ -654,7 +675,8 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     t = g.nodes
     w = g.engine.weights
     fams = [fam for fam in FAMILIES if fam in lens.route_families]
-    sim, backend = semantic_similarity(g, f)
+    backend = semantic_similarity(g, f)[1]
+    floor = similar_above_floor(g, f)
     A = adjacency(g, f)
     near = np.zeros(g.n, bool)
     near[A.nbr] = True
@@ -682,7 +704,7 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
         elif fam == "causal_upstream":
             got = _causal(g, f, A, False)
         elif fam == "semantic_affinity":
-            got = _semantic(g, f, sim, near)
+            got = _semantic(g, f, floor, near)
         elif fam == "co_change":
             got = _co_change(g, f, A)
         elif fam == "test_coverage":
@@ -710,8 +732,9 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
         return RouteSet([], diag, backend)
 
     targets = np.asarray([c.target for c in cands], np.int64)
-    uniq = np.unique(targets)
-    fused = fused_activation(g, np.asarray([f]), np.asarray([1.0]), lens.dimensions, max_hops=LOCAL_HOPS, semantic=sim)
+    uniq = sorted_unique(targets)
+    fused = fused_activation(g, np.asarray([f]), np.asarray([1.0]), lens.dimensions, max_hops=LOCAL_HOPS,
+                             semantic_floor=floor)
     L = dict(zip(uniq.tolist(), fused.at(g, uniq).tolist()))
     lmax = max(L.values()) if L else 0.0
     visited = set(inp.visited)
@@ -855,7 +878,7 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
     sem_pool = np.nonzero((sim >= SEMANTIC_FLOOR) & same & ~direct)[0]
     if len(sem_pool) > SEMANTIC_NEAREST:
         sem_pool = sem_pool[np.lexsort((sem_pool, -sim[sem_pool]))][:SEMANTIC_NEAREST]
-    pool = np.union1d(two_hop, sem_pool)
+    pool = sorted_unique(np.concatenate([two_hop, sem_pool]))
     sx = float(pw.sum()) if len(nb) else 0.0
     inter = summin[pool]
     union = sx + nsum[pool] - inter
