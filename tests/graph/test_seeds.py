@@ -112,3 +112,26 @@ def test_sparse_lexical_scores_equal_the_dense_formula(small_graph, query: str) 
     ref[best < 0.5] = 0
     ref[(ms >= 1.0).all(0)] = 1.0
     np.testing.assert_allclose(lexical_scores(g.seeds, tokens), ref, atol=1e-6)
+
+
+def test_query_caches_return_what_a_fresh_computation_does(small_graph) -> None:
+    """Cached token matches and query similarities are read-only and equal to the uncached results; dropping the
+    caches changes nothing but the cost."""
+    from m1nd.graph.activation import ActivationParams, run_activation
+
+    g = small_graph
+    first = run_activation(g, "session pool acquire render", ActivationParams())
+    idx, val = g.seeds.token_sparse("session")
+    assert not idx.flags.writeable and not val.flags.writeable
+    with pytest.raises(ValueError):
+        val[0] = 0.0
+    assert g.seeds.token_sparse("session")[0] is idx  # second call: the cached arrays
+    fresh_idx, fresh_val = g.seeds._token_matches("session")
+    assert np.array_equal(idx, fresh_idx) and np.array_equal(val, fresh_val)
+    again = run_activation(g, "session pool acquire render", ActivationParams())
+    g.drop_query_caches()
+    cold = run_activation(g, "session pool acquire render", ActivationParams())
+    for run in (again, cold):
+        assert np.array_equal(run.activation, first.activation)
+        assert all(np.array_equal(run.dims[d], first.dims[d]) for d in first.dims)
+    assert g.seeds.token_sparse("session")[0] is not idx  # recomputed after the drop

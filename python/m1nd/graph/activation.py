@@ -107,13 +107,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
             top = np.sort(eng.top_k(semantic_scores, 200))  # values > 0, best first (kernel)
             sparse["semantic"] = (top, semantic_scores[top])
         else:
-            si, sv = g.trigram.similarity_sparse(seeds.tokens)
-            keep = sv >= 0.15
-            si, sv = si[keep], sv[keep]
-            if len(si) > 200:  # the 200 best by (similarity desc, index asc), as top_k orders them
-                best = np.sort(np.lexsort((si, -sv))[:200])
-                si, sv = si[best], sv[best]
-            sparse["semantic"] = (si, sv)
+            sparse["semantic"] = g.trigram.top_similar(seeds.tokens, 200, 0.15)
     # D4 causal: forward with c, reverse with c·ρ.
     if "causal" in want:
         fi, fv, _ = eng.spread_sparse(seeds.nodes, seeds.scores, mode="forward", mask=CAUSAL_MASK, fwd_mult=CAUSAL,

@@ -18,6 +18,7 @@ import numpy as np
 
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, KIND_CODE, NodeTable
+from m1nd.lru import LRU
 
 STOPWORDS = frozenset(["a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this", "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we", "codebase", "task", "validate", "using", "focus", "around"])
 _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
@@ -26,6 +27,8 @@ _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOCS = re.compile(r"(^|/)(docs|examples|vendor|third_party)/")
 
+TOKEN_CACHE_TOKENS = 4096
+TOKEN_CACHE_ENTRIES = 1_000_000  # matched nodes over all cached tokens (8 bytes each)
 GENERATED = re.compile(r"(_pb2\.py$|\.min\.js$|(^|/)generated/|\.gen\.)")
 SYMBOL_KINDS = {KIND_CODE[k] for k in ("fn", "class", "struct", "interface", "trait", "enum", "type")}
 _KIND_BIAS = {**{k: 0.04 for k in SYMBOL_KINDS}, FILE: 0.02, KIND_CODE["impl"]: 0.01, KIND_CODE["mod"]: 0.01,
@@ -207,6 +210,9 @@ class SeedIndex:
     _path_offsets: np.ndarray | None = None
     _path_offsets_list: list[int] = field(default_factory=list)
     _trigram_postings: PostingLists | None = None
+    # per-token matches of this generation (agents reuse their vocabulary: a repeated token costs a lookup)
+    _token_cache: LRU[str, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=lambda: LRU(TOKEN_CACHE_TOKENS, max_weight=TOKEN_CACHE_ENTRIES, weigh=lambda v: len(v[0])))
 
     def __post_init__(self) -> None:
         self.label_id = {lab: k for k, lab in enumerate(self.labels)}
@@ -514,9 +520,22 @@ class SeedIndex:
         ps[ids] = val
         return ps
 
+    def drop_query_caches(self) -> None:
+        self._token_cache.clear()
+
     def token_sparse(self, t: str) -> tuple[np.ndarray, np.ndarray]:
-        """Non-zero m(t, ·) as (unique node indices int32, scores float32): labels and paths scored once each, then
-        only the matching ones expanded to their nodes (a query touches thousands of nodes, not all of them)."""
+        """Non-zero m(t, ·) as (unique node indices int32, scores float32; read-only): labels and paths scored once
+        each, then only the matching ones expanded to their nodes (a query touches thousands of nodes, not all of
+        them). Cached per token for this index."""
+        hit = self._token_cache.get(t)
+        if hit is None:
+            hit = self._token_matches(t)
+            for a in hit:
+                a.flags.writeable = False
+            self._token_cache.put(t, hit)
+        return hit
+
+    def _token_matches(self, t: str) -> tuple[np.ndarray, np.ndarray]:
         parts_i: list[np.ndarray] = []
         parts_v: list[np.ndarray] = []
         for (ids, scores), groups in ((self.label_matches(t), self.label_nodes), (self.path_matches(t), self.path_nodes)):

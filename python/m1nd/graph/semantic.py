@@ -19,6 +19,7 @@ import numpy as np
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.seeds import identifier_parts
+from m1nd.lru import LRU
 
 _WORDS = re.compile(r"[A-Za-z0-9]+")
 _ALPHA = 38  # 0 = space, 1..26 = a-z, 27..36 = 0-9, 37 = other
@@ -76,6 +77,8 @@ class TrigramIndex:
     weights: np.ndarray  # float32[P]
     n: int
     _postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    _top_cache: LRU[tuple, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=lambda: LRU(1024), repr=False, compare=False)
 
     @classmethod
     def build(cls, t: NodeTable) -> TrigramIndex:
@@ -119,6 +122,27 @@ class TrigramIndex:
         out = np.zeros(self.n, np.float32)
         out[idx] = val
         return out
+
+    def drop_query_caches(self) -> None:
+        self._top_cache.clear()
+
+    def top_similar(self, tokens: list[str], k: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """The k nodes most similar to the tokens with similarity ≥ floor (by similarity desc, index asc), returned
+        in ascending node order with their similarities (read-only). Cached per query for this index: D2 of a query
+        that was just activated costs a lookup."""
+        key = (tuple(tokens), k, floor)
+        hit = self._top_cache.get(key)
+        if hit is None:
+            si, sv = self.similarity_sparse(tokens)
+            keep = sv >= floor
+            si, sv = si[keep], sv[keep]
+            if len(si) > k:
+                best = np.sort(np.lexsort((si, -sv))[:k])
+                si, sv = si[best], sv[best]
+            si.flags.writeable = sv.flags.writeable = False
+            hit = (si, sv)
+            self._top_cache.put(key, hit)
+        return hit
 
     def similarity_sparse(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """The non-zero cosines only: (ascending node indices int32, similarity float32)."""

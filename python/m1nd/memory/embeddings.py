@@ -36,7 +36,6 @@ import os
 import re
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from m1nd.errors import M1ndError
+from m1nd.lru import LRU
 
 log = logging.getLogger(__name__)
 
@@ -118,29 +118,6 @@ def window_starts(n_tokens: int, size: int, stride: int) -> list[int]:
         if s + size >= n_tokens:
             return starts
         s += stride
-
-
-class _QueryCache:
-    """A small thread-safe LRU of query vectors (never persisted)."""
-
-    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
-        self.size = size
-        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> np.ndarray | None:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
-                self._d.move_to_end(key)
-            return v
-
-    def put(self, key: str, v: np.ndarray) -> None:
-        with self._lock:
-            self._d[key] = v
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
 
 
 # =====================================================================================================================
@@ -359,7 +336,7 @@ class OnnxEmbedder:
         self._output: str | None = None
         self._lock = threading.Lock()
         self._run_lock = threading.Lock()
-        self._queries = _QueryCache()
+        self._queries: LRU[str, np.ndarray] = LRU(QUERY_CACHE_SIZE)  # query vectors, never persisted
         self._failed: EmbedderUnavailableError | None = None
 
     # -- loading ---------------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from m1nd.graph.schema import (
     USES_CONFIG,
 )
 from m1nd.graph.seeds import identifier_parts, sorted_unique
+from m1nd.lru import LRU
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
 ALL = 0xFFFFFFFF
@@ -137,8 +138,13 @@ class GraphFacts:
         self.group = group
         self._recency: np.ndarray | None = None
         self._nsum: tuple[np.ndarray, np.ndarray] | None = None
-        self.sim_cache: dict[tuple[int, int], tuple[np.ndarray, str]] = {}
-        self.floor_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        # per node: the full similarity array (N floats each: only the last few) and the above-floor part
+        self.sim_cache: LRU[tuple[int, int], tuple[np.ndarray, str]] = LRU(8)
+        self.floor_cache: LRU[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(1024)
+
+    def drop_query_caches(self) -> None:
+        self.sim_cache.clear()
+        self.floor_cache.clear()
 
     def recency(self, g: Graph) -> np.ndarray:
         """r(n) = 0.6·recency + 0.4·churn (activation.md §4), once per generation."""
@@ -177,42 +183,56 @@ def facts(g: Graph) -> GraphFacts:
     return f
 
 
+def _focus_words(g: Graph, i: int) -> list[str]:
+    t = g.nodes
+    # files and dirs: their qname is the relpath, whose directory words would make every sibling "similar"
+    qname = "" if int(t.kind[i]) in (FILE, DIR) else t.qname[i]
+    return node_words(t.label[i], qname, t.doc[i])
+
+
+def _provided(g: Graph, i: int) -> tuple[np.ndarray, str] | None:
+    for fn in _SEMANTIC_PROVIDERS:
+        r = fn(g, i)
+        if r is not None:
+            return np.asarray(r[0], np.float32), r[1]
+    return None
+
+
 def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
     """Similarity of every node to node i by the semantic backend (float32[N]; self included)."""
     fx = facts(g)
     key = (i, _PROVIDER_EPOCH[0])
     hit = fx.sim_cache.get(key)
-    if hit is not None:
-        return hit
-    out: tuple[np.ndarray, str] | None = None
-    for fn in _SEMANTIC_PROVIDERS:
-        r = fn(g, i)
-        if r is not None:
-            out = (np.asarray(r[0], np.float32), r[1])
-            break
-    if out is None:
-        t = g.nodes
-        # files and dirs: their qname is the relpath, whose directory words would make every sibling "similar"
-        qname = "" if int(t.kind[i]) in (FILE, DIR) else t.qname[i]
-        words = node_words(t.label[i], qname, t.doc[i])
-        out = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
-    if len(fx.sim_cache) > 256:
-        fx.sim_cache.clear()
-        fx.floor_cache.clear()
-    fx.sim_cache[key] = out
-    return out
+    if hit is None:
+        hit = _provided(g, i)
+        if hit is None:
+            words = _focus_words(g, i)
+            hit = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
+        fx.sim_cache.put(key, hit)
+    return hit
 
 
-def similar_above_floor(g: Graph, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes at least SEMANTIC_FLOOR similar to node i (ascending) and their similarities: what the semantic
-    family and D2 of the local activation read, without scanning N per synthesis."""
+def similar_above_floor(g: Graph, i: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """The nodes at least SEMANTIC_FLOOR similar to node i (ascending), their similarities and the backend: what
+    the semantic family and D2 of the local activation read. The trigram backend computes only the non-zero
+    similarities, never an N-sized array."""
     fx = facts(g)
     key = (i, _PROVIDER_EPOCH[0])
     hit = fx.floor_cache.get(key)
     if hit is None:
-        sim = semantic_similarity(g, i)[0]
-        idx = np.flatnonzero(sim >= SEMANTIC_FLOOR)
-        hit = fx.floor_cache[key] = (idx, sim[idx])
+        cached = fx.sim_cache.get(key)
+        dense = cached if cached is not None else _provided(g, i)
+        if dense is not None and dense[1] != "trigram":
+            if cached is None:
+                fx.sim_cache.put(key, dense)
+            idx = np.flatnonzero(dense[0] >= SEMANTIC_FLOOR)
+            hit = (idx, dense[0][idx], dense[1])
+        else:
+            words = _focus_words(g, i)
+            idx, val = g.trigram.similarity_sparse(words) if words else (np.zeros(0, np.int32), np.zeros(0, np.float32))
+            keep = val >= SEMANTIC_FLOOR
+            hit = (idx[keep].astype(np.int64), val[keep], "trigram")
+        fx.floor_cache.put(key, hit)
     return hit
 
 
@@ -675,8 +695,8 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     t = g.nodes
     w = g.engine.weights
     fams = [fam for fam in FAMILIES if fam in lens.route_families]
-    backend = semantic_similarity(g, f)[1]
-    floor = similar_above_floor(g, f)
+    floor_idx, floor_val, backend = similar_above_floor(g, f)
+    floor = (floor_idx, floor_val)
     A = adjacency(g, f)
     near = np.zeros(g.n, bool)
     near[A.nbr] = True
