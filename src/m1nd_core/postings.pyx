@@ -127,15 +127,27 @@ def accumulate(flat, offsets, keys, AccumulatorScratch scratch not None, weights
     cdef double[::1] sv
     cdef int32_t[::1] cv
     cdef int32_t u
+    cdef Py_ssize_t j
     try:
         if rc != 0:
             raise ValueError(f"flat holds a value outside [0, {scratch.n})")
-        ids = np.empty(count, dtype=np.int32)
+        ids = np.empty(count + 1, dtype=np.int32)  # one spare slot for the branch-free scan below
         idv = ids
-        with nogil:
-            for i in range(count):
-                idv[i] = scratch.touched[i]
-        ids.sort()
+        if count * 8 >= scratch.n:
+            # a large share of all values (common trigrams): one sequential pass over the counts lists them in
+            # order, 3-4x cheaper than sorting the touched list
+            j = 0
+            with nogil:
+                for i in range(scratch.n):  # branch-free: ~half the values are hits, in no pattern
+                    idv[j] = <int32_t>i
+                    j += scratch.counts[i] != 0
+        else:
+            with nogil:
+                for i in range(count):
+                    idv[i] = scratch.touched[i]
+            idv[count] = 2147483647  # sorts last
+            ids.sort()
+        ids = ids[:count]
         sums = np.empty(count, dtype=np.float64)
         counts = np.empty(count, dtype=np.int32)
         sv = sums
