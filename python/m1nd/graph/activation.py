@@ -17,7 +17,7 @@ import numpy as np
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import CO_CHANGES
-from m1nd.graph.seeds import Seeds, select_seeds, sorted_unique
+from m1nd.graph.seeds import Seeds, run_starts, select_seeds, sorted_unique
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
 WEIGHTS = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
@@ -167,7 +167,7 @@ def co_change_partners(g: Graph, nodes: np.ndarray, amps: np.ndarray) -> tuple[n
     val = (np.asarray(amps, np.float32)[own] * g.engine.weights[pos]).astype(np.float32)
     order = np.lexsort((-val, nbr))  # per partner, the strongest first
     nbr, val = nbr[order], val[order]
-    first = np.r_[True, nbr[1:] != nbr[:-1]]
+    first = run_starts(nbr)
     return nbr[first].astype(np.int64), val[first]
 
 

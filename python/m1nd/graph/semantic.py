@@ -18,7 +18,7 @@ import numpy as np
 
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import NodeTable
-from m1nd.graph.seeds import identifier_parts
+from m1nd.graph.seeds import identifier_parts, run_starts
 from m1nd.lru import LRU
 
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -151,8 +151,8 @@ class TrigramIndex:
         if code.size == 0 or self.codes.size == 0:
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
         code = np.sort(code)
-        starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
-        q_codes, tf = code[starts], np.diff(np.r_[starts, len(code)])
+        starts = np.flatnonzero(run_starts(code))
+        q_codes, tf = code[starts], np.diff(np.append(starts, len(code)))
         pos = np.searchsorted(self.codes, q_codes)
         pos_c = np.minimum(pos, len(self.codes) - 1)
         known = self.codes[pos_c] == q_codes

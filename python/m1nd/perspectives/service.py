@@ -77,6 +77,7 @@ class PerspectiveService:
         self.locks: dict[str, RegionLock] = {}
         self.lock_seq: dict[str, int] = {}
         self._roots: tuple[int, dict[int, pk.RootInfo]] | None = None
+        self._last_sweep_ms = 0
 
     @property
     def db(self) -> Any:
@@ -181,7 +182,13 @@ class PerspectiveService:
         return f"persp_{slug}_{cur:03d}"
 
     def _sweep_idle(self) -> None:
-        cutoff = now_ms() - self.idle_ms
+        # at most every minute (a tenth of the idle limit when that is shorter): a close 24 h after the last use
+        # may come a minute late, and start/branch skip a table scan
+        now = now_ms()
+        if now - self._last_sweep_ms < min(60_000, self.idle_ms // 10):
+            return
+        self._last_sweep_ms = now
+        cutoff = now - self.idle_ms
         rows = self.db.all("SELECT id FROM perspectives WHERE updated_ms < ?", (cutoff,))
         doomed = [pid for (pid,) in rows
                   if not (pid in self.loaded and self.loaded[pid].last_accessed_ms >= cutoff)]
