@@ -135,3 +135,18 @@ def test_query_caches_return_what_a_fresh_computation_does(small_graph) -> None:
         assert np.array_equal(run.activation, first.activation)
         assert all(np.array_equal(run.dims[d], first.dims[d]) for d in first.dims)
     assert g.seeds.token_sparse("session")[0] is not idx  # recomputed after the drop
+
+
+@pytest.mark.parametrize("pool", [1, 2, 5])
+def test_partial_sort_of_candidates_equals_the_full_order(small_graph, monkeypatch, pool: int) -> None:
+    """select_seeds sorts only the best SEED_POOL candidates (ties included) and widens when the per-file cap
+    exhausts them: the seeds must be those of a full sort."""
+    import m1nd.graph.seeds as seeds_mod
+
+    queries = ["session pool acquire release test", "database connect", "render page html", "pool", "src tests"]
+    full = {q: select_seeds(small_graph.seeds, small_graph.nodes, q, max_seeds=8, per_file=2) for q in queries}
+    monkeypatch.setattr(seeds_mod, "SEED_POOL", pool)
+    for q in queries:
+        part = select_seeds(small_graph.seeds, small_graph.nodes, q, max_seeds=8, per_file=2)
+        assert part.nodes.tolist() == full[q].nodes.tolist(), q
+        assert np.array_equal(part.scores, full[q].scores)

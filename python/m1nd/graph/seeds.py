@@ -619,17 +619,16 @@ def direct_hits(index: SeedIndex, query: str) -> list[int]:
     return hits
 
 
-def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
-    """lex(n) for every node (activation.md §1 aggregation), computed only over the nodes some token matched."""
-    n = index.n
+def lexical_sparse(index: SeedIndex, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """lex(n) (activation.md §1 aggregation) on the nodes some token matched: (ascending nodes, scores; a score
+    may be 0 where no token reached 0.5). Every other node scores 0."""
     k = len(tokens)
-    lex = np.zeros(n, np.float32)
-    if k == 0 or n == 0:
-        return lex
+    if k == 0 or index.n == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.float32)
     per_token = [index.token_sparse(t) for t in tokens]
-    cand = sorted_unique(np.concatenate([i for i, _ in per_token])) if per_token else np.zeros(0, np.int32)
+    cand = sorted_unique(np.concatenate([i for i, _ in per_token]))
     if not len(cand):
-        return lex
+        return cand, np.zeros(0, np.float32)
     total = np.zeros(len(cand), np.float32)
     covered = np.zeros(len(cand), np.float32)
     best = np.zeros(len(cand), np.float32)
@@ -645,8 +644,18 @@ def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
     sub = np.clip(0.5 * total / k + 0.35 * covered / k + 0.15 * best + bias, 0.0, 1.0).astype(np.float32)
     sub[best < 0.5] = 0.0
     sub[exact == k] = 1.0
+    return cand, sub
+
+
+def lexical_scores(index: SeedIndex, tokens: list[str]) -> np.ndarray:
+    """lex(n) for every node (float32[N]); see :func:`lexical_sparse`."""
+    lex = np.zeros(index.n, np.float32)
+    cand, sub = lexical_sparse(index, tokens)
     lex[cand] = sub
     return lex
+
+
+SEED_POOL = 256  # candidates sorted in full before the per-file cap; more only when the cap skips too many
 
 
 def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: int = 24,
@@ -657,7 +666,9 @@ def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: i
     (model inference releases the GIL) overlaps with the lexical matching."""
     tokens = tokenize(query)
     direct = direct_hits(index, query)
-    lex = lexical_scores(index, tokens)
+    lex_i, lex_v = lexical_sparse(index, tokens)
+    lex = np.zeros(index.n, np.float32)
+    lex[lex_i] = lex_v
     if callable(semantic):
         semantic = semantic()
     if direct:
@@ -667,18 +678,23 @@ def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: i
         seed = 1.0 - (1.0 - lex) * (1.0 - 0.8 * semantic)
     else:
         seed = lex
-    cand = np.nonzero(seed >= min_seed)[0]
-    # sort: seed desc, pagerank desc, ext id (= index order)
-    order = np.lexsort((cand, -table.pagerank[cand], -seed[cand]))
-    chosen: list[int] = []
-    per: dict[int, int] = {}
-    for i in cand[order].tolist():
-        f = int(table.file_of[i]) if table.file_of[i] >= 0 else i
-        if per.get(f, 0) >= per_file:
-            continue
-        per[f] = per.get(f, 0) + 1
-        chosen.append(i)
-        if len(chosen) >= max_seeds:
+    if semantic is None and not direct:
+        cand = lex_i[lex_v >= min_seed].astype(np.int64)  # the matched nodes only, not a pass over N
+    else:
+        cand = np.flatnonzero(seed >= min_seed)
+    # order: seed desc, pagerank desc, ext id (= index order). Only a prefix is ever read: sort the SEED_POOL best
+    # (every tie of the last one included) and widen to all candidates if the per-file cap exhausts them.
+    values = seed[cand]
+    if len(cand) > SEED_POOL:
+        kth = np.partition(values, len(values) - SEED_POOL)[len(values) - SEED_POOL]
+        head = values >= kth
+        pools = [cand[head], cand]
+    else:
+        pools = [cand]
+    for pool in pools:
+        order = pool[np.lexsort((pool, -table.pagerank[pool], -seed[pool]))]
+        chosen, exhausted = _capped(table, order.tolist(), max_seeds, per_file)
+        if not exhausted:  # max_seeds reached inside this prefix
             break
     nodes = np.asarray(chosen, dtype=np.int32)
     via = []
@@ -689,6 +705,24 @@ def select_seeds(index: SeedIndex, table: NodeTable, query: str, *, max_seeds: i
     return Seeds(nodes=nodes, scores=seed[nodes].astype(np.float32), via=via, lex=lex.astype(np.float32),
                  semantic=semantic,
                  tokens=tokens, direct=direct)
+
+
+def _capped(table: NodeTable, ordered: list[int], max_seeds: int, per_file: int) -> tuple[list[int], bool]:
+    """The first ``max_seeds`` of ``ordered`` with at most ``per_file`` per file; True when all were read."""
+    chosen: list[int] = []
+    per: dict[int, int] = {}
+    file_of = table.file_of
+    for i in ordered:
+        f = int(file_of[i])
+        f = f if f >= 0 else i
+        c = per.get(f, 0)
+        if c >= per_file:
+            continue
+        per[f] = c + 1
+        chosen.append(i)
+        if len(chosen) >= max_seeds:
+            return chosen, False
+    return chosen, True
 
 
 def closest_ids(index: SeedIndex, table: NodeTable, text: str, n: int = 5) -> list[str]:

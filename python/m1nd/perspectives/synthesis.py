@@ -48,7 +48,7 @@ from m1nd.graph.schema import (
     TESTS,
     USES_CONFIG,
 )
-from m1nd.graph.seeds import identifier_parts, sorted_unique
+from m1nd.graph.seeds import identifier_parts, run_starts, sorted_unique
 from m1nd.lru import LRU
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
@@ -864,58 +864,71 @@ MAX_TWO_HOP = 500
 SEMANTIC_NEAREST = 20
 
 
+def _lookup(keys: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """values[k] where keys[k] == at[i] (keys ascending), else 0."""
+    out = np.zeros(len(at), values.dtype)
+    if len(keys) and len(at):
+        k = np.minimum(np.searchsorted(keys, at), len(keys) - 1)
+        hit = keys[k] == at
+        out[hit] = values[k[hit]]
+    return out
+
+
 def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, dict[str, Any] | None]:
     """Probable connections of node x: same kind group, never directly connected (perspectives.md §6)."""
     fx = facts(g)
     t = g.nodes
     w = g.engine.weights
     nsum, ncount = fx.neighbourhood_sums(g)
-    sim, backend = semantic_similarity(g, x)
+    fl_idx, fl_val, backend = similar_above_floor(g, x)
+    gx = fx.group[x]
     nb, _pos, _fw, pw = best_edges(g, x)
-    direct = np.zeros(g.n, bool)
+    direct = np.zeros(g.n, bool)  # fresh zero pages: only the touched ones cost anything
     direct[adjacency(g, x).nbr] = True
     direct[x] = True
-    same = fx.group == fx.group[x]
-    shared = np.zeros(g.n, np.int64)
-    summin = np.zeros(g.n, np.float64)
+    # candidates sharing a neighbour with x (same kind group, not x, not directly connected), with the number of
+    # shared neighbours and Σ min(ŵ(x,s), ŵ(s,c)) over them — computed on the candidates only, never over N
+    cand = np.zeros(0, np.int64)
+    shared = np.zeros(0, np.int64)
+    summin = np.zeros(0, np.float64)
     if len(nb):
         own, c, pos, _ = g.engine.incident(nb, STRUCTURAL_MASK)
-        # only candidates matter: same kind group, not x, not directly connected to x
-        ok = (c != x) & same[c] & ~direct[c]
+        ok = (c != x) & (fx.group[c] == gx) & ~direct[c]
         own, c, wc = own[ok], c[ok].astype(np.int64), w[pos[ok]].astype(np.float64)
         # one contribution per (shared neighbour, candidate) pair: the strongest edge between them
         key = own.astype(np.int64) * max(1, g.n) + c
         order = np.lexsort((-wc, key))
         key, own, c, wc = key[order], own[order], c[order], wc[order]
-        first = np.ones(len(key), bool)
-        first[1:] = key[1:] != key[:-1]
+        first = run_starts(key)
         own, c, wc = own[first], c[first], wc[first]
-        shared = np.bincount(c, minlength=g.n)
-        summin = np.bincount(c, np.minimum(pw[own], wc), minlength=g.n)
-    two_hop = np.nonzero((shared > 0) & same & ~direct)[0]
+        cand, inv = np.unique(c, return_inverse=True)
+        shared = np.bincount(inv, minlength=len(cand))
+        summin = np.bincount(inv, np.minimum(pw[own], wc), minlength=len(cand))
+    two_hop = cand
     if len(two_hop) > MAX_TWO_HOP:
-        two_hop = two_hop[np.lexsort((two_hop, -summin[two_hop], -shared[two_hop]))][:MAX_TWO_HOP]
-    sem_pool = np.nonzero((sim >= SEMANTIC_FLOOR) & same & ~direct)[0]
+        two_hop = two_hop[np.lexsort((cand, -summin, -shared))[:MAX_TWO_HOP]]
+    sem_ok = (fx.group[fl_idx] == gx) & ~direct[fl_idx]
+    sem_pool, sem_val = fl_idx[sem_ok], fl_val[sem_ok]
     if len(sem_pool) > SEMANTIC_NEAREST:
-        sem_pool = sem_pool[np.lexsort((sem_pool, -sim[sem_pool]))][:SEMANTIC_NEAREST]
-    pool = sorted_unique(np.concatenate([two_hop, sem_pool]))
+        sem_pool = sem_pool[np.lexsort((sem_pool, -sem_val))[:SEMANTIC_NEAREST]]
+    pool = sorted_unique(np.concatenate([two_hop, sem_pool.astype(np.int64)]))
     sx = float(pw.sum()) if len(nb) else 0.0
-    inter = summin[pool]
+    inter, sh_pool = _lookup(cand, summin, pool), _lookup(cand, shared, pool)
     union = sx + nsum[pool] - inter
     s_nb = np.where((union > 0) & (inter > 0), inter / np.where(union > 0, union, 1.0), 0.0)
-    s_sem = np.where(sim[pool] >= SEMANTIC_FLOOR, sim[pool].astype(np.float64), 0.0)
+    s_sem = _lookup(fl_idx, fl_val, pool).astype(np.float64)  # 0 below the floor
     both = (s_nb > 0) & (s_sem > 0)
     strength = 1.0 - (1.0 - s_nb) * (1.0 - s_sem)
     strength = np.minimum(0.85, np.where(both, strength, np.minimum(0.6, strength)))
     keep = strength >= 0.15
-    pool, strength, s_nb, s_sem = pool[keep], strength[keep], s_nb[keep], s_sem[keep]
+    pool, strength, s_nb, s_sem, sh_pool = pool[keep], strength[keep], s_nb[keep], s_sem[keep], sh_pool[keep]
     rank = sorted(range(len(pool)), key=lambda k: (-round(float(strength[k]), 6), t.ext_id[int(pool[k])]))
     cands = []
     for k in rank[:top_k]:
         c_, a_, b_ = int(pool[k]), float(s_nb[k]), float(s_sem[k])
         reasons = []
         if a_ > 0:
-            sh = int(shared[c_])
+            sh = int(sh_pool[k])
             reasons.append(f"Shares {sh} of {int(len(nb) + int(ncount[c_]) - sh)} neighbours (weighted {a_:.2f})")
         if b_ > 0:
             reasons.append(f"Similar purpose by embedding ({b_:.2f})" if backend == "embedding"
