@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from m1nd_core import activation, hebbian, paths, rank
+from m1nd_core import activation, hebbian, paths, postings, rank
 from m1nd_core.csr import CSRGraph
 
 SIZES = [10_000, 100_000]
@@ -67,6 +67,43 @@ def test_spread(benchmark, graph):
     assert 24 < reached < n
     assert act.max() == amps.max() and act.min() >= 0.0
     assert np.all((act > 0) == (hops >= 0)) and hops.max() <= 5
+
+
+def test_spread_sparse(benchmark, graph):
+    """The same spread returning only the reached nodes, over a reused scratch (what queries run)."""
+    n, _, g = graph
+    rng = np.random.default_rng(7)
+    seeds = rng.choice(n, 24, replace=False).astype(np.int32)
+    amps = rng.uniform(0.5, 1.0, 24).astype(np.float32)
+    rho = np.array([1.0, 0.7, 0.8, 0.8, 0.8, 0.6, 0.9, 1.0, 0.7, 1.0, 0.7, 0.5, 1, 1, 1, 1], np.float32)
+    scratch = activation.SpreadScratch(n)
+    nodes, act, hops = benchmark(activation.spread_sparse, g, seeds, amps, scratch, mode=2, relation_mask=STRUCTURAL,
+                                 rev_mult=rho)
+    dense, dense_hops = np.empty(n, np.float32), np.empty(n, np.int16)
+    activation.spread(g, seeds, amps, dense, dense_hops, mode=2, relation_mask=STRUCTURAL, rev_mult=rho)
+    assert np.array_equal(nodes, np.flatnonzero(dense)) and np.array_equal(act, dense[nodes])
+    assert np.array_equal(hops, dense_hops[nodes])
+
+
+@pytest.mark.parametrize("lists", [20, 200], ids=["q20", "q200"])
+def test_accumulate(benchmark, graph, lists: int):
+    """Posting accumulation shaped like the trigram index: one posting list per 'trigram', sizes Zipf-distributed
+    (a few lists hold a large share of the values), weighted; ``lists`` lists are accumulated per call."""
+    n, _, _ = graph
+    rng = np.random.default_rng(11)
+    n_lists = 4000
+    sizes = np.minimum(n, (n * 0.3 * np.arange(1, n_lists + 1) ** -0.9).astype(np.int64) + 1)
+    offsets = np.zeros(n_lists + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    flat = np.concatenate([np.sort(rng.choice(n, s, replace=False)) for s in sizes]).astype(np.int32)
+    weights = rng.uniform(0.01, 0.5, len(flat)).astype(np.float32)
+    keys = rng.choice(n_lists, lists, replace=False).astype(np.int64)
+    kw = rng.uniform(0.1, 1.0, lists).astype(np.float32)
+    scratch = postings.AccumulatorScratch(n)
+    ids, sums, counts = benchmark(postings.accumulate, flat, offsets, keys, scratch, weights, kw)
+    want = np.bincount(np.concatenate([flat[offsets[k]:offsets[k + 1]] for k in keys]), minlength=n)
+    assert np.array_equal(ids, np.flatnonzero(want)) and np.array_equal(counts, want[ids])
+    benchmark.extra_info["postings"] = int(want.sum())
 
 
 def test_hebbian_apply(benchmark, graph):
