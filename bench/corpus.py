@@ -33,3 +33,25 @@ def workspace(home: Path, key: Path):  # noqa: ANN201
     from m1nd.workspace import Workspace
 
     return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000))
+
+
+def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles: int = 3) -> dict:  # noqa: ANN001
+    """Time ``activate`` over ``queries`` (each round the next query), after one untimed call that builds the
+    generation's lazy state. ``new_words``: every per-query cache is dropped before each round (untimed), so each
+    call costs what words never seen before do; otherwise the queries repeat, as an agent's vocabulary does."""
+    ws.graph.activate("bench", queries[0], coactivation_ltp=False)
+    g = ws.graph.graph()
+    state = {"i": 0}
+
+    def setup() -> None:
+        if new_words:
+            g.drop_query_caches()
+
+    def one() -> dict:
+        q = queries[state["i"] % len(queries)]
+        state["i"] += 1
+        return ws.graph.activate("bench", q, coactivation_ltp=False)
+
+    benchmark.extra_info["queries"] = len(queries)
+    benchmark.extra_info["new_words"] = new_words
+    return benchmark.pedantic(one, setup=setup, rounds=cycles * len(queries), iterations=1)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus import workspace
+from corpus import bench_activate, workspace
 from m1nd.mcp.registry import call_tool
 
 NAME, VERSION = "django", "5.1.4"
@@ -67,16 +67,10 @@ def test_ingest_sdist(benchmark, sdist_root, tmp_path) -> None:
     ws.close()
 
 
-def test_activate_latency_sdist(benchmark, sdist_ws) -> None:
+@pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
+def test_activate_latency_sdist(benchmark, sdist_ws, new_words: bool) -> None:
     ws, _ = sdist_ws
-    state = {"i": 0}
-
-    def one() -> dict:
-        q = QUERIES[state["i"] % len(QUERIES)]
-        state["i"] += 1
-        return ws.graph.activate("bench", q, coactivation_ltp=False)
-
-    assert benchmark(one)["activated"]
+    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words)["activated"]
 
 
 def test_sdist_answers_are_on_topic(sdist_ws) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus import STDLIB, STDLIB_EXCLUDE, workspace
+from corpus import STDLIB, STDLIB_EXCLUDE, bench_activate, workspace
 from m1nd.mcp.registry import call_tool
 
 QUERIES = ["parse json string", "smtp send mail", "http client request", "event loop run until complete",
@@ -89,17 +89,10 @@ def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
     assert benchmark.pedantic(load, rounds=2, iterations=1) > 20000
 
 
-def test_activate_latency(benchmark, stdlib_ws) -> None:
+@pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
+def test_activate_latency(benchmark, stdlib_ws, new_words: bool) -> None:
     ws, _ = stdlib_ws
-    state = {"i": 0}
-
-    def one() -> dict:
-        q = QUERIES[state["i"] % len(QUERIES)]
-        state["i"] += 1
-        return ws.graph.activate("bench", q, coactivation_ltp=False)
-
-    r = benchmark(one)
-    assert r["activated"]
+    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words)["activated"]
 
 
 def test_peak_memory_of_ingest(tmp_path) -> None:
