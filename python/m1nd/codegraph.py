@@ -225,6 +225,11 @@ class CodeGraph:
             if self.queries_processed % FLUSH_EVERY == 0:
                 self.flush()
 
+    def query_semantic(self, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
+        """sem(n) of a query from code-node embeddings, for ``run_activation`` (see :func:`_sem`): every query path
+        (activate, warmup, missing, perspective start) seeds and fuses the same way."""
+        return _sem(self, g, query)
+
     def boosts_for(self, g: Graph, agent_id: str) -> dict[int, float]:
         st = self.agent(agent_id)
         now = now_ms()
@@ -342,7 +347,7 @@ class CodeGraph:
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
-            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=_sem(self, g, query))
+            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query))
             top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix)
             t = g.nodes
             strengthened = 0
@@ -429,7 +434,7 @@ class CodeGraph:
                 primed: dict[str, float] = {}
             else:
                 run = A.run_activation(g, task_description, A.ActivationParams(), boosts=None,
-                                       semantic_scores=_sem(self, g, task_description))
+                                       semantic_scores=self.query_semantic(g, task_description))
                 top, _ = A.ranked(g, run, max_primed)
                 peak = float(run.activation[top[0]]) if len(top) else 0.0
                 primed = {g.nodes.ext_id[i]: boost_strength * float(run.activation[i]) / peak
@@ -466,7 +471,7 @@ class CodeGraph:
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
                 raise InvalidInputError("query has no searchable words", details={"argument": "query"})
             run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id),
-                                   semantic_scores=_sem(self, g, query))
+                                   semantic_scores=self.query_semantic(g, query))
             top, _ = A.ranked(g, run, 200)
             holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
             ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []

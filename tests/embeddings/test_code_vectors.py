@@ -114,6 +114,20 @@ def test_perspective_semantic_affinity_uses_embeddings(small_repo, workspace_for
     assert sim[i] == 0.0 and float(sim.max()) > 0.0
 
 
+def test_perspective_start_seeds_like_activate_with_embeddings(small_repo, workspace_for) -> None:
+    """perspective_start's query activation uses the same semantic scores as activate: same seeds, same focus."""
+    from m1nd.perspectives import service_for
+
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    q = "exponential backoff between retries"
+    act = ws.graph.activate("a", q, top_k=5, learn=False)
+    assert act["semantic_backend"] == "embedding"
+    start = service_for(ws).start("a", q)
+    assert [s["node_id"] for s in start["seeds"]] == [s["node_id"] for s in act["seeds"][:5]]
+    assert start["focus_node"] == act["seeds"][0]["node_id"]
+
+
 def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,
                                                                           monkeypatch) -> None:
     import time

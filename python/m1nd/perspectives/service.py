@@ -292,7 +292,8 @@ class PerspectiveService:
 
     # -- query activation, refresh -------------------------------------------------------------------------------
     def _query_activation(self, g: Graph, agent: str, query: str, dims: list[str]) -> tuple[Any, dict[str, Any]]:
-        run = run_activation(g, query, ActivationParams(dimensions=tuple(dims)), boosts=self.cg.boosts_for(g, agent))
+        run = run_activation(g, query, ActivationParams(dimensions=tuple(dims)), boosts=self.cg.boosts_for(g, agent),
+                             semantic_scores=self.cg.query_semantic(g, query))
         act = run.activation
         nz = run.support[act[run.support] > 0]
         if len(nz) > QUERY_ACT_TOP:
