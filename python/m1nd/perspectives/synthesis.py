@@ -138,6 +138,7 @@ class GraphFacts:
         self.group = group
         self._recency: np.ndarray | None = None
         self._nsum: tuple[np.ndarray, np.ndarray] | None = None
+        self._test_fns: np.ndarray | None = None
         # per node: the full similarity array (N floats each: only the last few) and the above-floor part
         self.sim_cache: LRU[tuple[int, int], tuple[np.ndarray, str]] = LRU(8)
         self.floor_cache: LRU[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(1024)
@@ -154,6 +155,20 @@ class GraphFacts:
             age = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
             self._recency = (0.6 * np.exp(-math.log(2) * age / 14.0) + 0.4 * t.churn).astype(np.float32)
         return self._recency
+
+    def test_functions(self, g: Graph) -> np.ndarray:
+        """Per node: test functions among its contains-children and grandchildren (one pass over the edges, once
+        per generation; route reasons read it for every test file they name)."""
+        if self._test_fns is None:
+            t = g.nodes
+            src, dst = g.edge_endpoints()
+            sel = g.engine.csr.relations == CONTAINS
+            src, dst = src[sel].astype(np.int64), dst[sel].astype(np.int64)
+            is_fn = (t.is_test & (t.kind == KIND_CODE["fn"])).astype(np.int64)
+            level1 = np.bincount(src, is_fn[dst], minlength=g.n)
+            level2 = np.bincount(src, level1[dst], minlength=g.n)
+            self._test_fns = (level1 + level2).astype(np.int64)
+        return self._test_fns
 
     def neighbourhood_sums(self, g: Graph) -> tuple[np.ndarray, np.ndarray]:
         """Per node: Σ ŵ and count over its distinct structural neighbours (max ŵ per neighbour pair)."""
@@ -545,18 +560,10 @@ def _co_change(g: Graph, f: int, A: Adj) -> list[Candidate]:
 
 
 def _test_functions(g: Graph, u: int) -> int:
-    t = g.nodes
-    if int(t.kind[u]) != FILE:
+    """Test functions a test file holds (within two levels of contains: module functions and class methods)."""
+    if int(g.nodes.kind[u]) != FILE:
         return 1
-    fn = KIND_CODE["fn"]
-    count = 0
-    frontier = np.asarray([u], np.int64)
-    for _ in range(2):
-        _own, kids, _p, fw = g.engine.incident(frontier, 1 << CONTAINS)
-        kids = kids[fw]
-        count += int(np.count_nonzero(t.is_test[kids] & (t.kind[kids] == fn)))
-        frontier = kids.astype(np.int64)
-    return count
+    return int(facts(g).test_functions(g)[u])
 
 
 def _tests(g: Graph, f: int, A: Adj) -> list[Candidate]:
