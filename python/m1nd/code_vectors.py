@@ -200,6 +200,10 @@ class CodeVectors:
             out.append(i)
         return out
 
+    def has_vectors(self) -> bool:
+        """Whether the store holds any code vector of this model (one cached query; no per-node work)."""
+        return bool(self._have_hashes())
+
     def coverage(self, g: Any) -> float:
         st = self._gen_state(g)
         if not st.embeddable:

@@ -566,14 +566,16 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
     global _SEM_POOL
     from concurrent.futures import ThreadPoolExecutor
 
-    from m1nd.code_vectors import MIN_COVERAGE, code_vectors_for, semantic_scores
+    from m1nd.code_vectors import code_vectors_for, semantic_scores
 
     cv = code_vectors_for(cg)
     try:
-        idle = not cv.available or cv.coverage(g) < MIN_COVERAGE
+        # no model or no code vector at all (one cached query): nothing to overlap. The coverage check hashes every
+        # node's text once per generation, so it stays in the helper thread, beside the lexical stage.
+        idle = not cv.available or not cv.has_vectors()
     except Exception:  # noqa: BLE001 — semantic_scores reports it; the query goes on without embeddings
         idle = True
-    if idle:  # no model or too few code vectors: nothing to overlap (the no-model notice is printed once)
+    if idle:  # (the no-model notice is printed once, by semantic_scores)
         return lambda: semantic_scores(cg, g, query)
     if _SEM_POOL is None:
         _SEM_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="m1nd-sem")
