@@ -229,10 +229,11 @@ class SeedIndex:
     _joined_paths: str = ""
     _path_offsets: np.ndarray | None = None
     _path_offsets_list: list[int] = field(default_factory=list)
-    _trigram_postings: PostingLists | None = None
+    _trigram_postings: PostingLists | None = field(default=None, repr=False, compare=False)
     # per-token matches of this generation (agents reuse their vocabulary: a repeated token costs a lookup)
     _token_cache: LRU[str, tuple[np.ndarray, np.ndarray]] = field(
-        default_factory=lambda: LRU(TOKEN_CACHE_TOKENS, max_weight=TOKEN_CACHE_ENTRIES, weigh=lambda v: len(v[0])))
+        default_factory=lambda: LRU(TOKEN_CACHE_TOKENS, max_weight=TOKEN_CACHE_ENTRIES, weigh=lambda v: len(v[0])),
+        repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.label_id = {lab: k for k, lab in enumerate(self.labels)}
