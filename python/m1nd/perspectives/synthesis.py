@@ -141,7 +141,9 @@ class GraphFacts:
         self._test_fns: np.ndarray | None = None
         # per node: the full similarity array (N floats each: only the last few) and the above-floor part
         self.sim_cache: LRU[tuple[int, int], tuple[np.ndarray, str]] = LRU(8)
-        self.floor_cache: LRU[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(1024)
+        # (a node has ~2k nodes above the floor on the stdlib, up to ~25k: bounded by total entries, ~12 MB)
+        self.floor_cache: LRU[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(
+            1024, max_weight=1_000_000, weigh=lambda v: len(v[0]))
 
     def drop_query_caches(self) -> None:
         self.sim_cache.clear()
