@@ -8,7 +8,6 @@ import threading
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-
 from m1nd.graph.engine import Engine
 
 from .graphs import SETTINGS, random_edges
