@@ -3,7 +3,9 @@
 Corpus: the stdlib's ``json``, ``email``, ``http`` and ``asyncio`` packages copied into a temporary directory; with
 ``M1ND_BENCH_FULL=1`` the whole standard library (``sysconfig.get_paths()["stdlib"]``). Each operation is timed
 through ``call_tool`` (argument validation, the service, response shaping: what an MCP request costs before
-transport), over a spread of queries and routes; medians and 90th percentiles are reported.
+transport), over a spread of queries and routes; medians and 90th percentiles are reported. ``start`` repeats its
+12 queries three times (an agent's vocabulary recurs, and per-query caches serve the repeats); ``start_cold`` drops
+every per-query cache before each call (words the process has never seen).
 
 The guards assert the CPU-time median under 4x the target (a shared CI machine inflates wall time); the printed
 figures are what counts.
