@@ -85,10 +85,13 @@ cdef void _reset(AccumulatorScratch sc, Py_ssize_t count) noexcept nogil:
         sc.counts[sc.touched[i]] = 0
 
 
-def accumulate(flat, offsets, keys, AccumulatorScratch scratch not None, weights=None, key_weights=None):
+def accumulate(flat, offsets, keys, AccumulatorScratch scratch not None, weights=None, key_weights=None,
+               min_sum=None):
     """Sum and count the postings of ``keys``: returns (values int32 ascending, sums float64, counts int32) for
     every value with at least one posting. ``weights`` (float32, one per posting) and ``key_weights`` (float32, one
-    per key) are optional factors of each term."""
+    per key) are optional factors of each term. ``min_sum`` keeps only the values whose sum, rounded to float32, is
+    at least ``float32(min_sum)`` (what ``sums.astype(float32) >= min_sum`` keeps), without materialising the
+    others."""
     check_array(flat, "flat", _INT32, -1, False)
     check_array(offsets, "offsets", _INT64, -1, False)
     check_array(keys, "keys", _INT64, -1, False)
@@ -119,7 +122,9 @@ def accumulate(flat, offsets, keys, AccumulatorScratch scratch not None, weights
             raise ValueError(f"keys must be in [0, {n_groups}), got {k}")
         if not (0 <= ov[k] <= ov[k + 1] <= F):
             raise ValueError(f"offsets of key {k} do not delimit a range of flat")
-    cdef Py_ssize_t count = 0, rc
+    cdef bint filtered = min_sum is not None
+    cdef float fmin = <float>min_sum if filtered else 0.0
+    cdef Py_ssize_t count = 0, rc, m
     with nogil:
         rc = _accumulate(&fv[0] if F > 0 else NULL, &ov[0], wp, &kv[0] if K > 0 else NULL, kwp, K, scratch,
                          &count)
@@ -138,22 +143,34 @@ def accumulate(flat, offsets, keys, AccumulatorScratch scratch not None, weights
             # order, 3-4x cheaper than sorting the touched list
             j = 0
             with nogil:
-                for i in range(scratch.n):  # branch-free: ~half the values are hits, in no pattern
-                    idv[j] = <int32_t>i
-                    j += scratch.counts[i] != 0
+                if filtered:
+                    for i in range(scratch.n):  # branch-free: hits come in no pattern
+                        idv[j] = <int32_t>i
+                        j += (scratch.counts[i] != 0) & (<float>scratch.sums[i] >= fmin)
+                else:
+                    for i in range(scratch.n):
+                        idv[j] = <int32_t>i
+                        j += scratch.counts[i] != 0
+            m = j
         else:
+            j = 0
             with nogil:
                 for i in range(count):
-                    idv[i] = scratch.touched[i]
-            idv[count] = 2147483647  # sorts last
+                    u = scratch.touched[i]
+                    if not filtered or <float>scratch.sums[u] >= fmin:
+                        idv[j] = u
+                        j += 1
+            m = j
+            ids = ids[:m]
             ids.sort()
-        ids = ids[:count]
-        sums = np.empty(count, dtype=np.float64)
-        counts = np.empty(count, dtype=np.int32)
+            idv = ids
+        ids = ids[:m]
+        sums = np.empty(m, dtype=np.float64)
+        counts = np.empty(m, dtype=np.int32)
         sv = sums
         cv = counts
         with nogil:
-            for i in range(count):
+            for i in range(m):
                 u = idv[i]
                 sv[i] = scratch.sums[u]
                 cv[i] = scratch.counts[u]

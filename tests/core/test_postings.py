@@ -45,12 +45,18 @@ def test_accumulate_matches_bincount(n, lists, seed, with_w, with_kw):
     keys = rng.integers(0, len(lists), int(rng.integers(0, 2 * len(lists) + 1))).astype(I64)  # repeats allowed
     kw = rng.uniform(0, 2, len(keys)).astype(F32) if with_kw else None
     sc = _SCRATCH.setdefault(n, postings.AccumulatorScratch(n))  # shared across examples: must stay at rest
+    want_ids, want_sums, want_counts = reference(flat, offsets, keys, n, weights, kw)
     for _ in range(2):
         ids, sums, counts = postings.accumulate(flat, offsets, keys, sc, weights, kw)
-        want_ids, want_sums, want_counts = reference(flat, offsets, keys, n, weights, kw)
         assert np.array_equal(ids, want_ids) and ids.dtype == I32
         assert np.array_equal(sums, want_sums)  # bit for bit, not approximately
         assert np.array_equal(counts, want_counts)
+    # min_sum keeps what a float32 comparison of the sums keeps (a threshold taken from the sums hits ties exactly)
+    for floor in [0.0, 0.7, float(want_sums[len(want_sums) // 2]) if len(want_sums) else 1.0, 1e9]:
+        keep = want_sums.astype(F32) >= floor
+        ids, sums, counts = postings.accumulate(flat, offsets, keys, sc, weights, kw, min_sum=floor)
+        assert np.array_equal(ids, want_ids[keep]) and np.array_equal(sums, want_sums[keep])
+        assert np.array_equal(counts, want_counts[keep])
 
 
 def test_accumulate_validation_leaves_scratch_at_rest():

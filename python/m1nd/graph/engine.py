@@ -272,8 +272,10 @@ class PostingLists:
         self.n = int(n)
         self._scratch: list[_postings.AccumulatorScratch] = []  # pooled like Engine._scratch
 
-    def accumulate(self, keys, key_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(values with a posting, ascending int32; float64 sums of ``weights[p]·key_weights[k]``; int32 counts)."""
+    def accumulate(self, keys, key_weights: np.ndarray | None = None, min_sum: float | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values with a posting, ascending int32; float64 sums of ``weights[p]·key_weights[k]``; int32 counts);
+        with ``min_sum``, only the values whose float32 sum reaches it."""
         keys = np.ascontiguousarray(keys, dtype=np.int64).reshape(-1)
         kw = None if key_weights is None else np.ascontiguousarray(key_weights, dtype=np.float32).reshape(-1)
         if kw is not None and kw.shape != keys.shape:
@@ -283,7 +285,7 @@ class PostingLists:
         except IndexError:
             sc = _postings.AccumulatorScratch(self.n)
         try:
-            return _postings.accumulate(self.flat, self.offsets, keys, sc, self.weights, kw)
+            return _postings.accumulate(self.flat, self.offsets, keys, sc, self.weights, kw, min_sum)
         except ValueError as e:
             raise InvalidInputError(f"posting lists: {e}") from None
         finally:

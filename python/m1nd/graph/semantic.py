@@ -133,9 +133,7 @@ class TrigramIndex:
         key = (tuple(tokens), k, floor)
         hit = self._top_cache.get(key)
         if hit is None:
-            si, sv = self.similarity_sparse(tokens)
-            keep = sv >= floor
-            si, sv = si[keep], sv[keep]
+            si, sv = self.similarity_sparse(tokens, floor)
             if len(si) > k:
                 best = np.sort(np.lexsort((si, -sv))[:k])
                 si, sv = si[best], sv[best]
@@ -144,8 +142,9 @@ class TrigramIndex:
             self._top_cache.put(key, hit)
         return hit
 
-    def similarity_sparse(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The non-zero cosines only: (ascending node indices int32, similarity float32)."""
+    def similarity_sparse(self, tokens: list[str], floor: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The non-zero cosines only (with ``floor``: those at least ``floor``): (ascending node indices int32,
+        similarity float32)."""
         words = [w for t in tokens for w in ([t] if t.isalnum() else identifier_parts(t)) if len(w) >= 2]
         _, code = trigram_codes([" ".join(words)])
         if code.size == 0 or self.codes.size == 0:
@@ -162,5 +161,5 @@ class TrigramIndex:
         qw /= max(1e-9, float(np.sqrt((qw ** 2).sum())))
         if self._postings is None:
             self._postings = PostingLists(self.nodes, self.indptr, self.n, self.weights)
-        idx, sums, _ = self._postings.accumulate(pos_c[known], qw[known].astype(np.float32))
+        idx, sums, _ = self._postings.accumulate(pos_c[known], qw[known].astype(np.float32), floor)
         return idx, sums.astype(np.float32)

@@ -246,9 +246,9 @@ def similar_above_floor(g: Graph, i: int) -> tuple[np.ndarray, np.ndarray, str]:
             hit = (idx, dense[0][idx], dense[1])
         else:
             words = _focus_words(g, i)
-            idx, val = g.trigram.similarity_sparse(words) if words else (np.zeros(0, np.int32), np.zeros(0, np.float32))
-            keep = val >= SEMANTIC_FLOOR
-            hit = (idx[keep].astype(np.int64), val[keep], "trigram")
+            idx, val = (g.trigram.similarity_sparse(words, SEMANTIC_FLOOR) if words
+                        else (np.zeros(0, np.int32), np.zeros(0, np.float32)))
+            hit = (idx.astype(np.int64), val, "trigram")
         fx.floor_cache.put(key, hit)
     return hit
 
