@@ -7,7 +7,10 @@ message before a kernel could fail with Cython's cryptic fused-type errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -24,6 +27,7 @@ MAX_EDGES = 20_000_000
 W_MIN = 0.05
 W_MAX = 1.0
 ALL_RELATIONS = 0xFFFFFFFF
+S = TypeVar("S")
 
 MODE = {"forward": 0, "reverse": 1, "both": 2}
 
@@ -43,6 +47,29 @@ def table16(values: dict[int, float] | list[float] | None, default: float = 1.0)
     for k, v in items:
         out[int(k)] = v
     return out
+
+
+class ScratchPool(Generic[S]):
+    """Reusable kernel working memory, one object per concurrent caller (kernels release the GIL, so callers may
+    overlap); each kernel leaves its scratch at rest, so a borrowed one is always ready."""
+
+    def __init__(self, make: Callable[[], S]) -> None:
+        self._make = make
+        self._free: list[S] = []
+
+    @contextmanager
+    def borrow(self) -> Iterator[S]:
+        try:
+            sc = self._free.pop()  # list.pop / append are atomic under the GIL
+        except IndexError:
+            sc = self._make()
+        try:
+            yield sc
+        finally:
+            self._free.append(sc)
+
+    def __len__(self) -> int:
+        return len(self._free)
 
 
 def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -73,8 +100,8 @@ class Engine:
         self.e = csr.n_edges
         self._deg_cache: dict[tuple[str, int], np.ndarray] = {}
         # Spread working memory, reused so a query costs the region it reaches rather than O(N) allocation and
-        # clearing per spread. A pool, not one object: kernels release the GIL, so callers may overlap.
-        self._scratch: list[_act.SpreadScratch] = []
+        # clearing per spread.
+        self._scratch = ScratchPool(lambda: _act.SpreadScratch(self.n))
 
     # -- construction ---------------------------------------------------------------------------------------------
     @classmethod
@@ -183,12 +210,6 @@ class Engine:
               "rev_mult": table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, dtype=np.float32)}
         return (seeds, amps), kw
 
-    def _take_scratch(self) -> _act.SpreadScratch:
-        try:
-            return self._scratch.pop()  # list.pop is atomic under the GIL
-        except IndexError:
-            return _act.SpreadScratch(self.n)
-
     def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
                max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
                fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
@@ -198,11 +219,8 @@ class Engine:
                                      rev_mult)
         act = np.empty(self.n, dtype=np.float32)
         hops = np.empty(self.n, dtype=np.int16)
-        sc = self._take_scratch()
-        try:
+        with self._scratch.borrow() as sc:
             _act.spread(self.csr, *args, act, hops, scratch=sc, **kw)
-        finally:
-            self._scratch.append(sc)
         return act, hops
 
     def spread_sparse(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
@@ -212,11 +230,8 @@ class Engine:
         """The reached nodes only: (ascending node indices int32, activation float32, hops int16)."""
         args, kw = self._spread_args(seeds, amplitudes, decay, threshold, max_hops, mode, mask, hub_ref, fwd_mult,
                                      rev_mult)
-        sc = self._take_scratch()
-        try:
+        with self._scratch.borrow() as sc:
             return _act.spread_sparse(self.csr, *args, sc, **kw)
-        finally:
-            self._scratch.append(sc)
 
     def bfs_hops(self, source: int, *, max_hops: int, mode: str = "both", mask: int = ALL_RELATIONS) -> np.ndarray:
         hops = np.full(self.n, -1, dtype=np.int16)
@@ -270,7 +285,7 @@ class PostingLists:
         self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         self.weights = None if weights is None else np.ascontiguousarray(weights, dtype=np.float32)
         self.n = int(n)
-        self._scratch: list[_postings.AccumulatorScratch] = []  # pooled like Engine._scratch
+        self._scratch = ScratchPool(lambda: _postings.AccumulatorScratch(self.n))
 
     def accumulate(self, keys, key_weights: np.ndarray | None = None, min_sum: float | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,13 +295,8 @@ class PostingLists:
         kw = None if key_weights is None else np.ascontiguousarray(key_weights, dtype=np.float32).reshape(-1)
         if kw is not None and kw.shape != keys.shape:
             raise InvalidInputError("keys and key_weights must have the same length")
-        try:
-            sc = self._scratch.pop()
-        except IndexError:
-            sc = _postings.AccumulatorScratch(self.n)
-        try:
-            return _postings.accumulate(self.flat, self.offsets, keys, sc, self.weights, kw, min_sum)
-        except ValueError as e:
-            raise InvalidInputError(f"posting lists: {e}") from None
-        finally:
-            self._scratch.append(sc)
+        with self._scratch.borrow() as sc:
+            try:
+                return _postings.accumulate(self.flat, self.offsets, keys, sc, self.weights, kw, min_sum)
+            except ValueError as e:
+                raise InvalidInputError(f"posting lists: {e}") from None

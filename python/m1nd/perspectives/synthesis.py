@@ -48,7 +48,7 @@ from m1nd.graph.schema import (
     TESTS,
     USES_CONFIG,
 )
-from m1nd.graph.seeds import identifier_parts, run_starts, sorted_unique
+from m1nd.graph.seeds import identifier_parts, lookup_sorted, run_starts, sorted_unique
 from m1nd.lru import LRU
 from m1nd.perspectives.lens import FAMILIES, TERMS, Lens
 
@@ -184,8 +184,7 @@ class GraphFacts:
             key = a * max(1, g.n) + b
             order = np.lexsort((-w, key))
             key, a, b, w = key[order], a[order], b[order], w[order]
-            first = np.ones(len(key), bool)
-            first[1:] = key[1:] != key[:-1]
+            first = run_starts(key)
             a, b, w = a[first], b[first], w[first]
             s = np.bincount(a, w, minlength=g.n) + np.bincount(b, w, minlength=g.n)
             c = np.bincount(a, minlength=g.n) + np.bincount(b, minlength=g.n)
@@ -301,15 +300,6 @@ class Fused:
         self.cc_val = np.zeros(0, np.float64)
         self.used: list[str] = []
 
-    @staticmethod
-    def _sparse_at(keys: np.ndarray, vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(idx), np.float64)
-        if len(keys):
-            k = np.minimum(np.searchsorted(keys, idx), len(keys) - 1)
-            hit = keys[k] == idx
-            out[hit] = vals[k[hit]]
-        return out
-
     def value_at(self, d: str, idx: np.ndarray) -> np.ndarray:
         z = np.zeros(len(idx), np.float64)
         if d == "structural":
@@ -323,8 +313,8 @@ class Fused:
         if self.r is None:
             return z
         d1 = self.value_at("structural", idx)
-        base = np.maximum(np.maximum(self._sparse_at(self.seed_idx, self.seed_val, idx),
-                                     self._sparse_at(self.cc_idx, self.cc_val, idx)), 0.5 * d1)
+        base = np.maximum(np.maximum(lookup_sorted(self.seed_idx, self.seed_val, idx),
+                                     lookup_sorted(self.cc_idx, self.cc_val, idx)), 0.5 * d1)
         return self.r[idx].astype(np.float64) * base
 
     def dim(self, d: str) -> np.ndarray:
@@ -638,8 +628,7 @@ def best_edges(g: Graph, u: int, mask: int = STRUCTURAL_MASK, A: Adj | None = No
         return nb, pos, fw, wv
     order = np.lexsort((pos, -wv, nb))
     nb, pos, fw, wv = nb[order], pos[order], fw[order], wv[order]
-    first = np.ones(len(nb), bool)
-    first[1:] = nb[1:] != nb[:-1]
+    first = run_starts(nb)
     return nb[first], pos[first], fw[first], wv[first]
 
 
@@ -873,16 +862,6 @@ MAX_TWO_HOP = 500
 SEMANTIC_NEAREST = 20
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """values[k] where keys[k] == at[i] (keys ascending), else 0."""
-    out = np.zeros(len(at), values.dtype)
-    if len(keys) and len(at):
-        k = np.minimum(np.searchsorted(keys, at), len(keys) - 1)
-        hit = keys[k] == at
-        out[hit] = values[k[hit]]
-    return out
-
-
 def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, dict[str, Any] | None]:
     """Probable connections of node x: same kind group, never directly connected (perspectives.md §6)."""
     fx = facts(g)
@@ -922,10 +901,10 @@ def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, d
         sem_pool = sem_pool[np.lexsort((sem_pool, -sem_val))[:SEMANTIC_NEAREST]]
     pool = sorted_unique(np.concatenate([two_hop, sem_pool.astype(np.int64)]))
     sx = float(pw.sum()) if len(nb) else 0.0
-    inter, sh_pool = _lookup(cand, summin, pool), _lookup(cand, shared, pool)
+    inter, sh_pool = lookup_sorted(cand, summin, pool), lookup_sorted(cand, shared, pool)
     union = sx + nsum[pool] - inter
     s_nb = np.where((union > 0) & (inter > 0), inter / np.where(union > 0, union, 1.0), 0.0)
-    s_sem = _lookup(fl_idx, fl_val, pool).astype(np.float64)  # 0 below the floor
+    s_sem = lookup_sorted(fl_idx, fl_val, pool).astype(np.float64)  # 0 below the floor
     both = (s_nb > 0) & (s_sem > 0)
     strength = 1.0 - (1.0 - s_nb) * (1.0 - s_sem)
     strength = np.minimum(0.85, np.where(both, strength, np.minimum(0.6, strength)))
