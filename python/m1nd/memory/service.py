@@ -824,15 +824,8 @@ class MemoryService:
             s["category"] = c["category"]
             lines.append(f"category: {e['category_id']} -> {c['category']}")
         # tags
-        tags = list(e["tags"])
-        if c.get("tags") is not None:
-            tags = F.tag_list(c["tags"])
-        for t in F.tag_list(c.get("add_tags")):
-            if t not in tags:
-                tags.append(t)
-        for t in F.split_list(c.get("remove_tags")):
-            if t in tags:
-                tags.remove(t)
+        tags = edited_list(e["tags"], F.tag_list(c["tags"]) if c.get("tags") is not None else None,
+                           F.tag_list(c.get("add_tags")), F.split_list(c.get("remove_tags")))
         if tags != e["tags"]:
             plan["tags"] = tags
             lines.append(f"tags: {', '.join(tags) if tags else '(none)'}")
@@ -900,15 +893,8 @@ class MemoryService:
                     s["wake_order"] = n
                     lines.append(f"wake_order: {n}")
         # code refs
-        refs = list(e["code_refs"])
-        if c.get("code_refs") is not None:
-            refs = F.split_list(c["code_refs"])
-        for r in F.split_list(c.get("add_code_refs")):
-            if r not in refs:
-                refs.append(r)
-        for r in F.split_list(c.get("remove_code_refs")):
-            if r in refs:
-                refs.remove(r)
+        refs = edited_list(e["code_refs"], F.split_list(c["code_refs"]) if c.get("code_refs") is not None else None,
+                           F.split_list(c.get("add_code_refs")), F.split_list(c.get("remove_code_refs")))
         if refs != e["code_refs"]:
             F.check_code_refs(refs)
             s["code_refs"] = json.dumps(refs, ensure_ascii=False)
@@ -1564,6 +1550,19 @@ class MemoryService:
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
+def edited_list(current: list[str], replace: list[str] | None, add: list[str], remove: list[str]) -> list[str]:
+    """A list field after an edit: replaced wholesale when ``replace`` is given, then ``add`` appended (each once),
+    then ``remove`` dropped."""
+    out = list(current) if replace is None else list(replace)
+    for x in add:
+        if x not in out:
+            out.append(x)
+    for x in remove:
+        if x in out:
+            out.remove(x)
+    return out
+
+
 def hidden_hint(n: int) -> str:
     word, verb = ("entry", "is") if n == 1 else ("entries", "are")
     return f"note: {n} private {word} of yours matched but {verb} hidden; use --include-private to see them"
