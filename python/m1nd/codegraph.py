@@ -26,6 +26,7 @@ from m1nd.errors import GraphEmptyError, InvalidInputError
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine
 from m1nd.graph.model import PAGERANK_MASK, Graph
+from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
@@ -107,7 +108,8 @@ class CodeGraph:
             engine = Engine.from_arrays(nodes.n, hit["csr"])
             meta = hit["meta"]
             g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id, nodes.index),
-                      TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]))
+                      TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]),
+                      lexicon=TermIndex.from_arrays(hit["lex"]))
             self._watermark_ms = int(meta["watermark_ms"][0])
             self._weights_generation = int(meta["weights_generation"][0])
             self._graph = g
@@ -118,11 +120,12 @@ class CodeGraph:
         else:
             with self.store.db.read():
                 cols, edges = self.store.load_columns()
+                terms = list(self.store.extract_terms())
                 _, wgen = self.store.generations()
                 watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
                 has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
                                                     default=0))
-            g = self._build(cols, edges, gen, has_git)
+            g = self._build(cols, edges, gen, has_git, terms)
             self._graph = g
             self._synced = g.engine.weights.copy()
             self._weights_generation = wgen
@@ -130,7 +133,7 @@ class CodeGraph:
             # the cache holds the weights as loaded; later learning is re-read through the watermark
             cache.save(self.workdir, gen, {
                 "csr": g.engine.arrays(), "nodes": g.nodes.arrays(), "seeds": g.seeds.arrays(),
-                "tri": g.trigram.arrays(),
+                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(),
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
@@ -141,12 +144,15 @@ class CodeGraph:
                  "cache" if hit else "rows")
 
     @staticmethod
-    def _build(cols: dict[str, list[Any]], edges: dict[str, np.ndarray], gen: int, has_git: bool) -> Graph:
+    def _build(cols: dict[str, list[Any]], edges: dict[str, np.ndarray], gen: int, has_git: bool,
+               terms: list[tuple[int, str, str, list[tuple[str, str]]]]) -> Graph:
         nodes = NodeTable.from_columns(cols)
         engine = Engine.from_edges(nodes.n, edges["src"], edges["dst"], edges["w"], edges["w0"], edges["relation"])
         # PageRank on base weights, once per generation (activation.md §6).
         nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
-        return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git)
+        lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, terms))
+        return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git,
+                     lexicon=lexicon)
 
     def _relax_weights(self) -> None:
         """Optional relaxation of learned weights toward ``w0`` (learning.md §1), applied in memory at load:

@@ -17,7 +17,9 @@ import numpy as np
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import CO_CHANGES
-from m1nd.graph.seeds import Seeds, run_starts, select_seeds, sorted_unique
+from m1nd.graph import ranking as R
+from m1nd.graph.lexicon import TermIndex
+from m1nd.graph.seeds import SEED_POOL, Seeds, _capped, direct_hits, lookup_sorted, run_starts, sorted_unique, tokenize
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
 WEIGHTS = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
@@ -76,16 +78,82 @@ def scatter_dense(n: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
+def ranking_priors(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-generation path priors (tests, docs, vendored, generated), cached on the graph."""
+    pr = g.extra.get("priors")
+    if pr is None:
+        pr = g.extra["priors"] = R.priors(g.nodes)
+    return pr
+
+
+def lexicon_of(g: Graph) -> TermIndex:
+    """The graph's BM25F index; a graph built without stored terms gets one over names and paths."""
+    if g.lexicon is None:
+        g.lexicon = TermIndex.build(g.nodes, [""] * g.n)
+    return g.lexicon
+
+
+def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
+                semantic: np.ndarray | Callable[[], np.ndarray | None] | None = None) -> Seeds:
+    """Relevance (ranking.py) on every node some query term reaches, and the seeds chosen from it: the best
+    ``max_seeds`` (at most ``per_file`` per file), ordered by relevance, pagerank, id. ``semantic`` may be a callable
+    resolved after the lexical stage (a query embedding computed meanwhile in another thread)."""
+    t = g.nodes
+    tokens = tokenize(query)
+    direct = direct_hits(g.seeds, query)
+    tests_wanted, docs_wanted = R.wants(tokens)
+    prior, testy, docsy = ranking_priors(g)
+    rv = R.relevance(lexicon_of(g), t, prior, tokens, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+                     testy=testy, docsy=docsy)
+    if callable(semantic):
+        semantic = semantic()
+    cand, rel = rv.nodes, rv.values
+    if direct:
+        d = np.asarray(sorted(set(direct)), np.int64)
+        cand = sorted_unique(np.concatenate([cand, d]))
+        rel = (0.5 * lookup_sorted(rv.nodes, rv.values, cand)).astype(np.float32)
+        rel[np.searchsorted(cand, d)] = 1.0
+    lex = scatter_dense(g.n, cand, rel)
+    if semantic is not None:
+        sem = (semantic * R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=tests_wanted,
+                                        docs_wanted=docs_wanted)).astype(np.float32)
+        seed = R.sem_join(lex, sem)
+        cand = np.flatnonzero(seed > 0)
+    else:
+        seed = lex
+    values = seed[cand]
+    if len(cand) > SEED_POOL:
+        kth = np.partition(values, len(values) - SEED_POOL)[len(values) - SEED_POOL]
+        pools = [cand[values >= kth], cand]
+    else:
+        pools = [cand]
+    chosen: list[int] = []
+    for pool in pools:
+        order = pool[np.lexsort((pool, -t.pagerank[pool], -seed[pool]))]
+        chosen, exhausted = _capped(t, order.tolist(), max_seeds, per_file)
+        if not exhausted:
+            break
+    nodes = np.asarray(chosen, dtype=np.int32)
+    via = []
+    for i in chosen:
+        has_lex = lex[i] > 0
+        has_sem = semantic is not None and semantic[i] > 0
+        via.append("both" if has_lex and has_sem else "semantic" if has_sem else "lexical")
+    return Seeds(nodes=nodes, scores=seed[nodes].astype(np.float32), via=via, lex=seed.astype(np.float32),
+                 tokens=tokens, direct=direct, semantic=semantic)
+
+
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
                    semantic_scores: np.ndarray | Callable[[], np.ndarray | None] | None = None,
                    semantic_backend: str | None = None) -> ActivationRun:
-    """Seeds → D1..D4 → fusion → priming. ``semantic_scores`` (sem(n) from an embedding model) is optional; it may be
-    a callable (e.g. the result of a query embedding running in another thread), resolved after the lexical stage.
+    """Relevance → seeds → D1..D4 → fusion (ranking.py) → priming. ``semantic_scores`` (sem(n) from an embedding
+    model) is optional; it may be a callable (e.g. the result of a query embedding running in another thread),
+    resolved after the lexical stage.
 
     Every dimension is computed on the nodes it reaches (a query reaches a few thousand of 10^5 nodes) and fusion
     runs on the union of those supports; the dense arrays of the result are filled by scatter only."""
     t = g.nodes
-    seeds = select_seeds(g.seeds, t, query, max_seeds=params.max_seeds, semantic=semantic_scores)
+    seeds = query_seeds(g, query, max_seeds=params.max_seeds, semantic=semantic_scores)
     semantic_scores = seeds.semantic
     n = g.n
     backend = semantic_backend or ("embedding" if semantic_scores is not None else "trigram")
@@ -124,16 +192,12 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
         sparse["temporal"] = temporal_sparse(g, seeds, sparse.get("structural"))
     dims = {d: scatter_dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
     used = [d for d in DIMENSIONS if d in sparse and float(sparse[d][1].max(initial=0.0)) > 0.0]
-    total_w = sum(WEIGHTS[d] for d in used) or 1.0
-    support = sorted_unique(np.concatenate([sparse[d][0] for d in used])) if used else np.zeros(0, np.int64)
-    combined = np.zeros(len(support), np.float32)
-    active = np.zeros(len(support), np.int8)
-    for d in used:
-        v = dims[d][support]
-        combined += (WEIGHTS[d] / total_w) * v
-        active += v > 0.01
-    bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0)).astype(np.float32)
-    sub = (np.minimum(1.0, combined * bonus) * (0.9 + 0.1 * t.pagerank[support])).astype(np.float32)
+    rel_nodes = np.flatnonzero(seeds.lex > 0)
+    support = sorted_unique(np.concatenate([rel_nodes, *[sparse[d][0] for d in used]]))
+    prior, testy, docsy = ranking_priors(g)
+    tests_wanted, docs_wanted = R.wants(seeds.tokens)
+    p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
+    sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p)
     support = support[sub > 0]
     sub = sub[sub > 0]
     primed = priming_field(g, boosts or {})

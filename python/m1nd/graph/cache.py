@@ -1,7 +1,7 @@
 """On-disk cache of a loaded graph generation, so start-up skips rebuilding arrays and indexes.
 
 ``graph.cache-<gen>.bin`` holds the CSR arrays, the node table and the query indexes as flat arrays (strings packed
-as NUL-separated UTF-8) under group prefixes ``csr/``, ``nodes/``, ``seeds/``, ``tri/``, ``meta/``. Layout: an
+as NUL-separated UTF-8) under group prefixes ``csr/``, ``nodes/``, ``seeds/``, ``tri/``, ``lex/``, ``meta/``. Layout: an
 8-byte magic, an 8-byte little-endian header length, a JSON header listing ``(name, dtype, shape, offset)``, then
 each array's raw bytes at a 64-byte aligned offset.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 log = logging.getLogger(__name__)
-MAGIC = b"M1NDGC03"
+MAGIC = b"M1NDGC04"
 ALIGN = 64
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from m1nd.graph.engine import Engine, relation_mask, table16
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.schema import CO_CHANGES, MENTIONS, RELATION_CODES, RELATIONS
+from m1nd.graph.lexicon import TermIndex
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
 
@@ -49,6 +50,7 @@ class Graph:
     graph_generation: int
     has_git: bool
     extra: dict[str, Any] = field(default_factory=dict)
+    lexicon: TermIndex | None = None  # BM25F index (absent only for graphs built without stored terms)
 
     @property
     def n(self) -> int:
@@ -70,6 +72,8 @@ class Graph:
         For benchmarks of cold queries and for memory pressure; results never depend on it."""
         self.seeds.drop_query_caches()
         self.trigram.drop_query_caches()
+        if self.lexicon is not None:
+            self.lexicon.drop_query_caches()
         for v in list(self.extra.values()):
             drop = getattr(v, "drop_query_caches", None)
             if callable(drop):

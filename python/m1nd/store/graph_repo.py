@@ -11,7 +11,7 @@ import os
 import socket
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,6 +233,15 @@ class GraphStore:
     def counts(self) -> tuple[int, int]:
         return (int(self.db.scalar("SELECT COUNT(*) FROM nodes", default=0)),
                 int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
+
+    def extract_terms(self) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
+        """Per stored file: ``(root_id, relpath, the file's own terms, [(local definition id, terms), ...])``,
+        read back from the cached extract blobs (the lexical index's input; blobs of an older extractor yield
+        empty terms until the next ingest re-extracts them)."""
+        for root_id, relpath, blob in self.db.execute("SELECT root_id, relpath, extract_blob FROM files"):
+            b = unpack_json(blob) or {}
+            defs = [(d.get("id", ""), d.get("terms", "")) for d in b.get("definitions") or ()]
+            yield int(root_id), relpath, b.get("terms", ""), defs
 
     def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
         """All nodes ordered by ext_id (the CSR order) and all edges as index arrays.

@@ -59,6 +59,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from m1nd.ingest.extract import _common
+from m1nd.ingest.terms import TERMS_VERSION, attach_terms
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,9 @@ def _module(lang: str) -> Any:
 
 
 def extractor_version(lang: str) -> int:
-    """``EXTRACTOR_VERSION`` of the extractor handling ``lang`` (bump it to force re-extraction)."""
-    return int(_module(lang).EXTRACTOR_VERSION)
+    """``EXTRACTOR_VERSION`` of the extractor handling ``lang`` combined with the body-terms version (bump either
+    to force re-extraction)."""
+    return int(_module(lang).EXTRACTOR_VERSION) * 1000 + TERMS_VERSION
 
 
 def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
@@ -106,6 +108,8 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             blob = fn(relpath, data)
         if len(blob["imports"]) > 1:
             blob["imports"].sort(key=lambda imp: imp["line"])
+        attach_terms(blob, data)
+        blob["version"] = extractor_version(lang)
         return blob
     except RecursionError:
         msg = "file too deeply nested to extract"
@@ -114,6 +118,7 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
         msg = f"extractor failed: {type(e).__name__}: {e}"
     blob = _common.empty_blob(lang, extractor_version(lang), data, _common.is_test_path(relpath, lang))
     blob["parse_error"] = msg[:300]
+    attach_terms(blob, data)
     return blob
 
 

@@ -1,0 +1,311 @@
+"""Weighted lexical index over every node's text (BM25F), at two grains: nodes and whole files.
+
+Why two grains. A definition is a short document: its name, its signature and docstring, the identifiers its body
+uses, its comments and strings. Matching it finds *the function that does the work*. But a change description is
+usually answered by a file, and a file's evidence is spread over many definitions: whole-file BM25 is what plain
+code search does well, so the file grain keeps that strength and the node grain adds precision inside the file.
+
+Fields and weights (BM25F, Robertson & Zaragoza): per node, ``tf~(t) = W_NAME·tf_name + W_PATH·tf_path +
+tf_body / (1 − B + B·len_body/avg_len_body)`` and the posting weight is ``tf~/(K1 + tf~)``; at query time each
+distinct query term adds ``idf(t)·weight``, so a rare identifier counts far more than an everyday word and a long
+query is a sum, never an average (no dilution). ``name`` = the label and its identifier parts, ``path`` = the
+file path's directory names and stem parts (file nodes), ``body`` = the node's own words
+(:mod:`m1nd.ingest.terms`). The file grain is the same with the whole file as body and its path as the name field.
+
+Terms are case-folded identifier parts plus the whole identifier, with a light plural folding (``filters`` →
+``filter``), applied identically to the query. Posting lists are accumulated by the native kernel
+(``m1nd_core.postings``), weights precomputed, idf applied per query as the key weight.
+"""
+
+from __future__ import annotations
+
+import functools
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from m1nd.graph.engine import PostingLists
+from m1nd.graph.nodes import DIR, FILE, NodeTable
+from m1nd.graph.seeds import identifier_parts, pack_strings, unpack_strings
+from m1nd.lru import LRU
+
+K1 = 1.2
+B = 0.75
+W_NAME = 3.0
+W_PATH = 2.0
+W_FILE_PATH = 3.0
+W_FILE_NAMES = 1.0  # the file grain also counts its definitions' names once more (defined here, not just used)
+
+#: English function words and words every change description uses; removed from queries (the index keeps them:
+#: idf already makes them cheap, and a query of only such words still needs something to match)
+QUERY_STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between both
+but by can could did do does doing done down during each either else etc even ever every few for from further get
+gets got had has have having he her here hers him his how however i if in into is it its itself just let lets like
+make makes made may me might more most much must my need needs no nor not now of off on once one only or other our
+out over own per please same shall she should since so some such than that the their them then there these they
+this those though through thus to too under until up upon us use used uses using very via was we were what when
+where whether which while who whom whose why will with within without would yet you your
+codebase task validate focus around instead way ways thing things something now also new old
+""".split())
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def fold(word: str) -> str:
+    """Case-fold and fold plurals, identically for documents and queries (``classes`` → ``class``,
+    ``entries`` → ``entry``, ``filters`` → ``filter``; ``status``, ``class``, ``this`` unchanged)."""
+    w = word.casefold()
+    n = len(w)
+    if n > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if n > 4 and w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    if n > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "os", "as")):
+        return w[:-1]
+    return w
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def forms(word: str) -> tuple[str, ...]:
+    """Index terms of one written word: the whole word and its identifier parts (≥ 2 chars), folded, distinct."""
+    out = {fold(word)} if len(word) >= 2 else set()
+    for p in identifier_parts(word):
+        if len(p) >= 2:
+            out.add(fold(p))
+    return tuple(sorted(out))
+
+
+def query_terms(tokens: Iterable[str]) -> list[str]:
+    """Folded query terms (each once, first-seen order) without stopwords."""
+    seen: dict[str, None] = {}
+    for t in tokens:
+        if t in QUERY_STOPWORDS:
+            continue
+        f = fold(t)
+        if len(f) >= 2 and f not in QUERY_STOPWORDS:
+            seen.setdefault(f, None)
+    return list(seen)
+
+
+def _unpack(text: str) -> Iterable[tuple[str, int]]:
+    for item in text.split():
+        word, star, count = item.partition("*")
+        yield word, (int(count) if star else 1)
+
+
+def node_terms_from_blobs(t: NodeTable, rows: Iterable[tuple[int, str, str, list[tuple[str, str]]]]
+                          ) -> list[str]:
+    """Per-node term strings (``""`` when absent) from extract blobs read back from the store: ``rows`` are
+    ``(root_id, relpath, file_terms, [(local definition id, terms), ...])``; a definition's node is its file's
+    external id plus ``::`` plus its local id (graph.md §3)."""
+    out = [""] * t.n
+    file_at: dict[tuple[int, str], int] = {}
+    kind = t.kind
+    for i in np.flatnonzero(kind == FILE).tolist():
+        file_at[(int(t.root_id[i]), t.source_path[i])] = i
+    index = t.index
+    for root_id, relpath, file_terms, defs in rows:
+        f = file_at.get((int(root_id), relpath))
+        if f is None:
+            continue
+        out[f] = file_terms or ""
+        head = t.ext_id[f] + "::"
+        for local, terms in defs:
+            i = index.get(head + local)
+            if i is not None:
+                out[i] = terms or ""
+    return out
+
+
+@dataclass
+class TermIndex:
+    """Posting lists term → (node, weight) at the node grain and term → (file node, weight) at the file grain."""
+
+    n: int
+    terms: list[str]  # vocabulary, sorted
+    node_flat: np.ndarray  # int32 nodes, grouped by term
+    node_off: np.ndarray  # int64[V+1]
+    node_w: np.ndarray  # float32 saturated tf per posting
+    node_idf: np.ndarray  # float32[V]
+    file_flat: np.ndarray
+    file_off: np.ndarray
+    file_w: np.ndarray
+    file_idf: np.ndarray
+    term_id: dict[str, int] = field(default_factory=dict)
+    _node_postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    _file_postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    _cache: LRU = field(default_factory=lambda: LRU(512), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.term_id:
+            self.term_id = {w: k for k, w in enumerate(self.terms)}
+
+    # -- building -----------------------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, t: NodeTable, node_terms: Sequence[str]) -> TermIndex:
+        n = t.n
+        vocab: dict[str, int] = {}
+        # (term, node, field-weighted raw tf) triples per field, in compact arrays
+        name_t, name_n, name_v = array("i"), array("i"), array("f")
+        body_t, body_n, body_v = array("i"), array("i"), array("f")
+        body_len = np.zeros(n, np.float64)
+        kind = t.kind
+
+        def tid(term: str) -> int:
+            k = vocab.get(term)
+            if k is None:
+                k = vocab[term] = len(vocab)
+            return k
+
+        for i in range(n):
+            k = kind[i]
+            if k == DIR:
+                continue
+            # name field: label (and, for files, the path's directories and stem)
+            named: dict[int, float] = {}
+            for f in forms(t.label[i]):
+                j = tid(f)
+                named[j] = named.get(j, 0.0) + W_NAME
+            if k == FILE:
+                segs = t.source_path[i].split("/")
+                stem = segs[-1].rsplit(".", 1)[0]
+                for s in (*segs[:-1], stem):
+                    for f in forms(s):
+                        j = tid(f)
+                        named[j] = named.get(j, 0.0) + W_PATH
+            for j, v in named.items():
+                name_t.append(j)
+                name_n.append(i)
+                name_v.append(v)
+            text = node_terms[i]
+            if text:
+                bag: dict[int, int] = {}
+                total = 0
+                for word, c in _unpack(text):
+                    total += c
+                    for f in forms(word):
+                        j = tid(f)
+                        bag[j] = bag.get(j, 0) + c
+                body_len[i] = total
+                for j, c in bag.items():
+                    body_t.append(j)
+                    body_n.append(i)
+                    body_v.append(c)
+        terms = sorted(vocab)
+        remap = np.empty(len(vocab), np.int32)
+        for new, w in enumerate(terms):
+            remap[vocab[w]] = new
+        v_count = len(terms)
+        nt = remap[np.frombuffer(name_t, np.int32)]
+        nn = np.frombuffer(name_n, np.int32)
+        nv = np.frombuffer(name_v, np.float32)
+        bt = remap[np.frombuffer(body_t, np.int32)]
+        bn = np.frombuffer(body_n, np.int32)
+        bv = np.frombuffer(body_v, np.float32)
+
+        # node grain: name + length-normalised body, summed per (term, node)
+        has_body = body_len > 0
+        avg = float(body_len[has_body].mean()) if has_body.any() else 1.0
+        norm = (1.0 - B + B * body_len / avg).astype(np.float32)
+        node_flat, node_off, node_w, node_df = _postings(
+            np.concatenate([nt, bt]), np.concatenate([nn, bn]), np.concatenate([nv, bv / norm[bn]]), v_count, n)
+        n_docs = int(np.count_nonzero(kind != DIR))
+
+        # file grain: every node's body and name counted in its file; the file's own path as its name field
+        file_of = np.where(t.file_of >= 0, t.file_of, np.arange(n, dtype=np.int32)).astype(np.int32)
+        is_file = kind == FILE
+        fname = is_file[nn]
+        ft = np.concatenate([nt[fname], nt[~fname], bt])
+        fn = np.concatenate([nn[fname], file_of[nn[~fname]], file_of[bn]])
+        fv = np.concatenate([nv[fname] * (W_FILE_PATH / W_NAME), nv[~fname] * (W_FILE_NAMES / W_NAME), bv])
+        keep = is_file[fn]
+        ft, fn, fv = ft[keep], fn[keep], fv[keep]
+        file_len = np.bincount(file_of[bn], weights=bv, minlength=n) if len(bn) else np.zeros(n)
+        f_has = is_file & (file_len > 0)
+        f_avg = float(file_len[f_has].mean()) if f_has.any() else 1.0
+        f_norm = (1.0 - B + B * file_len / f_avg).astype(np.float32)
+        # the path field is not length-normalised: undo the division for those postings
+        path_part = np.zeros(len(fv), bool)
+        path_part[: int(np.count_nonzero(fname))] = True
+        fv = np.where(path_part, fv, fv / f_norm[fn]).astype(np.float32)
+        file_flat, file_off, file_w, file_df = _postings(ft, fn, fv, v_count, n)
+        n_files = max(int(np.count_nonzero(is_file)), 1)
+        return cls(n=n, terms=terms, node_flat=node_flat, node_off=node_off, node_w=node_w,
+                   node_idf=_idf(node_df, max(n_docs, 1)), file_flat=file_flat, file_off=file_off, file_w=file_w,
+                   file_idf=_idf(file_df, n_files))
+
+    # -- cache -----------------------------------------------------------------------------------------------------
+    _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {k: getattr(self, k) for k in self._ARRAYS}
+        out["terms"] = pack_strings(self.terms)
+        out["meta"] = np.asarray([self.n, len(self.terms)], np.int64)
+        return out
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> TermIndex:
+        n, v = (int(x) for x in a["meta"])
+        return cls(n=n, terms=unpack_strings(a["terms"], v), **{k: a[k] for k in cls._ARRAYS})
+
+    # -- queries ---------------------------------------------------------------------------------------------------
+    def drop_query_caches(self) -> None:
+        self._cache.clear()
+
+    def keys(self, terms: Sequence[str]) -> np.ndarray:
+        ids = [self.term_id.get(w) for w in terms]
+        return np.asarray([k for k in ids if k is not None], np.int64)
+
+    def score_nodes(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BM25F of every node that holds a query term: (ascending int32 nodes, float32 scores)."""
+        if self._node_postings is None:
+            self._node_postings = PostingLists(self.node_flat, self.node_off, self.n, self.node_w)
+        return self._score(self._node_postings, self.node_idf, terms)
+
+    def score_files(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BM25F of every file that holds a query term: (ascending int32 file nodes, float32 scores)."""
+        if self._file_postings is None:
+            self._file_postings = PostingLists(self.file_flat, self.file_off, self.n, self.file_w)
+        return self._score(self._file_postings, self.file_idf, terms)
+
+    @staticmethod
+    def _score(post: PostingLists, idf: np.ndarray, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.asarray([k for k in terms], np.int64) if not isinstance(terms, np.ndarray) else terms
+        if not len(keys):
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
+        ids, sums, _ = post.accumulate(keys, idf[keys])
+        return ids, sums.astype(np.float32)
+
+
+def _idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """BM25 idf, always positive: ln(1 + (N − df + 0.5) / (df + 0.5))."""
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+
+def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sum tf per (term, doc), saturate, group by term: (flat docs, offsets, weights, df per term)."""
+    if not len(term):
+        return (np.zeros(0, np.int32), np.zeros(v_count + 1, np.int64), np.zeros(0, np.float32),
+                np.zeros(v_count, np.float64))
+    key = term.astype(np.int64) * max(n, 1) + doc.astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.empty(len(key), bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    tf_sum = np.add.reduceat(tf[order].astype(np.float64), starts)
+    ukey = key[starts]
+    t_of = (ukey // max(n, 1)).astype(np.int64)
+    d_of = (ukey % max(n, 1)).astype(np.int32)
+    w = (tf_sum / (K1 + tf_sum)).astype(np.float32)
+    df = np.bincount(t_of, minlength=v_count).astype(np.float64)
+    off = np.zeros(v_count + 1, np.int64)
+    np.cumsum(df, out=off[1:])
+    return d_of, off, w, df
+
+
+__all__ = ["QUERY_STOPWORDS", "TermIndex", "fold", "forms", "node_terms_from_blobs", "query_terms"]

@@ -1,0 +1,141 @@
+"""The one ranking: query → relevance → seeds, and the fusion of relevance with the graph's dimensions.
+
+``activate``, ``warmup``, ``missing`` and perspectives all rank through here (spec activation.md §1 and §7 were
+the first design; this module is what ships, and the README's "How activate ranks" section states the formulas).
+
+Relevance of node n for a query (all terms folded, stopwords out, each distinct term once):
+
+    rel(n) = prior(n) · (A_NODE · N(n) + A_FILE · F(file(n)))
+
+where N is the node-grain BM25F score and F the file-grain one (:mod:`m1nd.graph.lexicon`), each divided by its
+maximum over the graph for this query, and ``prior`` demotes tests, docs/examples, vendored and generated code unless
+the query asks for them. A direct hit (an external id or a path in the query) has rel 1. With code embeddings,
+``sem(n)`` joins by noisy-OR: ``rel' = 1 − (1 − rel)(1 − S_SEM·sem)``.
+
+Fusion (no saturating cap: scores stay ordered):
+
+    score(n) = prior(n) · (rel(n) + Σ_d W_d · D_d(n)) / (1 + Σ_d W_d) + PR · pagerank(n)
+
+over the dimensions in use (structural spread, semantic, temporal, causal from activation.md §2–§5). Everything is
+a sum of non-negative terms with fixed weights: deterministic, and a better match always moves up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from m1nd.graph.lexicon import TermIndex, query_terms
+from m1nd.graph.nodes import NodeTable
+from m1nd.graph.seeds import lookup_sorted, sorted_unique
+
+A_NODE = 0.45
+A_FILE = 0.55
+S_SEM = 0.6
+DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.15, "temporal": 0.05, "causal": 0.15}
+PR = 0.002
+
+TEST_PRIOR = 0.35
+DOCS_PRIOR = 0.5
+GENERATED_PRIOR = 0.3
+DECLARATION_PRIOR = 0.7
+_TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|testdata|test_data|fixtures?|__mocks__)/")
+_DOCS_DIRS = re.compile(r"(^|/)(docs?|examples?|samples?|demos?|tutorials?|benchmarks?|bench)/")
+_VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|node_modules)/")
+_GENERATED = re.compile(r"(_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.js$|(^|/)generated/|\.gen\.|_generated\.)")
+_TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "unittest", "pytest", "fixture", "fixtures"})
+_DOC_WORDS = frozenset({"doc", "docs", "documentation", "example", "examples", "readme", "tutorial", "changelog",
+                        "benchmark", "benchmarks", "bench"})
+
+
+def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(prior for ordinary queries, is-test mask, is-docs mask), float32/bool per node, computed per unique path."""
+    n = t.n
+    prior = np.ones(n, np.float32)
+    testy = np.asarray(t.is_test, bool).copy()
+    docsy = np.zeros(n, bool)
+    by_path: dict[str, tuple[float, bool, bool]] = {}
+    paths = t.source_path
+    for i in range(n):
+        p = paths[i]
+        hit = by_path.get(p)
+        if hit is None:
+            f, is_t, is_d = 1.0, bool(_TEST_DIRS.search(p)), False
+            base = p.rsplit("/", 1)[-1]
+            if _DOCS_DIRS.search(p) or base.lower().endswith((".md", ".rst", ".txt")):
+                is_d = True
+                f = DOCS_PRIOR
+            if _VENDOR.search(p) or _GENERATED.search(p):
+                f = min(f, GENERATED_PRIOR)
+            if base.endswith(".d.ts"):
+                f = min(f, DECLARATION_PRIOR)
+            hit = by_path[p] = (f, is_t, is_d)
+        prior[i] = hit[0]
+        testy[i] |= hit[1]
+        docsy[i] = hit[2]
+    return prior, testy, docsy
+
+
+@dataclass
+class Relevance:
+    nodes: np.ndarray  # int64 ascending
+    values: np.ndarray  # float32 rel(n) in (0, 1]
+    terms: list[str]
+
+
+def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, tokens: list[str], *, tests_wanted: bool,
+              docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray) -> Relevance:
+    """rel(n) on the nodes some query term reaches (see the module docstring)."""
+    terms = query_terms(tokens)
+    keys = lex.keys(terms)
+    if not len(keys):
+        return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
+    ni, ns = lex.score_nodes(keys)
+    fi, fs = lex.score_files(keys)
+    if not len(ni) and not len(fi):
+        return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
+    ns = ns / max(float(ns.max(initial=0.0)), 1e-9)
+    fs = fs / max(float(fs.max(initial=0.0)), 1e-9)
+    cand = sorted_unique(np.concatenate([ni.astype(np.int64), fi.astype(np.int64)]))
+    fo = t.file_of[cand].astype(np.int64)
+    fo = np.where(fo >= 0, fo, cand)
+    rel = A_NODE * lookup_sorted(ni.astype(np.int64), ns, cand) + A_FILE * lookup_sorted(fi.astype(np.int64), fs, fo)
+    p = query_prior(prior, testy, docsy, cand, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
+    rel = (rel * p).astype(np.float32)
+    keep = rel > 0
+    return Relevance(cand[keep], rel[keep], terms)
+
+
+def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np.ndarray, *, tests_wanted: bool,
+                docs_wanted: bool) -> np.ndarray:
+    """prior(n) at the given nodes for this query: tests and docs keep full weight when the query asks for them."""
+    p = prior[idx].copy()
+    if not tests_wanted:
+        p[testy[idx]] *= TEST_PRIOR
+    if docs_wanted:
+        d = docsy[idx]
+        p[d] = np.maximum(p[d], 1.0)
+    return p
+
+
+def wants(tokens: list[str]) -> tuple[bool, bool]:
+    """Does the query ask for tests, for docs?"""
+    s = set(tokens)
+    return bool(s & _TEST_WORDS), bool(s & _DOC_WORDS)
+
+
+def fuse(rel: np.ndarray, dims: dict[str, np.ndarray], used: list[str], pagerank: np.ndarray,
+         prior: np.ndarray) -> np.ndarray:
+    """score(n) at a set of nodes, given rel and each used dimension's value there (module docstring)."""
+    total = 1.0 + sum(DIM_WEIGHTS[d] for d in used)
+    s = rel.astype(np.float64).copy()
+    for d in used:
+        s += DIM_WEIGHTS[d] * dims[d]
+    return (prior * s / total + PR * pagerank).astype(np.float32)
+
+
+def sem_join(rel: np.ndarray, sem: np.ndarray) -> np.ndarray:
+    """Noisy-OR of relevance and the query's semantic similarity."""
+    return (1.0 - (1.0 - rel) * (1.0 - S_SEM * sem)).astype(np.float32)
