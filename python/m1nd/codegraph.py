@@ -103,6 +103,8 @@ class CodeGraph:
     def _load(self, gen: int) -> None:
         started = time.perf_counter()
         hit = cache.load(self.workdir, gen)
+        if hit is not None and not TermIndex.compatible(hit.get("lex")):
+            hit = None  # written by an older ranking: rebuilt from graph.db below
         if hit is not None:
             nodes = NodeTable.from_arrays(hit["nodes"])
             engine = Engine.from_arrays(nodes.n, hit["csr"])
@@ -354,7 +356,7 @@ class CodeGraph:
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
             run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query))
-            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix)
+            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=3)
             t = g.nodes
             strengthened = 0
             rate = coactivation_rate()

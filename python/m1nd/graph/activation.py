@@ -103,7 +103,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     direct = direct_hits(g.seeds, query)
     tests_wanted, docs_wanted = R.wants(tokens)
     prior, testy, docsy = ranking_priors(g)
-    rv = R.relevance(lexicon_of(g), t, prior, tokens, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+    rv = R.relevance(lexicon_of(g), t, prior, query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
                      testy=testy, docsy=docsy)
     if callable(semantic):
         semantic = semantic()
@@ -271,18 +271,33 @@ def filter_mask(g: Graph, node_kinds: tuple[str, ...], path_prefix: str | None) 
 
 
 def ranked(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...] = (),
-           path_prefix: str | None = None) -> tuple[np.ndarray, int]:
-    """Indices of the top results (after filters) and the total number activated."""
+           path_prefix: str | None = None, per_file: int = 0) -> tuple[np.ndarray, int]:
+    """Indices of the top results (after filters) and the total number activated. With ``per_file`` > 0, at most
+    that many nodes of one file come before every other file has had its turn (the overflow follows, in order):
+    ten methods of one file would otherwise hide the eleventh file, which is often the one wanted."""
     act = run.activation
     cand = run.support[act[run.support] > 0]
     keep = filter_mask(g, node_kinds, path_prefix)
     if keep is not None:
         cand = cand[keep[cand]]
     total = len(cand)
-    if total > 4 * top_k:  # partial selection first: sorting 50k candidates per query is wasted work
-        part = np.argpartition(-act[cand], 4 * top_k)[: 4 * top_k]
+    pool_size = max(8 * top_k, 200) if per_file else 4 * top_k
+    if total > pool_size:  # partial selection first: sorting 50k candidates per query is wasted work
+        part = np.argpartition(-act[cand], pool_size)[:pool_size]
         cand = cand[part]
-    return result_order(g, act, cand)[:top_k], total
+    order = result_order(g, act, cand)
+    if per_file and len(order):
+        fo = g.nodes.file_of[order].astype(np.int64)
+        fo = np.where(fo >= 0, fo, order)
+        # rank of each node within its file, in result order
+        by_file = np.lexsort((np.arange(len(order)), fo))
+        sf = fo[by_file]
+        starts = np.flatnonzero(run_starts(sf))
+        counts = np.diff(np.append(starts, len(sf)))
+        within = np.empty(len(order), np.int64)
+        within[by_file] = np.arange(len(order)) - np.repeat(starts, counts)
+        order = np.concatenate([order[within < per_file], order[within >= per_file]])
+    return order[:top_k], total
 
 
 def ghost_edges(g: Graph, run: ActivationRun, top: np.ndarray, limit: int = 5) -> list[dict[str, Any]]:

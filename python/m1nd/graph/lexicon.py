@@ -12,19 +12,23 @@ query is a sum, never an average (no dilution). ``name`` = the label and its ide
 file path's directory names and stem parts (file nodes), ``body`` = the node's own words
 (:mod:`m1nd.ingest.terms`). The file grain is the same with the whole file as body and its path as the name field.
 
-Terms are case-folded identifier parts plus the whole identifier, with a light plural folding (``filters`` →
-``filter``), applied identically to the query. Posting lists are accumulated by the native kernel
+Terms are case-folded identifier parts plus the whole identifier, stemmed with the Snowball English stemmer
+(``deprecated`` and ``deprecation`` meet ``deprecate``), applied identically to the query; stopwords are neither
+indexed nor queried. Posting lists are accumulated by the native kernel
 (``m1nd_core.postings``), weights precomputed, idf applied per query as the key weight.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only importer)
 
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, NodeTable
@@ -32,7 +36,7 @@ from m1nd.graph.seeds import identifier_parts, pack_strings, unpack_strings
 from m1nd.lru import LRU
 
 K1 = 1.2
-B = 0.75
+B = 0.5
 W_NAME = 3.0
 W_PATH = 2.0
 W_FILE_PATH = 3.0
@@ -52,39 +56,39 @@ codebase task validate focus around instead way ways thing things something now 
 """.split())
 
 
+_STEMMER = Stemmer.Stemmer("english")
+_STEM_LOCK = threading.Lock()  # a Stemmer object is not thread-safe; stems are cached, so the lock is rarely taken
+_QWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[^\W\d_][\w]*")
+
+
 @functools.lru_cache(maxsize=1 << 18)
 def fold(word: str) -> str:
-    """Case-fold and fold plurals, identically for documents and queries (``classes`` → ``class``,
-    ``entries`` → ``entry``, ``filters`` → ``filter``; ``status``, ``class``, ``this`` unchanged)."""
-    w = word.casefold()
-    n = len(w)
-    if n > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if n > 4 and w.endswith(("sses", "xes", "ches", "shes")):
-        return w[:-2]
-    if n > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "os", "as")):
-        return w[:-1]
-    return w
+    """Case-fold and stem (Snowball English), identically for documents and queries: ``deprecated``,
+    ``deprecation`` → ``deprec``; ``transports`` → ``transport``; ``entries`` → ``entri``."""
+    with _STEM_LOCK:
+        return _STEMMER.stemWord(word.casefold())
 
 
 @functools.lru_cache(maxsize=1 << 18)
 def forms(word: str) -> tuple[str, ...]:
-    """Index terms of one written word: the whole word and its identifier parts (≥ 2 chars), folded, distinct."""
-    out = {fold(word)} if len(word) >= 2 else set()
+    """Index terms of one written word: the whole word and its identifier parts (≥ 2 chars, not stopwords),
+    folded, distinct, sorted."""
+    out = set()
+    whole = word.casefold()
+    if len(whole) >= 2 and whole not in QUERY_STOPWORDS:
+        out.add(fold(whole))
     for p in identifier_parts(word):
-        if len(p) >= 2:
+        if len(p) >= 2 and p not in QUERY_STOPWORDS:
             out.add(fold(p))
     return tuple(sorted(out))
 
 
-def query_terms(tokens: Iterable[str]) -> list[str]:
-    """Folded query terms (each once, first-seen order) without stopwords."""
+def query_terms(query: str) -> list[str]:
+    """Folded query terms, each once, in first-seen order: every word of the query (punctuation such as backticks,
+    ``=`` or ``/`` separates words) as a whole and split into identifier parts, stopwords out."""
     seen: dict[str, None] = {}
-    for t in tokens:
-        if t in QUERY_STOPWORDS:
-            continue
-        f = fold(t)
-        if len(f) >= 2 and f not in QUERY_STOPWORDS:
+    for word in _QWORD.findall(query):
+        for f in forms(word):
             seen.setdefault(f, None)
     return list(seen)
 
@@ -239,15 +243,23 @@ class TermIndex:
     # -- cache -----------------------------------------------------------------------------------------------------
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
+    #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
+    VERSION = 3
+
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}
         out["terms"] = pack_strings(self.terms)
-        out["meta"] = np.asarray([self.n, len(self.terms)], np.int64)
+        out["meta"] = np.asarray([self.n, len(self.terms), self.VERSION], np.int64)
         return out
 
     @classmethod
+    def compatible(cls, a: dict[str, np.ndarray] | None) -> bool:
+        """Was this cached index built by this version of the code?"""
+        return a is not None and "meta" in a and len(a["meta"]) == 3 and int(a["meta"][2]) == cls.VERSION
+
+    @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> TermIndex:
-        n, v = (int(x) for x in a["meta"])
+        n, v, _ = (int(x) for x in a["meta"])
         return cls(n=n, terms=unpack_strings(a["terms"], v), **{k: a[k] for k in cls._ARRAYS})
 
     # -- queries ---------------------------------------------------------------------------------------------------

@@ -22,17 +22,18 @@ a sum of non-negative terms with fixed weights: deterministic, and a better matc
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from m1nd.graph.lexicon import TermIndex, query_terms
-from m1nd.graph.nodes import NodeTable
+from m1nd.graph.nodes import DIR, NodeTable
 from m1nd.graph.seeds import lookup_sorted, sorted_unique
 
-A_NODE = 0.45
-A_FILE = 0.55
+A_NODE = 0.6
+A_FILE = 0.4
 S_SEM = 0.6
 DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.15, "temporal": 0.05, "causal": 0.15}
 PR = 0.002
@@ -41,6 +42,7 @@ TEST_PRIOR = 0.35
 DOCS_PRIOR = 0.5
 GENERATED_PRIOR = 0.3
 DECLARATION_PRIOR = 0.7
+DIR_PRIOR = 0.25
 _TEST_DIRS = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|testdata|test_data|fixtures?|__mocks__)/")
 _DOCS_DIRS = re.compile(r"(^|/)(docs?|examples?|samples?|demos?|tutorials?|benchmarks?|bench)/")
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|node_modules)/")
@@ -75,6 +77,7 @@ def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         prior[i] = hit[0]
         testy[i] |= hit[1]
         docsy[i] = hit[2]
+    prior[t.kind == DIR] *= DIR_PRIOR  # a directory is reached by containment, rarely the answer itself
     return prior, testy, docsy
 
 
@@ -85,10 +88,10 @@ class Relevance:
     terms: list[str]
 
 
-def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, tokens: list[str], *, tests_wanted: bool,
+def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, tests_wanted: bool,
               docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray) -> Relevance:
     """rel(n) on the nodes some query term reaches (see the module docstring)."""
-    terms = query_terms(tokens)
+    terms = query_terms(query)
     keys = lex.keys(terms)
     if not len(keys):
         return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
@@ -96,14 +99,22 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, tokens: list[str]
     fi, fs = lex.score_files(keys)
     if not len(ni) and not len(fi):
         return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
+    ni, fi = ni.astype(np.int64), fi.astype(np.int64)
+    # priors first, then each grain divided by its best: a changelog that repeats every word must not set the scale
+    # that the implementation files are measured against
+    qp = functools.partial(query_prior, prior, testy, docsy, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
+    ns = ns * qp(ni)
+    fs = fs * qp(fi)
     ns = ns / max(float(ns.max(initial=0.0)), 1e-9)
     fs = fs / max(float(fs.max(initial=0.0)), 1e-9)
-    cand = sorted_unique(np.concatenate([ni.astype(np.int64), fi.astype(np.int64)]))
+    # the file grain lifts the nodes that match themselves (and the file node): a file's score spread over all its
+    # definitions would bury every other file under one file's methods
+    cand = sorted_unique(np.concatenate([ni, fi]))
     fo = t.file_of[cand].astype(np.int64)
     fo = np.where(fo >= 0, fo, cand)
-    rel = A_NODE * lookup_sorted(ni.astype(np.int64), ns, cand) + A_FILE * lookup_sorted(fi.astype(np.int64), fs, fo)
-    p = query_prior(prior, testy, docsy, cand, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
-    rel = (rel * p).astype(np.float32)
+    own = lookup_sorted(ni, ns, cand)
+    in_file = lookup_sorted(fi, fs, fo)
+    rel = (A_NODE * own + A_FILE * in_file).astype(np.float32)
     keep = rel > 0
     return Relevance(cand[keep], rel[keep], terms)
 
