@@ -238,6 +238,24 @@ class CodeGraph:
         (activate, warmup, missing, perspective start) seeds and fuses the same way."""
         return _sem(self, g, query)
 
+    def feedback_for(self, g: Graph, agent_id: str) -> dict[int, float]:
+        """Per-node score factors from the persisted learn log (learning.feedback_factors), re-read only when a new
+        verdict was logged (by any process) and cached per agent and graph generation."""
+        from m1nd.learning import feedback_factors
+
+        newest = self.store.newest_feedback_id()
+        if newest == 0:
+            return {}
+        cache = self.__dict__.setdefault("_feedback_cache", {})
+        if cache.get("key") != (newest, g.graph_generation):
+            cache.clear()
+            cache["key"] = (newest, g.graph_generation)
+            cache["rows"] = self.store.feedback_log()[1]
+        hit = cache.get(("agent", agent_id))
+        if hit is None:
+            hit = cache[("agent", agent_id)] = feedback_factors(cache["rows"], agent_id, g.nodes.index)
+        return hit
+
     def boosts_for(self, g: Graph, agent_id: str) -> dict[int, float]:
         st = self.agent(agent_id)
         now = now_ms()
@@ -341,7 +359,8 @@ class CodeGraph:
                  max_hops: int = 5, decay: float = 0.55, threshold: float = 0.04, max_seeds: int = 24,
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
-                 coactivation_ltp: bool = True, learn: bool = True) -> dict[str, Any]:
+                 coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
+                 group_by: str = "node") -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
@@ -355,8 +374,10 @@ class CodeGraph:
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
-            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query))
-            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=3)
+            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query),
+                                   feedback=self.feedback_for(g, agent_id))
+            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file)
+            files = A.file_view(g, run, top_k, params.node_kinds, params.path_prefix) if group_by == "file" else None
             t = g.nodes
             strengthened = 0
             rate = coactivation_rate()
@@ -386,6 +407,7 @@ class CodeGraph:
                       for i, s, v in zip(run.seeds.nodes.tolist()[:10], run.seeds.scores.tolist()[:10],
                                          run.seeds.via[:10])],
             "activated": activated,
+            **({"files": files} if files is not None else {}),
             "ghost_edges": A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else [],
             "structural_holes": (A.structural_holes(g, run.activation, 0.3, 5)
                                  if include_structural_holes and len(top) else []),

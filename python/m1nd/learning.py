@@ -246,6 +246,40 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
     return out
 
 
+# -- node feedback (ranking): every verdict also moves the reported nodes themselves -------------------------------
+#: how far the accumulated verdicts on one node can move its score: factor ∈ [1/FEEDBACK_SPAN, FEEDBACK_SPAN]
+FEEDBACK_SPAN = 2.0
+
+
+def feedback_factors(rows: list[tuple[str, str, float, str]], agent_id: str, index: dict[str, int]
+                     ) -> dict[int, float]:
+    """Score factor per node from the learn log: ``correct`` adds ``strength``, ``wrong`` subtracts it, ``partial``
+    adds / subtracts half for its confirmed / rejected lists. The agent's own verdicts count fully, other agents'
+    half (global learning, as edge weights are global); the sum s gives ``FEEDBACK_SPAN ** tanh(2·s)``, so one
+    ``correct`` at the default strength (0.2) raises a node by ~1.3x and a few verdicts saturate at 2x.
+
+    Edge learning alone cannot move a node whose relevance comes from its own text (its score is pinned to the
+    match); this factor can, and it survives restarts because the learn log is persisted with the edges."""
+    total: dict[int, float] = {}
+    for agent, feedback, strength, payload in rows:
+        try:
+            d = json.loads(payload)
+        except ValueError:
+            continue
+        share = 1.0 if agent == agent_id else 0.5
+        good = strength * (0.5 if feedback == "partial" else 1.0) * share
+        sign = -1.0 if feedback == "wrong" else 1.0
+        for e in d.get("node_ids") or ():
+            i = index.get(e)
+            if i is not None:
+                total[i] = total.get(i, 0.0) + sign * good
+        for e in d.get("wrong_node_ids") or ():
+            i = index.get(e)
+            if i is not None:
+                total[i] = total.get(i, 0.0) - good
+    return {i: float(FEEDBACK_SPAN ** np.tanh(2.0 * s)) for i, s in total.items() if s != 0.0}
+
+
 # -- persist (lifecycle tool, learning.md §4) ----------------------------------------------------------------------
 PERSIST_ACTIONS = ("save", "status", "baseline")
 

@@ -52,6 +52,13 @@ def render_activate(r: dict[str, Any]) -> list[str]:
         lines.append("Seeds: " + ", ".join(s["label"] for s in r["seeds"]))
     if not r["activated"]:
         lines.append(r.get("hint", "no result"))
+    if r.get("files"):
+        for k, f in enumerate(r["files"], 1):
+            lines.append(f"{k:>2}. {f['score']:.3f}  {f['source_path']}")
+            for nd in f["nodes"]:
+                lines.append(f"      {nd['activation']:.3f}  {nd['kind']:<9} {nd['label']} "
+                             f"(lines {nd['line_start']}-{nd['line_end']})")
+        return lines
     for k, a in enumerate(r["activated"], 1):
         lines.append(f"{k:>2}. {a['activation']:.3f}  {a['kind']:<9} {a['node_id']}")
     return lines

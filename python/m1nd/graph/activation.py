@@ -145,7 +145,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
 
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
                    semantic_scores: np.ndarray | Callable[[], np.ndarray | None] | None = None,
-                   semantic_backend: str | None = None) -> ActivationRun:
+                   semantic_backend: str | None = None, feedback: dict[int, float] | None = None) -> ActivationRun:
     """Relevance → seeds → D1..D4 → fusion (ranking.py) → priming. ``semantic_scores`` (sem(n) from an embedding
     model) is optional; it may be a callable (e.g. the result of a query embedding running in another thread),
     resolved after the lexical stage.
@@ -198,6 +198,14 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     tests_wanted, docs_wanted = R.wants(seeds.tokens)
     p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
     sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p)
+    if feedback:  # learned verdicts on the nodes themselves (learning.feedback_factors)
+        fb_nodes = np.fromiter(feedback, np.int64, count=len(feedback))
+        fb_vals = np.fromiter(feedback.values(), np.float32, count=len(feedback))
+        order = np.argsort(fb_nodes)
+        factor = lookup_sorted(fb_nodes[order], fb_vals[order], support)
+        # lowering scales; raising is 1 − (1 − s)^factor: bounded by 1, so a lifted node never ties at a cap
+        lifted = 1.0 - np.power(1.0 - np.minimum(sub, 1.0), np.maximum(factor, 1.0))
+        sub = np.where(factor <= 0, sub, np.where(factor < 1, sub * factor, lifted)).astype(np.float32)
     support = support[sub > 0]
     sub = sub[sub > 0]
     primed = priming_field(g, boosts or {})
@@ -298,6 +306,40 @@ def ranked(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...]
         within[by_file] = np.arange(len(order)) - np.repeat(starts, counts)
         order = np.concatenate([order[within < per_file], order[within >= per_file]])
     return order[:top_k], total
+
+
+FILE_VIEW_NODES = 3
+
+
+def file_view(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...] = (),
+              path_prefix: str | None = None) -> list[dict[str, Any]]:
+    """The top_k distinct files in order of their best node, each with up to FILE_VIEW_NODES of its best nodes (a
+    file node itself is listed only when nothing inside it scored). ``score`` is the best node's activation."""
+    order, _ = ranked(g, run, max(top_k * 40, 400), node_kinds, path_prefix)
+    t = g.nodes
+    groups: dict[int, list[int]] = {}
+    for i in order.tolist():
+        f = int(t.file_of[i])
+        f = f if f >= 0 else i
+        members = groups.get(f)
+        if members is None:
+            if len(groups) >= top_k:
+                continue
+            members = groups[f] = []
+        if len(members) < FILE_VIEW_NODES:
+            members.append(i)
+    act = run.activation
+    out = []
+    for f, members in groups.items():
+        inner = [i for i in members if i != f] or members
+        out.append({
+            "source_path": t.source_path[f], "file_node_id": t.ext_id[f],
+            "score": round(float(act[members[0]]), 5),
+            "nodes": [{"node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
+                       "activation": round(float(act[i]), 5), "line_start": int(t.line_start[i]),
+                       "line_end": int(t.line_end[i])} for i in inner],
+        })
+    return out
 
 
 def ghost_edges(g: Graph, run: ActivationRun, top: np.ndarray, limit: int = 5) -> list[dict[str, Any]]:

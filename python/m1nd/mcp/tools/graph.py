@@ -54,7 +54,8 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                       node_kinds=a.get("node_kinds"), path_prefix=a.get("path_prefix"),
                       include_ghost_edges=a["include_ghost_edges"],
                       include_structural_holes=a["include_structural_holes"],
-                      coactivation_ltp=a["coactivation_ltp"])
+                      coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
+                      group_by=a["group_by"])
     if a["include_memory"] and out["activated"]:
         out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
     return out
@@ -80,10 +81,14 @@ register(Tool(
         Param("include_structural_holes", "boolean", default=False),
         Param("include_memory", "boolean", default=False),
         Param("coactivation_ltp", "boolean", default=True),
+        Param("max_per_file", "integer", "Results of one file placed before every other file has had its turn "
+              "(diversity); 0 keeps the raw score order.", default=3, minimum=0, maximum=200),
+        Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files, each with its "
+              "best nodes and their line ranges.", default="node", enum=("node", "file")),
     ),
     handler=_activate,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
-    shrinkable=("activated", "ghost_edges", "structural_holes", "seeds", "related_memories"),
+    shrinkable=("activated", "files", "ghost_edges", "structural_holes", "seeds", "related_memories"),
 ))
 
 
