@@ -7,6 +7,7 @@ import pytest
 
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph import activation as A
+from m1nd.graph import ranking as R
 from m1nd.graph import queries as Q
 
 ACQUIRE = "file::src/session_pool.py::class::SessionPool::fn::acquire"
@@ -24,16 +25,17 @@ def test_activation_ranks_the_named_code_first(small_graph) -> None:
 
 
 def test_fusion_formula(small_graph) -> None:
+    """score = prior·(rel + Σ W_d·D_d) / (1 + Σ W_d) + PR·pagerank (graph/ranking.py), recomputed from the run."""
     g = small_graph
     run = A.run_activation(g, "render page", A.ActivationParams())
-    w = {d: A.WEIGHTS[d] for d in run.used}
-    s = sum(w.values())
-    dims = np.stack([run.dims[d] for d in run.used])
-    combined = sum((w[d] / s) * run.dims[d] for d in run.used)
-    active = (dims > 0.01).sum(axis=0)
-    bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0))
-    expected = np.minimum(1.0, combined * bonus) * (0.9 + 0.1 * g.nodes.pagerank)
-    np.testing.assert_allclose(run.score, expected, rtol=1e-5, atol=1e-6)
+    w = {d: R.DIM_WEIGHTS[d] for d in run.used}
+    prior, testy, docsy = A.ranking_priors(g)
+    p = R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=False, docs_wanted=False)
+    fused = p * (run.seeds.lex + sum(w[d] * run.dims[d] for d in run.used)) / (1 + sum(w.values()))
+    expected = np.where(fused > 0, fused + R.PR * g.nodes.pagerank, 0.0)
+    support = np.flatnonzero(run.score)
+    np.testing.assert_allclose(run.score[support], expected[support], rtol=1e-5, atol=1e-6)
+    assert not expected[run.score == 0].any()
 
 
 def test_disabled_dimension_gets_zero_weight(small_graph) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from m1nd.graph import ranking as R
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
 from m1nd.perspectives import PerspectiveService, install, service_for
@@ -136,13 +137,15 @@ def _reference_local_activation(g, f: int) -> np.ndarray:
             cc[d_ if s_ == ff else s_] = max(cc[d_ if s_ == ff else s_], float(g.engine.weights[p]))
     d3 = r * np.maximum(np.maximum(seed, cc), 0.5 * d1) if g.has_git else np.zeros(g.n)
     dims = {"structural": d1, "semantic": d2, "temporal": d3, "causal": d4}
-    w = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
+    # the one fusion of graph/ranking.py, written out: the focus (amplitude 1) is the relevance term
+    w = R.DIM_WEIGHTS
     used = [d for d in dims if dims[d].max() > 0]
-    tot = sum(w[d] for d in used)
-    comb = sum(w[d] / tot * dims[d] for d in used)
-    active = sum((dims[d] > 0.01).astype(int) for d in used)
-    bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0))
-    return np.minimum(1.0, comb * bonus) * (0.9 + 0.1 * t.pagerank)
+    comb = (seed + sum(w[d] * dims[d] for d in used)) / (1 + sum(w[d] for d in used))
+    docs = np.asarray([p.lower().endswith((".md", ".rst", ".txt")) for p in t.source_path])
+    prior = (np.where(t.is_test, R.TEST_PRIOR, 1.0) * np.where(t.kind == 0, R.DIR_PRIOR, 1.0)
+             * np.where(docs, R.DOCS_PRIOR, 1.0))
+    out = prior * comb + R.PR * t.pagerank
+    return np.where(comb > 0, out, 0.0)
 
 
 @pytest.mark.parametrize("anchored", [True, False], ids=["anchored", "local"])

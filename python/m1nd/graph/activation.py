@@ -18,7 +18,7 @@ from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MA
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import CO_CHANGES
 from m1nd.graph import ranking as R
-from m1nd.graph.lexicon import TermIndex
+from m1nd.graph.lexicon import TermIndex, fallback_terms
 from m1nd.graph.seeds import SEED_POOL, Seeds, _capped, direct_hits, lookup_sorted, run_starts, sorted_unique, tokenize
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
@@ -87,9 +87,10 @@ def ranking_priors(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def lexicon_of(g: Graph) -> TermIndex:
-    """The graph's BM25F index; a graph built without stored terms gets one over names and paths."""
+    """The graph's BM25F index; a graph built without stored terms gets one over names, paths, signatures and
+    docstrings."""
     if g.lexicon is None:
-        g.lexicon = TermIndex.build(g.nodes, [""] * g.n)
+        g.lexicon = TermIndex.build(g.nodes, fallback_terms(g.nodes))
     return g.lexicon
 
 

@@ -93,10 +93,18 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
-def _unpack(text: str) -> Iterable[tuple[str, int]]:
-    for item in text.split():
-        word, star, count = item.partition("*")
-        yield word, (int(count) if star else 1)
+def terms_of_text(text: str) -> str:
+    """``"term count …"`` of free text (the stored body format), for graphs whose extract blobs carry no terms."""
+    counts: dict[str, int] = {}
+    for word in _QWORD.findall(text):
+        for f in forms(word):
+            counts[f] = counts.get(f, 0) + 1
+    return " ".join(f"{t} {c}" for t, c in counts.items())
+
+
+def fallback_terms(t: NodeTable) -> list[str]:
+    """Body terms from each node's signature and docstring (a graph built without stored terms)."""
+    return [terms_of_text(f"{t.signature[i]} {t.doc[i]}") for i in range(t.n)]
 
 
 def node_terms_from_blobs(t: NodeTable, rows: Iterable[tuple[int, str, str, list[tuple[str, str]]]]
@@ -153,7 +161,6 @@ class TermIndex:
         vocab: dict[str, int] = {}
         # (term, node, field-weighted raw tf) triples per field, in compact arrays
         name_t, name_n, name_v = array("i"), array("i"), array("f")
-        body_t, body_n, body_v = array("i"), array("i"), array("f")
         body_len = np.zeros(n, np.float64)
         kind = t.kind
 
@@ -183,20 +190,21 @@ class TermIndex:
                 name_t.append(j)
                 name_n.append(i)
                 name_v.append(v)
-            text = node_terms[i]
-            if text:
-                bag: dict[int, int] = {}
-                total = 0
-                for word, c in _unpack(text):
-                    total += c
-                    for f in forms(word):
-                        j = tid(f)
-                        bag[j] = bag.get(j, 0) + c
-                body_len[i] = total
-                for j, c in bag.items():
-                    body_t.append(j)
-                    body_n.append(i)
-                    body_v.append(c)
+        # body field: the stored "term count …" strings, counted in bulk (one dict lookup per posting)
+        body_terms: list[str] = []
+        body_counts: list[str] = []
+        owners = array("i")
+        for i, text in enumerate(node_terms):
+            if text and kind[i] != DIR:
+                toks = text.split()
+                body_terms.extend(toks[0::2])
+                body_counts.extend(toks[1::2])
+                owners.extend([i] * (len(toks) // 2))
+        setdefault = vocab.setdefault
+        body_ids = np.array([setdefault(w, len(vocab)) for w in body_terms], dtype=np.int32)
+        counts = np.array(body_counts, dtype=np.float32) if body_counts else np.zeros(0, np.float32)
+        if len(owners):
+            body_len = np.bincount(np.frombuffer(owners, np.int32), weights=counts, minlength=n).astype(np.float64)
         terms = sorted(vocab)
         remap = np.empty(len(vocab), np.int32)
         for new, w in enumerate(terms):
@@ -205,9 +213,9 @@ class TermIndex:
         nt = remap[np.frombuffer(name_t, np.int32)]
         nn = np.frombuffer(name_n, np.int32)
         nv = np.frombuffer(name_v, np.float32)
-        bt = remap[np.frombuffer(body_t, np.int32)]
-        bn = np.frombuffer(body_n, np.int32)
-        bv = np.frombuffer(body_v, np.float32)
+        bt = remap[body_ids]
+        bn = np.frombuffer(owners, np.int32) if len(owners) else np.zeros(0, np.int32)
+        bv = counts
 
         # node grain: name + length-normalised body, summed per (term, node)
         has_body = body_len > 0
@@ -244,7 +252,7 @@ class TermIndex:
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
     #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
-    VERSION = 3
+    VERSION = 4
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}

@@ -4,13 +4,12 @@ A definition's *own* text is the lines of its span that no nested definition cla
 method, not to its class; a file keeps its module-level lines (imports, constants, top-level code). Every word there
 counts: identifiers used in calls and attributes, imported names, constants, and the words of comments, docstrings
 and string literals (error messages repeat the words of the change that touches them). Splitting identifiers into
-parts and weighting happen when the index is built (:mod:`m1nd.graph.lexicon`); here a word is kept as written, so
-camel humps survive.
+parts, folding and stemming (:func:`m1nd.graph.lexicon.forms`) happen here, in the parallel and cached extraction,
+so the index build only counts.
 
 Language-agnostic on purpose: it needs only the definitions' line spans, so every extractor (and the regex
 fallback) gets body terms for free, and the blob stays the per-file cache unit. The result is stored in the
-extract blob as a compact string per definition (``"name other*3"``: a word, ``*count`` when it occurs more than
-once), which the index build reads back from ``graph.db``.
+extract blob as a compact string per definition (``"term count term count …"``), which the index build reads back from ``graph.db``.
 """
 
 from __future__ import annotations
@@ -21,27 +20,31 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.graph.lexicon import forms
+
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
-TERMS_VERSION = 1
+TERMS_VERSION = 2
 #: distinct words kept per definition (the most frequent ones): bounds the index on generated or data-heavy code
 MAX_TERMS_PER_NODE = 600
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
 
 
-def pack_counts(counts: Counter[bytes] | dict[bytes, int]) -> str:
-    """``{b"foo": 1, b"bar": 3}`` → ``"bar*3 foo"`` (most frequent first, ties by word; capped)."""
-    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS_PER_NODE]
-    return " ".join(w.decode("ascii") if c == 1 else f"{w.decode('ascii')}*{c}" for w, c in items)
+def pack_counts(words: Counter[bytes] | dict[bytes, int]) -> str:
+    """Written words with counts → their index terms with counts, as ``"term count term count …"`` (most frequent
+    first, ties by term; capped): ``{b"parseURL": 2}`` → ``"pars 2 parseurl 2 url 2"``."""
+    terms: dict[str, int] = {}
+    for w, c in words.items():
+        for f in forms(w.decode("ascii")):
+            terms[f] = terms.get(f, 0) + c
+    items = sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS_PER_NODE]
+    return " ".join(f"{t} {c}" for t, c in items)
 
 
 def unpack_counts(text: str) -> list[tuple[str, int]]:
-    """Inverse of :func:`pack_counts`."""
-    out: list[tuple[str, int]] = []
-    for item in text.split():
-        word, star, count = item.partition("*")
-        out.append((word, int(count) if star else 1))
-    return out
+    """Inverse of :func:`pack_counts`: ``[(term, count), …]``."""
+    toks = text.split()
+    return [(t, int(c)) for t, c in zip(toks[0::2], toks[1::2])]
 
 
 def attach_terms(blob: dict[str, Any], data: bytes) -> None:

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.graph.activation import DIMENSIONS, WEIGHTS, co_change_partners, scatter_dense
+from m1nd.graph.activation import DIMENSIONS, co_change_partners, ranking_priors, scatter_dense
+from m1nd.graph.ranking import fuse, query_prior
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import (
@@ -298,6 +299,8 @@ class Fused:
         self.seed_val = np.zeros(0, np.float64)
         self.cc_idx = np.zeros(0, np.int64)  # sorted co-change partners of the seeds' files
         self.cc_val = np.zeros(0, np.float64)
+        self.rel_idx = np.zeros(0, np.int64)  # the seeds (ascending, unique) and their amplitudes: the relevance term
+        self.rel_val = np.zeros(0, np.float32)
         self.used: list[str] = []
 
     def value_at(self, d: str, idx: np.ndarray) -> np.ndarray:
@@ -322,19 +325,16 @@ class Fused:
         return self.value_at(d, np.arange(self.g.n, dtype=np.int64)).astype(np.float32)
 
     def at(self, g: Graph, idx: np.ndarray) -> np.ndarray:
-        """Fused activation (activation.md §7, no priming) at the given nodes."""
+        """Fused activation at the given nodes, by the same formula as ``activate`` (graph/ranking.py ``fuse``: the
+        seeds' amplitudes as relevance plus the weighted dimensions, path priors, no priming)."""
         idx = np.asarray(idx, np.int64)
-        if not self.used or len(idx) == 0:
+        if (not self.used and not len(self.rel_idx)) or len(idx) == 0:
             return np.zeros(len(idx), np.float32)
-        total = sum(WEIGHTS[d] for d in self.used)
-        comb = np.zeros(len(idx), np.float64)
-        active = np.zeros(len(idx), np.int8)
-        for d in self.used:
-            v = self.value_at(d, idx)
-            comb += (WEIGHTS[d] / total) * v
-            active += v > 0.01
-        bonus = np.where(active >= 4, 1.5, np.where(active == 3, 1.3, 1.0))
-        return (np.minimum(1.0, comb * bonus) * (0.9 + 0.1 * g.nodes.pagerank[idx])).astype(np.float32)
+        rel = lookup_sorted(self.rel_idx, self.rel_val, idx)
+        dims = {d: self.value_at(d, idx) for d in self.used}
+        prior, testy, docsy = ranking_priors(g)
+        p = query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False)
+        return fuse(rel, dims, self.used, g.nodes.pagerank[idx], p)
 
 
 def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: list[str] | tuple[str, ...], *,
@@ -353,6 +353,10 @@ def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: 
         return fu
     want = fu.want
     used = []
+    by_node = np.lexsort((-amps, seeds))
+    first = run_starts(seeds[by_node])
+    fu.rel_idx = seeds[by_node][first].astype(np.int64)
+    fu.rel_val = amps[by_node][first].astype(np.float32)
     d1_nz = np.zeros(0, np.int64)
     spread = {"decay": 0.55, "threshold": 0.04, "max_hops": max_hops}
     if "structural" in want:  # D3 uses 0.5·D1 only when the structural dimension runs (as activate does)
