@@ -102,7 +102,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     t = g.nodes
     tokens = tokenize(query)
     direct = direct_hits(g.seeds, query)
-    tests_wanted, docs_wanted = R.wants(tokens)
+    tests_wanted, docs_wanted = R.wants(query)
     prior, testy, docsy = ranking_priors(g)
     rv = R.relevance(lexicon_of(g), t, prior, query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
                      testy=testy, docsy=docsy)
@@ -196,7 +196,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     rel_nodes = np.flatnonzero(seeds.lex > 0)
     support = sorted_unique(np.concatenate([rel_nodes, *[sparse[d][0] for d in used]]))
     prior, testy, docsy = ranking_priors(g)
-    tests_wanted, docs_wanted = R.wants(seeds.tokens)
+    tests_wanted, docs_wanted = R.wants(query)
     p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
     sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p)
     if feedback:  # learned verdicts on the nodes themselves (learning.feedback_factors)

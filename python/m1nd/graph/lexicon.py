@@ -83,14 +83,51 @@ def forms(word: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+#: "feat(parser)!: …", "fix: …": the type word says what kind of change, not what it touches
+_CONVENTIONAL = re.compile(r"^\s*([A-Za-z]+)(?:\(([^)]{1,60})\))?!?:\s+")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+#: weight of a term written as code: backticked, or an identifier with an inner capital, underscore or dot
+CODE_WEIGHT = 2.0
+#: weight of a conventional-commit scope ("fix(router): …" names the router's file or package)
+SCOPE_WEIGHT = 2.0
+
+
 def query_terms(query: str) -> list[str]:
-    """Folded query terms, each once, in first-seen order: every word of the query (punctuation such as backticks,
-    ``=`` or ``/`` separates words) as a whole and split into identifier parts, stopwords out."""
-    seen: dict[str, None] = {}
-    for word in _QWORD.findall(query):
-        for f in forms(word):
-            seen.setdefault(f, None)
-    return list(seen)
+    """Folded query terms, each once, in first-seen order (see :func:`weighted_query_terms`)."""
+    return list(weighted_query_terms(query))
+
+
+def weighted_query_terms(query: str) -> dict[str, float]:
+    """Folded query terms → query weight. Every word of the query (punctuation such as backticks, ``=`` or ``/``
+    separates words) counts as a whole and split into identifier parts, stopwords out. Words written as code
+    (backticked, or identifiers such as ``bulk_create`` / ``parseURL`` / ``a.b``) weigh CODE_WEIGHT: a change
+    description names its code that way, and a prose word is far more often incidental. A conventional-commit
+    prefix (``fix(router): …``) gives its scope SCOPE_WEIGHT and drops its type word (``docs``, ``test`` say what
+    kind of change it is, not what it touches)."""
+    out: dict[str, float] = {}
+
+    def add(text: str, weight: float) -> None:
+        for word in _QWORD.findall(text):
+            for f in forms(word):
+                if out.get(f, 0.0) < weight:
+                    out[f] = weight
+
+    m = _CONVENTIONAL.match(query)
+    if m and m.group(1).casefold() in CONVENTIONAL_TYPES:
+        if m.group(2):
+            add(m.group(2), SCOPE_WEIGHT)
+        query = query[m.end():]
+    for span in _CODE_SPAN.findall(query):
+        add(span, CODE_WEIGHT)
+    for word in re.findall(r"[A-Za-z_][\w.]*[\w]|[A-Za-z_]", query):
+        if "_" in word.strip("_") or "." in word or re.search(r"[a-z][A-Z]", word):
+            add(word, CODE_WEIGHT)
+    add(query, 1.0)
+    return out
+
+
+CONVENTIONAL_TYPES = frozenset("""feat feature fix bugfix hotfix docs doc style refactor perf test tests chore build ci
+revert deps dep security sec release types typing lint wip""".split())
 
 
 def terms_of_text(text: str) -> str:
@@ -278,24 +315,32 @@ class TermIndex:
         ids = [self.term_id.get(w) for w in terms]
         return np.asarray([k for k in ids if k is not None], np.int64)
 
-    def score_nodes(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """BM25F of every node that holds a query term: (ascending int32 nodes, float32 scores)."""
+    def keys_weighted(self, weighted: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, query weights) of the terms the index holds."""
+        pairs = [(self.term_id[w], q) for w, q in weighted.items() if w in self.term_id]
+        return np.asarray([k for k, _ in pairs], np.int64), np.asarray([q for _, q in pairs], np.float32)
+
+    def score_nodes(self, keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """BM25F of every node that holds a query term: (ascending int32 nodes, float32 scores). ``keys`` are term
+        ids, ``weights`` optional query weights per term."""
         if self._node_postings is None:
             self._node_postings = PostingLists(self.node_flat, self.node_off, self.n, self.node_w)
-        return self._score(self._node_postings, self.node_idf, terms)
+        return self._score(self._node_postings, self.node_idf, keys, weights)
 
-    def score_files(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def score_files(self, keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """BM25F of every file that holds a query term: (ascending int32 file nodes, float32 scores)."""
         if self._file_postings is None:
             self._file_postings = PostingLists(self.file_flat, self.file_off, self.n, self.file_w)
-        return self._score(self._file_postings, self.file_idf, terms)
+        return self._score(self._file_postings, self.file_idf, keys, weights)
 
     @staticmethod
-    def _score(post: PostingLists, idf: np.ndarray, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        keys = np.asarray([k for k in terms], np.int64) if not isinstance(terms, np.ndarray) else terms
+    def _score(post: PostingLists, idf: np.ndarray, keys: np.ndarray, weights: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.asarray(keys, np.int64)
         if not len(keys):
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
-        ids, sums, _ = post.accumulate(keys, idf[keys])
+        kw = idf[keys] if weights is None else idf[keys] * np.asarray(weights, np.float32)
+        ids, sums, _ = post.accumulate(keys, kw)
         return ids, sums.astype(np.float32)
 
 

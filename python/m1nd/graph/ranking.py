@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from m1nd.graph.lexicon import TermIndex, query_terms
+from m1nd.graph.lexicon import CONVENTIONAL_TYPES, TermIndex, weighted_query_terms
 from m1nd.graph.nodes import DIR, NodeTable
 from m1nd.graph.seeds import lookup_sorted, sorted_unique
 
@@ -38,8 +38,8 @@ S_SEM = 0.6
 DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.15, "temporal": 0.05, "causal": 0.15}
 PR = 0.002
 
-TEST_PRIOR = 0.35
-DOCS_PRIOR = 0.5
+TEST_PRIOR = 0.2
+DOCS_PRIOR = 0.15
 GENERATED_PRIOR = 0.3
 DECLARATION_PRIOR = 0.7
 DIR_PRIOR = 0.25
@@ -91,12 +91,13 @@ class Relevance:
 def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, tests_wanted: bool,
               docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray) -> Relevance:
     """rel(n) on the nodes some query term reaches (see the module docstring)."""
-    terms = query_terms(query)
-    keys = lex.keys(terms)
+    weighted = weighted_query_terms(query)
+    terms = list(weighted)
+    keys, qw = lex.keys_weighted(weighted)
     if not len(keys):
         return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
-    ni, ns = lex.score_nodes(keys)
-    fi, fs = lex.score_files(keys)
+    ni, ns = lex.score_nodes(keys, qw)
+    fi, fs = lex.score_files(keys, qw)
     if not len(ni) and not len(fi):
         return Relevance(np.zeros(0, np.int64), np.zeros(0, np.float32), terms)
     ni, fi = ni.astype(np.int64), fi.astype(np.int64)
@@ -131,9 +132,16 @@ def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np
     return p
 
 
-def wants(tokens: list[str]) -> tuple[bool, bool]:
-    """Does the query ask for tests, for docs?"""
-    s = set(tokens)
+_CONVENTIONAL_PREFIX = re.compile(r"^\s*([A-Za-z]+)(?:\([^)]{0,60}\))?!?:\s+")
+
+
+def wants(query: str) -> tuple[bool, bool]:
+    """Does the query ask for tests, for docs? A conventional-commit type word (``test: …``, ``docs(x): …``) says
+    what kind of change it is, not where it lives, so it does not count."""
+    m = _CONVENTIONAL_PREFIX.match(query)
+    if m and m.group(1).casefold() in CONVENTIONAL_TYPES:
+        query = query[m.end():]
+    s = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
     return bool(s & _TEST_WORDS), bool(s & _DOC_WORDS)
 
 
