@@ -80,10 +80,28 @@ def test_read_git_subdirectory_root(repo) -> None:
 
 
 def test_read_git_window(repo) -> None:
+    # the window ends at HEAD's commit, not at the wall clock: one day holds the newest commits only
+    everything = read_git(repo / "sub")
     gd = read_git(repo / "sub", window_days=1)
-    assert gd.available and gd.commits_read == 0 and gd.files == {}
+    newest = max(ms for ms, _ in everything.files.values())
+    assert gd.available and 1 <= gd.commits_read < everything.commits_read
+    assert gd.files and all(newest - ms <= DAY * 1000 for ms, _ in gd.files.values())
     gd = read_git(repo / "sub", max_commits=2)
     assert gd.commits_read == 2
+
+
+def test_read_git_window_of_an_archived_repository(tmp_path) -> None:
+    """Commits from years ago (an archived project, or a checkout of an old commit) still count."""
+    old = BASE - 3 * 365 * DAY
+    _commit_repo = tmp_path / "old"
+    _commit_repo.mkdir()
+    git(_commit_repo, "init", "-q")
+    (_commit_repo / "x.py").write_text("x = 1\n")
+    _commit(_commit_repo, "one", old, "x.py")
+    (_commit_repo / "x.py").write_text("x = 2\n")
+    _commit(_commit_repo, "two", old + DAY, "x.py")
+    gd = read_git(_commit_repo, window_days=365)
+    assert gd.commits_read == 2 and gd.files["x.py"] == ((old + DAY) * 1000, 2)
 
 
 def test_walk_uses_git_ls_files(repo) -> None:

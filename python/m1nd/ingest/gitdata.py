@@ -17,6 +17,8 @@ import hashlib
 import logging
 import os
 import re
+import time
+from datetime import datetime, timezone
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,11 +114,20 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
     if rc != 0:
         return GitData(False, reason="the repository has no commits yet" if rc > 0 else err, **params)
     head = out.decode("ascii", "replace").strip() or None
+    # The window ends at HEAD's commit time, not at the wall clock: an archived repository, or a checkout of an
+    # older commit, still has its last year of history (a window counted from "now" would hold no commit at all).
+    rc, out, _ = run_git(top, "log", "-1", "--format=%ct", "HEAD", timeout=30.0)
+    try:
+        head_time = int(out.decode("ascii", "replace").strip()) if rc == 0 else int(time.time())
+    except ValueError:
+        head_time = int(time.time())
+    since = datetime.fromtimestamp(head_time - int(window_days) * 86_400, tz=timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
     rc, out, err = run_git(
         top,
         "log",
         "--no-merges",
-        f"--since={int(window_days)}.days.ago",
+        f"--since={since}",
         f"--max-count={int(max_commits)}",
         "--format=%x1e%H%x1f%at",
         "--name-only",
