@@ -28,6 +28,7 @@ from m1nd.graph.engine import W_MAX, W_MIN, Engine
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.nodes import NodeTable
+from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
 from m1nd.store.graph_repo import GraphStore, now_ms
@@ -112,6 +113,9 @@ class CodeGraph:
             g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id, nodes.index),
                       TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]),
                       lexicon=TermIndex.from_arrays(hit["lex"]))
+            if "rank" in hit:
+                r = hit["rank"]
+                g.extra["priors"] = (r["prior"], r["testy"].astype(bool), r["docsy"].astype(bool))
             self._watermark_ms = int(meta["watermark_ms"][0])
             self._weights_generation = int(meta["weights_generation"][0])
             self._graph = g
@@ -135,7 +139,7 @@ class CodeGraph:
             # the cache holds the weights as loaded; later learning is re-read through the watermark
             cache.save(self.workdir, gen, {
                 "csr": g.engine.arrays(), "nodes": g.nodes.arrays(), "seeds": g.seeds.arrays(),
-                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(),
+                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(), "rank": _priors_arrays(g),
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
@@ -153,8 +157,9 @@ class CodeGraph:
         # PageRank on base weights, once per generation (activation.md §6).
         nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
         lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, terms))
-        return Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git,
-                     lexicon=lexicon)
+        g = Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git, lexicon=lexicon)
+        g.extra["priors"] = priors(nodes)
+        return g
 
     def _relax_weights(self) -> None:
         """Optional relaxation of learned weights toward ``w0`` (learning.md §1), applied in memory at load:
@@ -611,6 +616,11 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
         _SEM_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="m1nd-sem")
     fut = _SEM_POOL.submit(semantic_scores, cg, g, query)
     return fut.result
+
+
+def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
+    prior, testy, docsy = g.extra.get("priors") or priors(g.nodes)
+    return {"prior": prior, "testy": testy.astype(np.uint8), "docsy": docsy.astype(np.uint8)}
 
 
 def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
