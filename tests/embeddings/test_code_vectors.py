@@ -130,34 +130,35 @@ def test_perspective_start_seeds_like_activate_with_embeddings(small_repo, works
 
 def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,
                                                                           monkeypatch) -> None:
+    """The worker child (issue 13) embeds the code and re-embeds a memory store written by another model. The child
+    chooses its embedder from the environment (hashing-v1-256), so the store is first written in-process by a 128-d
+    hashing embedder."""
     import time
 
     from m1nd import code_vectors as C
     from m1nd.memory import embeddings as E
 
+    E.set_embedder(E.HashingEmbedder(dim=128))
     ws = workspace_for(small_repo, transport="stdio")
     ws.graph.ingest(str(small_repo), embed="skip")
     ws.memory.add({"category": "insight", "title": "Retry", "content": "backoff"}, agent="alice")
     ws.memory.add({"category": "insight", "title": "Mine", "content": "private", "private": True}, agent="bob")
+    assert ws.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
     ws.close()
 
-    class Hash128(E.HashingEmbedder):
-        def __init__(self, dim: int = 128) -> None:
-            super().__init__(dim=128)
-
-    monkeypatch.setattr(E, "HashingEmbedder", Hash128)
     monkeypatch.setattr(C.CodeVectors, "background_allowed", property(lambda self: True))
     E.reset_embedder()
     ws2 = workspace_for(small_repo, transport="stdio")
     assert ws2.memory.vector_hook.model_state()["changed"]
     ws2.on_server_start()
     cv = C.code_vectors_for(ws2.graph)
+    assert cv.worker_running
     assert cv.wait_idle(timeout=60)
     deadline = time.monotonic() + 30
     while ws2.memory.vector_hook.model_state()["changed"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not ws2.memory.vector_hook.model_state()["changed"]
-    assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
+    assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-256",)]
     assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
 
 
