@@ -110,7 +110,6 @@ def embed_hash(model_id: str, text: str) -> str:
 class _GenState:
     generation: int
     hashes: list[str | None]  # per graph index
-    texts: list[str | None]
     row_ids: np.ndarray  # int64[N] nodes.id per graph index (-1 unknown)
     sorted_ids: np.ndarray  # row ids sorted
     sorted_pos: np.ndarray  # graph index of each sorted id
@@ -179,7 +178,10 @@ class CodeVectors:
             ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
             row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
             order = np.argsort(row_ids, kind="stable")
-            st = _GenState(g.graph_generation, hashes, texts, row_ids, row_ids[order], order.astype(np.int64),
+            # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker child), and
+            # they are the largest part of this state in a serving process (~40 MB on the stdlib)
+            del texts
+            st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
                            sum(1 for h in hashes if h is not None))
             self._state = st
             return st
@@ -282,7 +284,8 @@ class CodeVectors:
         todo = self.missing(g)
         if limit is not None:
             todo = todo[:limit]
-        todo.sort(key=lambda i: len(st.texts[i] or ""))
+        all_texts = node_texts(g.nodes)
+        todo.sort(key=lambda i: len(all_texts[i] or ""))
         self.pending = len(todo)
         done = 0
         db = self.db
@@ -290,7 +293,7 @@ class CodeVectors:
             if self._stop:
                 break
             part = todo[a:a + commit_every]
-            texts = [st.texts[i] or "" for i in part]
+            texts = [all_texts[i] or "" for i in part]
             vecs = emb.embed_documents(texts, max_tokens=CODE_MAX_TOKENS)
             self.inferences += len(part)
             rows = [(st.hashes[i], emb.model_id, int(emb.dim), np.ascontiguousarray(v, "<f4").tobytes())
@@ -437,8 +440,12 @@ class CodeVectors:
         if g.n == 0:
             return None
         try:
+            # coverage first: a server whose vectors are still being computed (by the worker child) never loads its
+            # query session for nothing (issue 13: the session is most of the serving process's memory)
+            if self.coverage(g) < MIN_COVERAGE:
+                return None
             emb = usable(self.emb)
-            if emb is None or self.coverage(g) < MIN_COVERAGE:
+            if emb is None:
                 return None
             ix = self.sync(g)
             q = emb.embed_query(query)
@@ -462,8 +469,10 @@ class CodeVectors:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
         if not self.available or g.n == 0:
             return []
+        if self.coverage(g) < MIN_COVERAGE:
+            return []
         emb = usable(self.emb)
-        if emb is None or self.coverage(g) < MIN_COVERAGE:
+        if emb is None:
             return []
         ix = self.sync(g)
         st = self._gen_state(g)
@@ -497,7 +506,7 @@ class CodeVectors:
                     st = self._gen_state(g)
                     have = self._have_hashes()
                     out["code_vectors"] = sum(1 for h in st.hashes if h is not None and h in have)
-                    if not self.worker_running:
+                    if not self.worker_running or not (self.done or self.pending):  # no report yet
                         out["pending"] = len(self.missing(g))
                     else:
                         out["done"] = self.done
