@@ -337,7 +337,12 @@ class CodeVectors:
         try:
             g = self.cg.graph()
             if mode == "sync" and not server:
-                n = self.embed_missing(g)
+                from m1nd.progress import RateProgress, wanted
+
+                bar = RateProgress("m1nd embed: code nodes") if wanted() else None
+                n = self.embed_missing(g, progress=bar.update if bar else None)
+                if bar is not None:
+                    bar.close()
                 return {"queued": 0, "embedded": n, "model_id": self.emb.model_id}
             queued = len(self.missing(g))
         except EmbedderUnavailableError:
@@ -585,6 +590,25 @@ def start_server_jobs(ws: Any) -> None:
         return
     if code_missing or memory_changed:
         cv.start_background()
+
+
+def semantic_status(cg: Any, g: Any) -> str | None:
+    """Why ``activate`` ran without the embedding backend while a model is installed (issue 13 item 4), or None: the
+    result says so instead of silently ranking with trigrams."""
+    try:
+        cv = code_vectors_for(cg)
+        if not cv.available or g.n == 0:
+            return None
+        cov = cv.coverage(g)
+        if cov >= MIN_COVERAGE:
+            return None
+        running = cv.worker_running
+    except Exception:  # noqa: BLE001 — a status line must never fail a query
+        return None
+    how = ("being embedded in the background" if running else
+           "not embedded yet (start the server, or run: m1nd ingest PATH --embed sync)")
+    return (f"semantic dimension not ready: {cov:.0%} of code nodes have embeddings ({how}); ranked with the "
+            f"trigram fallback until {MIN_COVERAGE:.0%}")
 
 
 def worker_embedder(emb: Any) -> Any:

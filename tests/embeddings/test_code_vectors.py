@@ -32,7 +32,7 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
                  "pending": 0}
     assert (ws.graph.workdir / "graph.code.usearch").exists()
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding"
+    assert r["semantic_backend"] == "embedding" and "semantic_status" not in r
     assert r["activated"][0]["node_id"] == "file::src/net/retry.py::fn::backoff_delays"
     assert any(s["via"] in ("semantic", "both") for s in r["seeds"])
     assert max(a["dimensions"]["semantic"] for a in r["activated"]) > 0
@@ -64,6 +64,7 @@ def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_f
     assert cv._worker is None  # a one-shot CLI process does not start the worker
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r["semantic_backend"] == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
+    assert r["semantic_status"].startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
     assert ws.graph.health("a")["embedder"]["pending"] == rep["embeddings"]["queued"]
     cv.start_background()
     assert cv.wait_idle(timeout=60)
