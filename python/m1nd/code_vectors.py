@@ -11,11 +11,13 @@ share a vector and an unchanged tree re-ingested performs **zero** inferences. T
 ``<workspace>/graph.code.usearch`` holds one vector per node keyed by the node's row id (stable across re-ingests for
 unchanged external ids) and is diff-synchronised with the database like the memory's (:mod:`m1nd.memory.vectors`).
 
-When embeddings are computed: ``ingest`` with ``embed="sync"`` waits for them; ``"background"`` queues them for a
-single worker thread in a server process (``m1nd serve``; a one-shot CLI process only reports what is queued, and
-the next server start picks the queue up); ``"skip"`` queues nothing. The worker has its own inference session with
-one thread fewer than the shared one, embeds length-sorted batches and commits every 256 vectors; tool calls never
-wait for it (it takes no graph lock).
+When embeddings are computed: ``ingest`` with ``embed="sync"`` waits for them; ``"background"`` queues them for the
+embedding worker of a server process (``m1nd serve``; a one-shot CLI process only reports what is queued, and the
+next server start picks the queue up); ``"skip"`` queues nothing. The worker is a child process
+(:mod:`m1nd.embed_worker`, issue 13): it has its own inference session with one thread fewer than the shared one, runs
+at a lower priority, embeds length-sorted batches and commits every batch; tool calls never wait for it. The server
+learns of new vectors from the child's progress messages and reloads the set of embedded texts off the query path;
+a stop ends the child at once and keeps every committed batch.
 
 ``activate`` asks :meth:`CodeVectors.scores` for sem(n): the query vector's 200 nearest nodes, rescaled with the
 model's floor and ceiling, ``clamp((cos − floor) / (ceiling − floor), 0, 1)``. That array feeds both the noisy-OR seed
@@ -108,7 +110,6 @@ def embed_hash(model_id: str, text: str) -> str:
 class _GenState:
     generation: int
     hashes: list[str | None]  # per graph index
-    texts: list[str | None]
     row_ids: np.ndarray  # int64[N] nodes.id per graph index (-1 unknown)
     sorted_ids: np.ndarray  # row ids sorted
     sorted_pos: np.ndarray  # graph index of each sorted id
@@ -127,13 +128,15 @@ class CodeVectors:
         self._have: set[str] | None = None  # embed hashes with a vector of this model
         self._coverage: tuple[Any, float] | None = None
         self._lock = threading.RLock()
-        self._worker: threading.Thread | None = None
-        self._wake = threading.Event()
+        self._worker: Any = None  # m1nd.embed_worker.Worker while a child runs
+        self._again = False  # more work arrived while the child ran: start another when it exits
         self._stop = False
+        self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
         self.pending = 0
+        self.done = 0
+        self.rate = 0.0
         self.inferences = 0
         self.last_error: str | None = None
-        self.jobs: list[Any] = []  # callables(embedder) run by the worker after the code queue
 
     # -- identity ---------------------------------------------------------------------------------------------------
     @property
@@ -153,10 +156,9 @@ class CodeVectors:
 
     def close(self) -> None:
         self._stop = True
-        self._wake.set()
         w = self._worker
-        if w is not None and w.is_alive():
-            w.join(timeout=5)
+        if w is not None:
+            w.stop()  # immediate: the child's committed batches stay, the rest resumes at the next start
         if self._index is not None:
             self._index.save()
         self._threads.close_all()
@@ -176,7 +178,10 @@ class CodeVectors:
             ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
             row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
             order = np.argsort(row_ids, kind="stable")
-            st = _GenState(g.graph_generation, hashes, texts, row_ids, row_ids[order], order.astype(np.int64),
+            # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker child), and
+            # they are the largest part of this state in a serving process (~40 MB on the stdlib)
+            del texts
+            st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
                            sum(1 for h in hashes if h is not None))
             self._state = st
             return st
@@ -264,8 +269,14 @@ class CodeVectors:
         return out
 
     # -- embedding --------------------------------------------------------------------------------------------------
-    def embed_missing(self, g: Any, *, emb: Any = None, limit: int | None = None) -> int:
-        """Embed the nodes without vectors now (length-sorted batches, a commit every 256). Returns the count."""
+    def embed_missing(self, g: Any, *, emb: Any = None, limit: int | None = None, commit_every: int = COMMIT_EVERY,
+                      progress: Any = None, update_index: bool = True) -> int:
+        """Embed the nodes without vectors now, committing every ``commit_every`` vectors. Returns the count.
+
+        Texts are sorted by length first so each commit's batches pad little (and a stop that loses the batch in
+        flight loses a short one). ``progress(done, total)`` is called after each commit; ``update_index=False``
+        (the worker child) leaves the usearch file to the server process, its only writer.
+        """
         emb = usable(emb or self.emb)
         if emb is None:
             return 0
@@ -273,14 +284,16 @@ class CodeVectors:
         todo = self.missing(g)
         if limit is not None:
             todo = todo[:limit]
+        all_texts = node_texts(g.nodes)
+        todo.sort(key=lambda i: len(all_texts[i] or ""))
         self.pending = len(todo)
         done = 0
         db = self.db
-        for a in range(0, len(todo), COMMIT_EVERY):
+        for a in range(0, len(todo), commit_every):
             if self._stop:
                 break
-            part = todo[a:a + COMMIT_EVERY]
-            texts = [st.texts[i] or "" for i in part]
+            part = todo[a:a + commit_every]
+            texts = [all_texts[i] or "" for i in part]
             vecs = emb.embed_documents(texts, max_tokens=CODE_MAX_TOKENS)
             self.inferences += len(part)
             rows = [(st.hashes[i], emb.model_id, int(emb.dim), np.ascontiguousarray(v, "<f4").tobytes())
@@ -295,10 +308,12 @@ class CodeVectors:
                 have.update(r[0] for r in rows)
             done += len(part)
             self.pending = max(0, len(todo) - done)
+            if progress is not None:
+                progress(done, len(todo))
         self.pending = 0
         if not self._stop and not self.missing(g):
             self._finish_model(db, emb)
-        if done:
+        if done and update_index:
             ix = self.sync(g)
             ix.save()
         return done
@@ -318,15 +333,28 @@ class CodeVectors:
         ``skip`` queues nothing. Returns the report's ``embeddings`` object."""
         if not self.available or mode == "skip":
             return {"queued": 0, "model_id": self.emb.model_id if self.available else None}
+        server = self.cg.transport in ("stdio", "http")
         try:
             g = self.cg.graph()
-            if mode == "sync":
-                n = self.embed_missing(g)
+            if mode == "sync" and not server:
+                from m1nd.progress import RateProgress, wanted
+
+                bar = RateProgress("m1nd embed: code nodes") if wanted() else None
+                n = self.embed_missing(g, progress=bar.update if bar else None)
+                if bar is not None:
+                    bar.close()
                 return {"queued": 0, "embedded": n, "model_id": self.emb.model_id}
             queued = len(self.missing(g))
         except EmbedderUnavailableError:
             return {"queued": 0, "model_id": None}
-        if queued and self.cg.transport in ("stdio", "http") and self.background_allowed:
+        if mode == "sync":
+            # In a server the work runs in the worker child even when the call waits for it: a stop must be able to
+            # end it at once (see m1nd.embed_worker), which an inference on a tool thread cannot.
+            if queued:
+                self.start_background()
+                self.wait_idle()
+            return {"queued": 0, "embedded": queued - len(self.missing(g)), "model_id": self.emb.model_id}
+        if queued and server and self.background_allowed:
             self.start_background()
         return {"queued": queued, "model_id": self.emb.model_id}
 
@@ -337,43 +365,75 @@ class CodeVectors:
         return self.available and not isinstance(self.emb, HashingEmbedder)
 
     def start_background(self) -> None:
-        """Start (or wake) the single background worker."""
+        """Start the embedding child, or ask for another run when one is going (it may have missed new nodes)."""
         if not self.available:
             return
-        with self._lock:
-            if self._worker is None or not self._worker.is_alive():
-                self._stop = False
-                self._worker = threading.Thread(target=self._run, name="m1nd-embed", daemon=True)
-                self._worker.start()
-            self._wake.set()
+        from m1nd.embed_worker import Worker
 
-    def _run(self) -> None:
-        emb = self.emb
-        if isinstance(emb, OnnxEmbedder):
-            emb = emb.clone(threads=max(1, default_threads() - 1))
-        while not self._stop:
-            self._wake.clear()
-            try:
-                g = self.cg.graph()
-                if g.n:
-                    self.embed_missing(g, emb=emb)
-                while self.jobs and not self._stop:  # lower priority: memory re-embedding after a model change
-                    self.jobs.pop(0)(emb)
-            except Exception as e:  # noqa: BLE001 — the worker must survive a failed batch or a busy database
-                self.last_error = f"{type(e).__name__}: {e}"
-                log.warning("background embedding failed: %s", self.last_error)
-                time.sleep(1.0)
-            if not self._wake.wait(timeout=30.0):
-                continue
+        with self._lock:
+            if self._stop:
+                return
+            w = self._worker
+            if w is not None and w.running:
+                self._again = True
+                return
+            self._again = False
+            self._stop = False
+            w = Worker(self.cg.settings, self._on_progress, self._on_exit)
+            self._worker = w
+            w.start()
+
+    def _on_progress(self, msg: dict[str, Any]) -> None:
+        if msg.get("event") not in ("progress", "done"):
+            return
+        self.done = int(msg.get("done", 0))
+        self.pending = max(0, int(msg.get("total", 0)) - self.done)
+        self.rate = float(msg.get("rate", 0.0))
+        if msg.get("error"):
+            self.last_error = str(msg["error"])
+        # Reload the embedded texts here, on the reader thread, at most once a second: queries never pay for it.
+        now = time.monotonic()
+        if msg["event"] == "done" or now - self._have_loaded >= 1.0:
+            self._have_loaded = now
+            self._reload_have()
+
+    def _on_exit(self, rc: int | None) -> None:
+        self._reload_have()
+        with self._lock:
+            if rc not in (0, None) and not self._stop:
+                self.last_error = f"embedding worker exited with status {rc}"
+                log.warning("background embedding: %s", self.last_error)
+            again = self._again and not self._stop
+            self.pending = 0
+        if again:
+            self.start_background()
+
+    def _reload_have(self) -> None:
+        try:
+            fresh = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND dim = ?",
+                                               (self.emb.model_id, int(self.emb.dim)))}
+        except Exception as e:  # noqa: BLE001 — a busy database: the next message retries
+            log.info("reloading embedded code texts failed: %s", e)
+            return
+        self._have = fresh
+
+    @property
+    def worker_running(self) -> bool:
+        w = self._worker
+        return w is not None and w.running
 
     def wait_idle(self, timeout: float = 600.0) -> bool:
-        """Block until the queue is empty (tests and ``embed: sync`` callers)."""
+        """Block until the worker child is done and no node misses a vector (tests and ``embed: sync``)."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            g = self.cg.graph()
-            if not self.missing(g):
-                return True
-            time.sleep(0.05)
+        while time.monotonic() < end and not self._stop:
+            w = self._worker
+            if w is not None and not w.wait(min(0.25, max(0.0, end - time.monotonic()))):
+                continue
+            if self._again or self.worker_running:
+                time.sleep(0.05)
+                continue
+            self._reload_have()
+            return not self.missing(self.cg.graph())
         return False
 
     # -- queries ----------------------------------------------------------------------------------------------------
@@ -385,8 +445,12 @@ class CodeVectors:
         if g.n == 0:
             return None
         try:
+            # coverage first: a server whose vectors are still being computed (by the worker child) never loads its
+            # query session for nothing (issue 13: the session is most of the serving process's memory)
+            if self.coverage(g) < MIN_COVERAGE:
+                return None
             emb = usable(self.emb)
-            if emb is None or self.coverage(g) < MIN_COVERAGE:
+            if emb is None:
                 return None
             ix = self.sync(g)
             q = emb.embed_query(query)
@@ -410,8 +474,10 @@ class CodeVectors:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
         if not self.available or g.n == 0:
             return []
+        if self.coverage(g) < MIN_COVERAGE:
+            return []
         emb = usable(self.emb)
-        if emb is None or self.coverage(g) < MIN_COVERAGE:
+        if emb is None:
             return []
         ix = self.sync(g)
         st = self._gen_state(g)
@@ -445,8 +511,11 @@ class CodeVectors:
                     st = self._gen_state(g)
                     have = self._have_hashes()
                     out["code_vectors"] = sum(1 for h in st.hashes if h is not None and h in have)
-                    if not self.pending and (self._worker is None or not self._worker.is_alive()):
+                    if not self.worker_running or not (self.done or self.pending):  # no report yet
                         out["pending"] = len(self.missing(g))
+                    else:
+                        out["done"] = self.done
+                        out["rate"] = self.rate
                 except Exception as e:  # noqa: BLE001 — health must answer
                     out["error"] = str(e)
         if self.last_error:
@@ -505,21 +574,49 @@ def _register_affinity_provider() -> None:
 
 def start_server_jobs(ws: Any) -> None:
     """At server start (embeddings.md §5, §9): embed code nodes still missing vectors and, when the memory store was
-    embedded by another model, re-embed it afterwards, in the single background worker."""
+    embedded by another model, re-embed it afterwards — both in the worker child (:mod:`m1nd.embed_worker`)."""
     cv = code_vectors_for(ws.graph)
     if not cv.background_allowed:
         return
     hook = getattr(ws.memory, "vector_hook", None)
+    memory_changed = False
     if hook is not None:
         with contextlib.suppress(Exception):
-            if hook.model_state()["changed"]:
-                svc = ws.memory
+            memory_changed = bool(hook.model_state()["changed"])
+    try:
+        g = ws.graph.graph()
+        code_missing = bool(g.n) and bool(cv.missing(g))
+    except EmbedderUnavailableError:
+        return
+    if code_missing or memory_changed:
+        cv.start_background()
 
-                def reembed(emb: Any) -> None:
-                    hook.embed(svc, agent=None, all_=True, every_owner=True)
 
-                cv.jobs.append(reembed)
-    cv.start_background()
+def semantic_status(cg: Any, g: Any) -> str | None:
+    """Why ``activate`` ran without the embedding backend while a model is installed (issue 13 item 4), or None: the
+    result says so instead of silently ranking with trigrams."""
+    try:
+        cv = code_vectors_for(cg)
+        if not cv.available or g.n == 0:
+            return None
+        cov = cv.coverage(g)
+        if cov >= MIN_COVERAGE:
+            return None
+        running = cv.worker_running
+    except Exception:  # noqa: BLE001 — a status line must never fail a query
+        return None
+    how = ("being embedded in the background" if running else
+           "not embedded yet (start the server, or run: m1nd ingest PATH --embed sync)")
+    return (f"semantic dimension not ready: {cov:.0%} of code nodes have embeddings ({how}); ranked with the "
+            f"trigram fallback until {MIN_COVERAGE:.0%}")
+
+
+def worker_embedder(emb: Any) -> Any:
+    """The worker child's embedder: its own session with one thread fewer than a query session (embeddings.md §9),
+    so on 2 cores one stays free for the server; None when no model is usable."""
+    if isinstance(emb, OnnxEmbedder):
+        emb = emb.clone(threads=max(1, default_threads() - 1))
+    return usable(emb)
 
 
 def semantic_scores(cg: Any, g: Any, query: str) -> np.ndarray | None:

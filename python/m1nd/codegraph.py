@@ -427,6 +427,12 @@ class CodeGraph:
                      "with an external id"),
             "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
+        if run.semantic_backend == "trigram":
+            from m1nd.code_vectors import semantic_status
+
+            note = semantic_status(self, g)
+            if note:
+                out["semantic_status"] = note
         return out
 
     def why(self, **kw: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
                  "pending": 0}
     assert (ws.graph.workdir / "graph.code.usearch").exists()
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding"
+    assert r["semantic_backend"] == "embedding" and "semantic_status" not in r
     assert r["activated"][0]["node_id"] == "file::src/net/retry.py::fn::backoff_delays"
     assert any(s["via"] in ("semantic", "both") for s in r["seeds"])
     assert max(a["dimensions"]["semantic"] for a in r["activated"]) > 0
@@ -64,6 +64,7 @@ def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_f
     assert cv._worker is None  # a one-shot CLI process does not start the worker
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r["semantic_backend"] == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
+    assert r["semantic_status"].startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
     assert ws.graph.health("a")["embedder"]["pending"] == rep["embeddings"]["queued"]
     cv.start_background()
     assert cv.wait_idle(timeout=60)
@@ -130,34 +131,35 @@ def test_perspective_start_seeds_like_activate_with_embeddings(small_repo, works
 
 def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,
                                                                           monkeypatch) -> None:
+    """The worker child (issue 13) embeds the code and re-embeds a memory store written by another model. The child
+    chooses its embedder from the environment (hashing-v1-256), so the store is first written in-process by a 128-d
+    hashing embedder."""
     import time
 
     from m1nd import code_vectors as C
     from m1nd.memory import embeddings as E
 
+    E.set_embedder(E.HashingEmbedder(dim=128))
     ws = workspace_for(small_repo, transport="stdio")
     ws.graph.ingest(str(small_repo), embed="skip")
     ws.memory.add({"category": "insight", "title": "Retry", "content": "backoff"}, agent="alice")
     ws.memory.add({"category": "insight", "title": "Mine", "content": "private", "private": True}, agent="bob")
+    assert ws.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
     ws.close()
 
-    class Hash128(E.HashingEmbedder):
-        def __init__(self, dim: int = 128) -> None:
-            super().__init__(dim=128)
-
-    monkeypatch.setattr(E, "HashingEmbedder", Hash128)
     monkeypatch.setattr(C.CodeVectors, "background_allowed", property(lambda self: True))
     E.reset_embedder()
     ws2 = workspace_for(small_repo, transport="stdio")
     assert ws2.memory.vector_hook.model_state()["changed"]
     ws2.on_server_start()
     cv = C.code_vectors_for(ws2.graph)
+    assert cv.worker_running
     assert cv.wait_idle(timeout=60)
     deadline = time.monotonic() + 30
     while ws2.memory.vector_hook.model_state()["changed"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not ws2.memory.vector_hook.model_state()["changed"]
-    assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-128",)]
+    assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-256",)]
     assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
 
 

