@@ -25,7 +25,7 @@ from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.graph.model import Graph, relation_name
 from m1nd.graph.schema import RELATION_CODES
-from m1nd.graph.seeds import closest_ids, select_seeds
+from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def resolve_ids(g: Graph, ids: list[str], *, argument: str, max_listed: int = 10
 
 
 def unknown_nodes_error(g: Graph, unknown: list[str], *, argument: str, max_listed: int = 10) -> UnknownNodeError:
-    close = closest_ids(g.seeds, g.nodes, unknown[0]) if g.n else []
+    close = closest_ids(g, unknown[0]) if g.n else []
     listed = ", ".join(unknown[:max_listed]) + (f", … ({len(unknown)} in all)" if len(unknown) > max_listed else "")
     hint = f"; closest: {', '.join(close)}" if close else ""
     return UnknownNodeError(f"node(s) not in the graph: {listed}{hint}",
@@ -94,7 +94,7 @@ def _query_seeds(cg: CodeGraph, g: Graph, agent_id: str, query: str) -> tuple[li
             idx = g.nodes.index
             found = [idx[s] for s in seeds if s in idx]
             return found[:MAX_SEEDS], "query_log"
-    s = select_seeds(g.seeds, g.nodes, query, max_seeds=MAX_SEEDS)
+    s = query_seeds(g, query, max_seeds=MAX_SEEDS)
     return [int(i) for i in s.nodes.tolist()[:MAX_SEEDS]], "recomputed"
 
 

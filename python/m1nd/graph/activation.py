@@ -94,7 +94,7 @@ def lexicon_of(g: Graph) -> TermIndex:
     return g.lexicon
 
 
-def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
+def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4, min_score: float = 0.0,
                 semantic: np.ndarray | Callable[[], np.ndarray | None] | None = None) -> Seeds:
     """Relevance (ranking.py) on every node some query term reaches, and the seeds chosen from it: the best
     ``max_seeds`` (at most ``per_file`` per file), ordered by relevance, pagerank, id. ``semantic`` may be a callable
@@ -122,6 +122,8 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
         cand = np.flatnonzero(seed > 0)
     else:
         seed = lex
+    if min_score > 0:
+        cand = cand[seed[cand] >= min_score]
     values = seed[cand]
     if len(cand) > SEED_POOL:
         kth = np.partition(values, len(values) - SEED_POOL)[len(values) - SEED_POOL]
@@ -142,6 +144,21 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
         via.append("both" if has_lex and has_sem else "semantic" if has_sem else "lexical")
     return Seeds(nodes=nodes, scores=seed[nodes].astype(np.float32), via=via, lex=seed.astype(np.float32),
                  tokens=tokens, direct=direct, semantic=semantic)
+
+
+def closest_ids(g: Graph, text: str, n: int = 5) -> list[str]:
+    """'Did you mean' suggestions for an unknown id: the ranking's seeds for the id's words, then close ext ids."""
+    import difflib
+
+    t = g.nodes
+    out: list[str] = []
+    tail = text.split("::")[-1] if "::" in text else text
+    if tokenize(tail) or tokenize(text):
+        s = query_seeds(g, text.replace("::", " "), max_seeds=n * 2, per_file=n)
+        out.extend(t.ext_id[i] for i in s.nodes.tolist())
+    if len(out) < n and t.n < 300_000:
+        out.extend(difflib.get_close_matches(text, t.ext_id, n=n, cutoff=0.6))
+    return list(dict.fromkeys(out))[:n]
 
 
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,

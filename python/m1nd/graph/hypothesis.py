@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from m1nd.errors import M1ndError
+from m1nd.graph.activation import query_seeds
 from m1nd.graph.model import Graph, relation_name
 from m1nd.graph.schema import (
     CALLS,
@@ -30,7 +31,6 @@ from m1nd.graph.schema import (
     REFERENCES,
     TESTS,
 )
-from m1nd.graph.seeds import select_seeds
 
 DEPENDENCY = frozenset({IMPORTS, CALLS, REFERENCES, INHERITS, IMPLEMENTS, REEXPORTS, DECLARES_MODULE})
 
@@ -94,7 +94,7 @@ def resolve_entities(g: Graph, phrase: str) -> list[tuple[int, float]]:
     i = g.seeds.ext_lookup.get(phrase.strip().strip("`'\""))
     if i is not None:
         return [(i, 1.0)]
-    s = select_seeds(g.seeds, g.nodes, phrase, max_seeds=3, per_file=3, min_seed=0.3)
+    s = query_seeds(g, phrase, max_seeds=3, per_file=3, min_score=0.3)
     return [(int(n), float(v)) for n, v in zip(s.nodes.tolist(), s.scores.tolist())]
 
 
@@ -218,7 +218,7 @@ def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1
     obj: list[tuple[int, float]] = []
     via: list[tuple[int, float]] = []
     if kind == "unknown":
-        s = select_seeds(g.seeds, t, claim, max_seeds=12, min_seed=0.3)
+        s = query_seeds(g, claim, max_seeds=12, min_score=0.3)
         picks: list[tuple[int, float]] = []
         files: set[int] = set()
         for n, v in zip(s.nodes.tolist(), s.scores.tolist()):

@@ -33,7 +33,6 @@ import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, NodeTable
 from m1nd.graph.seeds import identifier_parts, pack_strings, unpack_strings
-from m1nd.lru import LRU
 
 K1 = 1.2
 B = 0.5
@@ -185,7 +184,6 @@ class TermIndex:
     term_id: dict[str, int] = field(default_factory=dict)
     _node_postings: PostingLists | None = field(default=None, repr=False, compare=False)
     _file_postings: PostingLists | None = field(default=None, repr=False, compare=False)
-    _cache: LRU = field(default_factory=lambda: LRU(512), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.term_id:
@@ -309,7 +307,7 @@ class TermIndex:
 
     # -- queries ---------------------------------------------------------------------------------------------------
     def drop_query_caches(self) -> None:
-        self._cache.clear()
+        """Nothing per query is cached here: a query costs its posting lists, read by the native kernel."""
 
     def keys(self, terms: Sequence[str]) -> np.ndarray:
         ids = [self.term_id.get(w) for w in terms]

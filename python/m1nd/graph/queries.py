@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from m1nd.errors import InvalidInputError, UnknownNodeError
+from m1nd.graph.activation import closest_ids
 from m1nd.graph.engine import Path
 from m1nd.graph.model import CAUSAL, RHO, STRUCTURAL_MASK, Graph, relation_name
-from m1nd.graph.seeds import closest_ids
 
 ZERO = np.zeros(16, np.float32)
 
@@ -19,7 +19,7 @@ def resolve_node(g: Graph, node_id: str, *, argument: str = "node_id") -> int:
     i = g.seeds.ext_lookup.get(node_id.strip())
     if i is not None:
         return i
-    close = closest_ids(g.seeds, g.nodes, node_id)
+    close = closest_ids(g, node_id)
     hint = f"; closest: {', '.join(close)}" if close else ""
     raise UnknownNodeError(f"node '{node_id}' is not in the graph{hint}; use activate to find ids",
                            details={"argument": argument, "closest": close})
