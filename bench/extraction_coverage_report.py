@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,7 @@ class Result:
     tags: int = 0
     covered: int = 0
     exact: int = 0
+    not_defs: int = 0  # JS/TS ctags tags dropped as not being definitions
     misses: list[tuple[str, Tag]] = field(default_factory=list)  # (corpus, tag)
     missed_kinds: Counter = field(default_factory=Counter)
 
@@ -170,8 +172,32 @@ def locate(repo: str) -> Path | None:
     return None
 
 
-def ctags_defs(exe: str, root: Path, files: list[str], lang: str) -> list[Tag]:
-    """ctags' definitions of the kept kinds in ``files`` (relpaths under ``root``), de-duplicated."""
+_JS_DEF_LINE = (
+    # `function f`, `class C`, `interface I`, `type T =`, `enum E`, `namespace N`
+    r"\b(?:function\s*\*?|class|interface|enum|namespace|module)\s+{n}\b|\btype\s+{n}\s*(?:<|=|$)",
+    # `f = function`, `f: () =>`, `'f': async function*`, `x.f = class`, `f = async x =>` (not `f = (function…`,
+    # an immediately invoked function whose result is unknown, nor `f = ({…})`, an object)
+    r"{n}['\"]?\s*[:=]\s*(?:async\s+)?(?:function\b|class\b|[A-Za-z_$][\w$]*\s*=>|\((?=.*=>|\s*$))",
+    # method shorthand and signatures: `f(`, `async *f<T>(`, `get f()`, `static f(`
+    r"^\s*(?:(?:static|async|get|set|public|private|protected|readonly|abstract|override|declare)\s+|\*\s*)*"
+    r"['\"#]?{n}['\"]?\s*[?!]?\s*[<(]",
+)
+
+
+def _js_defines(line: str, name: str) -> bool:
+    """Does this JS/TS source line define ``name`` as a function, class or type (not merely mention it)?
+
+    ctags' JavaScript parser also tags object literals held in variables, prototype assignments of non-functions
+    and type-only import specifiers as classes, methods and aliases; those are not definitions."""
+    n = re.escape(name)
+    return any(re.search(p.format(n=n), line) for p in _JS_DEF_LINE)
+
+
+def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[Tag] | None = None) -> list[Tag]:
+    """ctags' definitions of the kept kinds in ``files`` (relpaths under ``root``), de-duplicated; JS/TS tags on a
+    line that does not define the name (:func:`_js_defines`) go to ``dropped`` instead."""
+    dropped = [] if dropped is None else dropped
+    lines: dict[str, list[str]] = {}
     if not files:
         return []
     cl = CTAGS_LANG[lang]
@@ -200,7 +226,15 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str) -> list[Tag]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(Tag(t["path"].removeprefix("./"), int(t["line"]), name, kind))
+        tag = Tag(t["path"].removeprefix("./"), int(t["line"]), name, kind)
+        if lang in ("javascript", "typescript"):
+            src = lines.get(tag.path)
+            if src is None:
+                src = lines[tag.path] = (root / tag.path).read_text("utf-8", "replace").splitlines()
+            if not (0 < tag.line <= len(src) and _js_defines(src[tag.line - 1], name)):
+                dropped.append(tag)
+                continue
+        out.append(tag)
     return out
 
 
@@ -224,7 +258,10 @@ def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: 
             kind = KIND_NAMES[n.kind]
             if kind not in ("file", "dir"):
                 by_file[n.source_path].append((n.label, kind, n.line_start, n.line_end))
-        for tag in ctags_defs(exe, root, files, lang):
+        dropped: list[Tag] = []
+        tags = ctags_defs(exe, root, files, lang, dropped)
+        res.not_defs += len(dropped)
+        for tag in tags:
             res.tags += 1
             ok = keep[tag.kind]
             hit = exact = False
@@ -242,15 +279,15 @@ def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: 
 
 
 def format_table(results: list[Result]) -> str:
-    rows = ["| language | corpora | files | ctags defs | covered | exact line | missed by kind |",
-            "|---|---|---:|---:|---:|---:|---|"]
+    rows = ["| language | corpora | files | ctags defs | covered | exact line | missed by kind | dropped (not defs) |",
+            "|---|---|---:|---:|---:|---:|---|---:|"]
     for r in results:
         if not r.corpora:
-            rows.append(f"| {r.lang} | (no corpus found) | | | | | |")
+            rows.append(f"| {r.lang} | (no corpus found) | | | | | | |")
             continue
         mk = ", ".join(f"{k} {n}" for k, n in r.missed_kinds.most_common())
         rows.append(f"| {r.lang} | {', '.join(r.corpora)} | {r.files} | {r.tags} | {100 * r.share:.1f} % "
-                    f"({r.covered}) | {100 * r.exact / max(r.tags, 1):.1f} % | {mk} |")
+                    f"({r.covered}) | {100 * r.exact / max(r.tags, 1):.1f} % | {mk} | {r.not_defs} |")
     return "\n".join(rows)
 
 
