@@ -15,7 +15,8 @@ For each language, on real corpora (public repositories, located at run time, ne
    <= line_end``; ctags reports the name's line, the graph the first line of the definition, decorators,
    annotations and ``export`` included). The ``exact`` column counts ``line_start == line``.
 
-Corpora: ``M1ND_COVERAGE_CORPORA`` (``os.pathsep``-separated directories holding ``<owner>+<name>`` checkouts or
+Corpora: the running interpreter's standard library (Python, without its ``test/`` package), and
+``M1ND_COVERAGE_CORPORA`` (``os.pathsep``-separated directories holding ``<owner>+<name>`` checkouts or
 bare mirrors ``<owner>+<name>/repo``), default ``/work/.mirror``. Cache: ``M1ND_COVERAGE_CACHE``, default
 ``<tmp>/m1nd-coverage``. webpack and tokio are held out (issue 12's own examples) and never used here.
 
@@ -33,18 +34,23 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: the running interpreter's standard library (a Python corpus that is always present)
+STDLIB = "stdlib"
+STDLIB_EXCLUDE = ["site-packages/", "config-*/", "__pycache__/", "test/", "idlelib/idle_test/"]
+
 #: language -> repositories (``owner/name``) used as corpora
 CORPORA: dict[str, tuple[str, ...]] = {
-    "python": ("encode/httpx", "pallets/click"),
+    "python": ("encode/httpx", "pallets/click", STDLIB),
     "javascript": ("expressjs/express", "lodash/lodash", "axios/axios"),
     "typescript": ("vuejs/core", "colinhacks/zod"),
-    "go": ("spf13/cobra", "gin-gonic/gin"),
-    "rust": ("BurntSushi/ripgrep", "serde-rs/serde"),
+    "go": ("spf13/cobra", "gin-gonic/gin", "caddyserver/caddy"),
+    "rust": ("BurntSushi/ripgrep", "serde-rs/serde", "clap-rs/clap"),
     "java": ("google/gson", "jhy/jsoup"),
 }
 HELD_OUT = frozenset({"webpack/webpack", "tokio-rs/tokio"})
@@ -145,6 +151,8 @@ def locate(repo: str) -> Path | None:
     """A work tree of ``repo`` (``owner/name``): a checkout, or a bare mirror archived into the cache."""
     if repo in HELD_OUT:
         raise ValueError(f"{repo} is held out of tuning")
+    if repo == STDLIB:
+        return Path(sysconfig.get_paths()["stdlib"])
     key = repo.replace("/", "+")
     for base in corpus_dirs():
         cand = base / key
@@ -250,7 +258,8 @@ def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: 
         if root is None:
             continue
         res.corpora.append(repo)
-        parts, wr, _git, _stats = build_graph_parts(root, workers=workers, git_window_days=1)
+        opts = {"exclude": STDLIB_EXCLUDE} if repo == STDLIB else {}
+        parts, wr, _git, _stats = build_graph_parts(root, workers=workers, git_window_days=1, **opts)
         files = sorted(wf.relpath for wf in wr.files if wf.lang in FILE_LANGS[lang])
         res.files += len(files)
         by_file: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)
