@@ -129,8 +129,8 @@ def ctags_path() -> str | None:
     if exe is None:
         return None
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20).stdout
-        feats = subprocess.run([exe, "--list-features"], capture_output=True, text=True, timeout=20).stdout
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20, check=False).stdout
+        feats = subprocess.run([exe, "--list-features"], capture_output=True, text=True, timeout=20, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     if "Universal Ctags" not in out or "json" not in feats:
@@ -187,8 +187,8 @@ _JS_DEF_LINE = (
     # an immediately invoked function whose result is unknown, nor `f = ({…})`, an object)
     r"{n}['\"]?\s*[:=]\s*(?:async\s+)?(?:function\b|class\b|[A-Za-z_$][\w$]*\s*=>|\((?=.*=>|\s*$))",
     # method shorthand and signatures: `f(`, `async *f<T>(`, `get f()`, `static f(`
-    r"^\s*(?:(?:static|async|get|set|public|private|protected|readonly|abstract|override|declare)\s+|\*\s*)*"
-    r"['\"#]?{n}['\"]?\s*[?!]?\s*[<(]",
+    (r"^\s*(?:(?:static|async|get|set|public|private|protected|readonly|abstract|override|declare)\s+|\*\s*)*"
+     r"['\"#]?{n}['\"]?\s*[?!]?\s*[<(]"),
 )
 
 
@@ -216,7 +216,7 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
         cmd.insert(1, "--map-TypeScript=+.mts")
         cmd.insert(1, "--map-TypeScript=+.cts")
     proc = subprocess.run(cmd, input="\n".join(files) + "\n", capture_output=True, text=True, cwd=root,
-                          timeout=1800)
+                          timeout=1800, check=False)
     keep = KIND_MAP[lang]
     seen: set[tuple[str, int, str]] = set()
     out: list[Tag] = []

@@ -8,10 +8,9 @@ standalone ``python bench/extraction_coverage_report.py`` for the whole table.
 
 from __future__ import annotations
 
+import extraction_coverage_report as report
 import pytest
 from extraction_coverage_report import CORPORA, format_table, measure
-
-import extraction_coverage_report as report
 
 TARGET = 0.98
 

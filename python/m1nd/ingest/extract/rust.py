@@ -79,12 +79,13 @@ _ITEM_TYPES = frozenset({
 })
 _ITEM_LISTS = frozenset({"source_file", "declaration_list"})
 #: standard-library macros: never references into the graph unless the file defines a macro of that name
-_STD_MACROS = frozenset("""
-    println print eprintln eprint format format_args write writeln vec assert assert_eq assert_ne debug_assert
-    debug_assert_eq debug_assert_ne panic unreachable unimplemented todo matches cfg concat stringify include
-    include_str include_bytes env option_env line file column module_path compile_error dbg thread_local
-    macro_rules try
-""".split())
+_STD_MACROS = frozenset({
+    "println", "print", "eprintln", "eprint", "format", "format_args", "write", "writeln", "vec", "assert",
+    "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne", "panic", "unreachable",
+    "unimplemented", "todo", "matches", "cfg", "concat", "stringify", "include", "include_str", "include_bytes",
+    "env", "option_env", "line", "file", "column", "module_path", "compile_error", "dbg", "thread_local",
+    "macro_rules", "try",
+})
 _MAX_UNWRAP_ROUNDS = 4
 
 
