@@ -2,8 +2,8 @@
 
 For each language, on real corpora (public repositories, located at run time, never committed), the script
 
-1. exports the corpus into a cache directory (a bare git mirror ``<owner>+<name>/repo`` is archived at ``HEAD``; a
-   plain checkout is used as is),
+1. exports the corpus into a cache directory (the files of ``HEAD`` of a bare git mirror ``<owner>+<name>/repo``;
+   a plain checkout is used as is),
 2. builds the graph with the ingest pipeline (:func:`m1nd.ingest.pipeline.build_graph_parts`, no git data),
 3. runs ``ctags --output-format=json --fields=+n+K+l`` over exactly the files the walker ingested (walk rules such as
    skipped ``dist/`` or ``vendor/`` directories are not extraction misses),
@@ -148,7 +148,7 @@ def cache_dir() -> Path:
 
 
 def locate(repo: str) -> Path | None:
-    """A work tree of ``repo`` (``owner/name``): a checkout, or a bare mirror archived into the cache."""
+    """A work tree of ``repo`` (``owner/name``): a checkout, or a bare mirror exported into the cache."""
     if repo in HELD_OUT:
         raise ValueError(f"{repo} is held out of tuning")
     if repo == STDLIB:
@@ -169,10 +169,7 @@ def locate(repo: str) -> Path | None:
             if not (dest / ".complete").exists():
                 shutil.rmtree(dest, ignore_errors=True)
                 dest.mkdir(parents=True)
-                arch = subprocess.Popen(["git", "--git-dir", str(bare), "archive", "HEAD"], stdout=subprocess.PIPE)
-                subprocess.run(["tar", "-x", "-C", str(dest)], stdin=arch.stdout, check=True, timeout=600)
-                if arch.wait(timeout=600) != 0:
-                    continue
+                _export(bare, dest)
                 (dest / ".complete").write_text(head)
             return dest
         if any(cand.iterdir()):
@@ -199,6 +196,35 @@ def _js_defines(line: str, name: str) -> bool:
     and type-only import specifiers as classes, methods and aliases; those are not definitions."""
     n = re.escape(name)
     return any(re.search(p.format(n=n), line) for p in _JS_DEF_LINE)
+
+
+def _export(bare: Path, dest: Path) -> None:
+    """Write the regular files of ``HEAD`` of the bare repository ``bare`` under ``dest`` (blobs missing from a
+    partial mirror, symlinks and submodules are skipped)."""
+    git = ["git", "--git-dir", str(bare)]
+    tree = subprocess.run([*git, "ls-tree", "-r", "-z", "HEAD"], capture_output=True, check=True, timeout=600).stdout
+    entries = []
+    for rec in tree.split(b"\0"):
+        if not rec:
+            continue
+        meta, _, path = rec.partition(b"\t")
+        mode, typ, sha = meta.split()
+        if typ == b"blob" and mode in (b"100644", b"100755"):
+            entries.append((sha.decode(), path.decode("utf-8", "replace")))
+    with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        for sha, path in entries:
+            proc.stdin.write(sha.encode() + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":  # "<sha> missing"
+                continue
+            body = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)  # the newline after the object
+            out = dest / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(body)
+        proc.stdin.close()
 
 
 def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[Tag] | None = None) -> list[Tag]:

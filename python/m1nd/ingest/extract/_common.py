@@ -212,15 +212,15 @@ def parse_or_blob(lang: str, version: int, relpath: str, data: bytes) -> tuple[d
 
     A file with syntax errors keeps ``parse_error`` (reported by ingest) but is still extracted from tree-sitter's
     error-recovered tree: grammars lag behind the languages (TS variance annotations, new Rust syntax), and one
-    unsupported construct must not hide every other definition of the file. The root is ``None`` only when
-    nothing but errors was parsed."""
+    unsupported construct must not hide every other definition of the file (definitions parsed inside an
+    ``ERROR`` node count too). The root is ``None`` only when nothing was parsed."""
     from m1nd.ingest import treesitter as ts
 
     blob = empty_blob(lang, version, data, is_test_path(relpath, lang))
     root = ts.parse(lang, data).root_node
     if root.has_error:
         blob["parse_error"] = f"syntax error at line {ts.first_error_line(root)}"
-        if root.is_error or all(c.is_error or c.is_missing for c in root.children):
+        if not root.named_child_count:
             return blob, None
     return blob, root
 
