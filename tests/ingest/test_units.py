@@ -203,7 +203,7 @@ def test_strip_jsonc() -> None:
 
 
 def test_schema_tables() -> None:
-    assert schema.KINDS["dir"] == 0 and schema.KINDS["section"] == 11 and len(schema.KINDS) == 12
+    assert schema.KINDS["dir"] == 0 and schema.KINDS["section"] == 11 and len(schema.KINDS) == 13 and schema.KINDS["macro"] == 12
     assert [r.code for r in schema.RELATIONS] == list(range(12))
     assert schema.RELATIONS[schema.CALLS] == (2, "calls", 0.5, 0.8, 0.5, "called_by")
     assert schema.RELATION_CODES["co_changes"] == 7 and schema.INVERSE_RELATION_CODES["tested_by"] == 6
@@ -220,3 +220,19 @@ def test_python_test_symbols() -> None:
     assert regular == {"testmod": False, "test_x": True, "TestCase": False}
     in_tests = {d["name"]: d["is_test"] for d in extract_file("tests/t.py", src, "python")["definitions"]}
     assert in_tests == {"testmod": True, "test_x": True, "TestCase": True}
+
+
+@pytest.mark.parametrize("lang", ["python", "javascript", "rust"])
+def test_deeply_nested_line_extracts_fast(lang: str) -> None:
+    # one line of 50,000 nested calls: the query cursor stops starting matches below MAX_START_DEPTH (without
+    # the bound it spends ~40 s on such a line)
+    import time
+
+    n = 50_000
+    body = b"f(" * n + b")" * n
+    src = {"python": b"x = " + body + b"\n", "javascript": b"x = " + body + b";\n",
+           "rust": b"fn main() { " + body + b"; }\n"}[lang]
+    t0 = time.process_time()
+    b = extract_file("p.x", src, lang)
+    assert time.process_time() - t0 < 5.0  # ~0.2 s; generous for a loaded machine
+    assert b["parse_error"] is None

@@ -23,6 +23,7 @@ KINDS: dict[str, int] = {
     "fn": 9,
     "impl": 10,
     "section": 11,
+    "macro": 12,
 }
 
 #: uint8 code -> kind name.

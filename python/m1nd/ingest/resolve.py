@@ -99,7 +99,7 @@ class GraphParts:
 
 # ------------------------------------------------------------------------------------------------ tables
 
-K_DIR, K_FILE, K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL, K_SECTION = (
+K_DIR, K_FILE, K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL, K_SECTION, K_MACRO = (
     KINDS[k]
     for k in (
         "dir",
@@ -114,6 +114,7 @@ K_DIR, K_FILE, K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K
         "fn",
         "impl",
         "section",
+        "macro",
     )
 )
 CLASSLIKE = frozenset({K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_IMPL, K_TYPE})
@@ -124,7 +125,8 @@ CALL_KINDS = frozenset({K_FN, K_CLASS, K_STRUCT})
 NEW_KINDS = frozenset({K_CLASS, K_STRUCT, K_ENUM})
 DECORATOR_KINDS = frozenset({K_FN, K_CLASS})
 FN_KINDS = frozenset({K_FN})
-ANY_SYMBOL = frozenset({K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL})
+ANY_SYMBOL = frozenset({K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL, K_MACRO})
+MACRO_KINDS = frozenset({K_MACRO})
 
 W0 = {r.code: r.w0 for r in RELATIONS}
 _W_CACHE: dict[tuple[int, float], float] = {}
@@ -468,7 +470,7 @@ class _Resolver:
                 key = (fam, name)
                 if k in TYPE_KINDS:
                     self.g_types.setdefault(key, []).append(idx)
-                if pk in (K_FILE, K_MOD) and k in CALL_KINDS:
+                if pk in (K_FILE, K_MOD) and (k in CALL_KINDS or k == K_MACRO):
                     self.g_top.setdefault(key, []).append(idx)
                 if k == K_FN and (
                     pk in CLASSLIKE or (pk == K_FILE and self.extra[idx] and "recv" in self.extra[idx])
@@ -1600,6 +1602,9 @@ class _Resolver:
             rel = CALLS
         elif kind == "new":
             got, factor = self.lookup(f, owner, name, NEW_KINDS, "type")
+            rel = CALLS
+        elif kind == "macro":  # Rust `name!(…)`: a `macro_rules!` macro of the graph
+            got, factor = self.lookup(f, owner, name, MACRO_KINDS, "call")
             rel = CALLS
         elif kind == "reference":
             got, factor = self.lookup(f, owner, name, TYPE_KINDS, "type")

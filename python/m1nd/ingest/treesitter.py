@@ -90,14 +90,26 @@ def query(lang: str, source: str) -> Any:
     return got
 
 
+#: matches start at most this deep below the queried node. Real code stays far below it (a few hundred levels); a
+#: pathological file (one line of 50,000 nested calls) otherwise costs the query cursor time quadratic in the depth
+#: (40 s instead of milliseconds); what lies deeper is simply not captured.
+MAX_START_DEPTH = 4000
+
+
+def _cursor(q: Any) -> Any:
+    cur = _ts.QueryCursor(q)
+    cur.set_max_start_depth(MAX_START_DEPTH)
+    return cur
+
+
 def captures(q: Any, node: Any) -> dict[str, list[Any]]:
     """``QueryCursor(q).captures(node)``: capture name -> nodes (document order per name)."""
-    return _ts.QueryCursor(q).captures(node)
+    return _cursor(q).captures(node)
 
 
 def matches(q: Any, node: Any) -> list[tuple[int, dict[str, list[Any]]]]:
     """``QueryCursor(q).matches(node)``: list of (pattern index, capture name -> nodes)."""
-    return _ts.QueryCursor(q).matches(node)
+    return _cursor(q).matches(node)
 
 
 def first_error_line(root: Any) -> int | None:

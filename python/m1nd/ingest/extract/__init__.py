@@ -9,8 +9,8 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
 ``line_count``, ``content_hash``, ``is_test``, ``doc``
     file attributes (``content_hash`` = sha256 of the bytes, ``doc`` = module docstring / package comment).
 ``parse_error``
-    ``None`` or a message; a file that fails to parse keeps only its file node (no definitions, references,
-    imports).
+    ``None`` or a message (the first syntax error); the definitions, references and imports tree-sitter recovered
+    around the error are still extracted.
 ``definitions``
     list in source order of dicts ``kind, name, parent (index, -1 = file), id (local id path such as
     "class::Pool::fn::submit", incl. ``#n`` and Go ``recv::`` segments), qname, line_start, line_end,
@@ -29,6 +29,7 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     ``super``        ``super().m()`` / ``super.m()``: method of the enclosing type's bases
     ``method_call``  ``obj.m()`` on a receiver of unknown type (name ``m``)
     ``new``          ``new X()`` (name ``X``, possibly dotted)
+    ``macro``        Rust ``name!(…)`` / ``path::name!(…)``: a ``macro_rules!`` macro
     ``reference``    a type name used in an annotation / signature / field (possibly dotted)
     ``base``         base class / embedded struct / embedded interface / supertrait
     ``implements``   ``implements I`` / ``impl Trait for``

@@ -208,15 +208,20 @@ def empty_blob(lang: str, version: int, data: bytes, is_test: bool) -> dict[str,
 
 
 def parse_or_blob(lang: str, version: int, relpath: str, data: bytes) -> tuple[dict[str, Any], Any | None]:
-    """The start every tree-sitter extractor shares: an empty blob for the file and its parse tree's root, or
-    ``(blob with parse_error, None)`` when the file does not parse (it keeps its file node, no symbols)."""
+    """The start every tree-sitter extractor shares: an empty blob for the file and its parse tree's root.
+
+    A file with syntax errors keeps ``parse_error`` (reported by ingest) but is still extracted from tree-sitter's
+    error-recovered tree: grammars lag behind the languages (TS variance annotations, new Rust syntax), and one
+    unsupported construct must not hide every other definition of the file (definitions parsed inside an
+    ``ERROR`` node count too). The root is ``None`` only when nothing was parsed."""
     from m1nd.ingest import treesitter as ts
 
     blob = empty_blob(lang, version, data, is_test_path(relpath, lang))
     root = ts.parse(lang, data).root_node
     if root.has_error:
         blob["parse_error"] = f"syntax error at line {ts.first_error_line(root)}"
-        return blob, None
+        if not root.named_child_count:
+            return blob, None
     return blob, root
 
 

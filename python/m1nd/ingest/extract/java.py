@@ -21,7 +21,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 LANG = "java"
 
 QUERY = r"""
@@ -34,6 +34,7 @@ QUERY = r"""
 (method_declaration name: (identifier) @fn)
 (constructor_declaration name: (identifier) @fn)
 (compact_constructor_declaration name: (identifier) @fn)
+(annotation_type_element_declaration name: (identifier) @fn)
 (import_declaration) @imp
 (method_invocation) @call
 (object_creation_expression type: (_) @new)

@@ -1,10 +1,29 @@
 """JavaScript / TypeScript / TSX extractor (graph.md §6).
 
-Definitions: function and generator declarations, classes (incl. ``export default class {}`` → ``default``)
-with their methods, getters/setters and arrow-function / function-expression fields, top-level
-``const/let/var x = (…) => …`` or function expressions, TS interfaces, type aliases, enums and namespaces;
-``export default function () {}`` → ``default``. TS overload signatures (no body) are not definitions.
-Imports: ``import … from``, ``import 'x'``, ``export … from`` (re-exports), ``require('x')``, ``import('x')``.
+Definitions (``fn`` unless said otherwise):
+
+- function and generator declarations, named function expressions (``f(function onDone() {})``), classes and named
+  class expressions (``class``), with their methods, getters / setters and arrow-function / function-expression
+  fields;
+- ``const/let/var x = (…) => …`` / ``function …`` / ``class …`` at any depth (nested ones are contained in their
+  enclosing function);
+- CommonJS and plain assignments of a function or class: ``exports.x = …``, ``module.exports.x = …``,
+  ``obj.x = function …`` (qname ``obj.x``), ``this.x = …``; ``X.prototype.m = …`` and the members of
+  ``X.prototype = {…}`` are contained in ``X`` when ``X`` is defined alongside; ``module.exports = function f``
+  / ``class X`` / an anonymous function (``default``) is the file's default export;
+- object-literal methods and function-valued properties (``{ m() {}, n: () => 1, 'o': function () {} }``);
+- TS interfaces, type aliases, enums and namespaces (``mod``, dotted names kept: ``A.B``); TS declarations without
+  a body (``declare function f(): T;``, interface / object-type method signatures, abstract methods) are
+  definitions too; overload signatures followed by their implementation form one definition spanning from the
+  first signature to the implementation's end (signature of the implementation);
+- ``export default function () {}`` / ``export default class {}`` → ``default``.
+
+Declaration files (``.d.ts``, ``.d.mts``, ``.d.cts``) are extracted like any TS file; :func:`is_declaration_file`
+tells them apart (their nodes are declarations: ``source_path`` ends with one of those suffixes).
+
+Imports: ``import … from``, ``import 'x'``, ``export … from`` (re-exports), ``require('x')`` (alias, destructuring
+``const {a, b: c} = require('x')``, member ``const a = require('x').a``), ``module.exports = require('x')``
+(re-export of everything), TS ``import x = require('x')``, ``import('x')``.
 """
 
 from __future__ import annotations
@@ -14,6 +33,7 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    assign_ids,
     clean_name,
     comment_doc,
     config_tokens,
@@ -26,7 +46,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 
 
 def _words(text: str) -> frozenset[str]:
@@ -38,9 +58,15 @@ _COMMON = r"""
 (function_declaration name: (identifier) @fn.name) @fn
 (generator_function_declaration name: (identifier) @fn.name) @fn
 (class_declaration name: (_) @class.name) @class
+(class name: (_) @cexpr.name) @cexpr
+(function_expression name: (identifier) @fexpr.name) @fexpr
 (method_definition name: (_) @meth.name) @meth
 (variable_declarator name: (identifier) @var.name
-   value: [(arrow_function) (function_expression) (generator_function)] @var.value) @var
+   value: [(arrow_function) (function_expression) (generator_function) (class)] @var.value) @var
+(assignment_expression left: [(member_expression) (identifier)] @assign.name
+   right: [(arrow_function) (function_expression) (generator_function) (class)] @assign.value) @assign
+(pair key: [(property_identifier) (string) (number)] @pair.name
+   value: [(arrow_function) (function_expression) (generator_function) (class)] @pair.value) @pair
 (export_statement) @export
 (import_statement) @import
 (call_expression function: (identifier) @call)
@@ -67,8 +93,12 @@ _TS_COMMON = (
 (interface_declaration name: (_) @iface.name) @iface
 (type_alias_declaration name: (_) @alias.name) @alias
 (enum_declaration name: (_) @enum.name) @enum
-(internal_module name: (identifier) @ns.name) @ns
-(module name: (identifier) @ns.name) @ns
+(internal_module name: [(identifier) (nested_identifier)] @ns.name) @ns
+(module name: [(identifier) (nested_identifier)] @ns.name) @ns
+(function_signature name: (identifier) @sig.name) @sig
+(method_signature name: (_) @msig.name) @msig
+(abstract_method_signature name: (_) @msig.name) @msig
+(import_require_clause (identifier) @reqalias source: (string) @reqsrc)
 (extends_type_clause) @iext
 (type_identifier) @tref
 (nested_type_identifier) @nref
@@ -97,18 +127,28 @@ JS_GLOBALS = _words("""
     crypto performance Atomics WebAssembly
 """)
 
-_DEF_CAPS = (
-    ("fn", "fn"),
+#: plain declarations: capture -> kind
+_DECL_CAPS = (
     ("class", "class"),
-    ("meth", "fn"),
     ("field", "fn"),
-    ("var", "fn"),
     ("iface", "interface"),
     ("alias", "type"),
     ("enum", "enum"),
     ("ns", "mod"),
 )
-_TOP_PARENTS = frozenset({"program", "statement_block"})
+#: callables that may form TS overload groups: capture -> kind
+_CALL_CAPS = (("fn", "fn"), ("meth", "fn"), ("sig", "fn"), ("msig", "fn"))
+#: bodiless TS callables (overload signatures, declarations)
+_SIGNATURES = frozenset({"function_signature", "method_signature", "abstract_method_signature"})
+_CALLABLES = _SIGNATURES | {"function_declaration", "generator_function_declaration", "method_definition"}
+_WRAPPERS = frozenset({"export_statement", "ambient_declaration"})
+_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "generator_function", "function"})
+_DECL_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+
+
+def is_declaration_file(relpath: str) -> bool:
+    """A TypeScript declaration file (``.d.ts`` / ``.d.mts`` / ``.d.cts``): its nodes declare, not implement."""
+    return relpath.endswith(_DECL_SUFFIXES)
 
 
 def _txt(node: Any) -> str:
@@ -149,23 +189,50 @@ def _dotted(node: Any) -> str | None:
     return t.decode("utf-8", "replace")
 
 
-def _is_top_level_var(decl: Any) -> bool:
-    """``const x = …`` at module level (also inside ``export`` or a namespace body)."""
-    stmt = decl.parent  # lexical_declaration / variable_declaration
-    if stmt is None:
+def _outer(node: Any) -> Any:
+    """``node`` or its ``export`` / ``declare`` wrapper (the statement that spans the definition)."""
+    par = node.parent
+    while par is not None and par.type in _WRAPPERS:
+        node, par = par, par.parent
+    return node
+
+
+def _unwrap(node: Any) -> Any:
+    """The declaration inside ``export`` / ``declare`` wrappers (None when there is none)."""
+    while node is not None and node.type in _WRAPPERS:
+        inner = node.child_by_field_name("declaration")
+        if inner is None:
+            inner = next((c for c in node.named_children if c.type != "comment"), None)
+        node = inner
+    return node
+
+
+def _sibling(node: Any, forward: bool) -> Any:
+    n = node.next_named_sibling if forward else node.prev_named_sibling
+    while n is not None and n.type == "comment":
+        n = n.next_named_sibling if forward else n.prev_named_sibling
+    return n
+
+
+def _same_callable(node: Any, name: bytes) -> bool:
+    if node is None or node.type not in _CALLABLES:
         return False
-    par = stmt.parent
-    if par is not None and par.type == "export_statement":
-        par = par.parent
-    if par is None:
-        return False
-    if par.type == "program":
-        return True
-    return (
-        par.type == "statement_block"
-        and par.parent is not None
-        and par.parent.type in ("internal_module", "module")
-    )
+    nm = node.child_by_field_name("name")
+    return nm is not None and nm.text == name
+
+
+def _key_name(node: Any) -> str | None:
+    """Name of a property key / method name: identifiers as written, string keys without quotes."""
+    t = node.type
+    if t == "string":
+        v = _string_value(node)
+        if v is None or not v or len(v) > 80 or any(c.isspace() for c in v):
+            return None
+        return v
+    if t == "number":
+        return _txt(node)
+    name = _txt(node)
+    return name if _NAME_OK.fullmatch(name) else None
 
 
 def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
@@ -179,51 +246,150 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
     name_pos: set[int] = set()
     default_export: str | None = None
 
-    def add_def(kind: str, name: str, node: Any, body: Any, outer: Any) -> None:
-        s, e = outer.start_byte, outer.end_byte
-        sig = signature(
-            data, outer.start_byte, body.start_byte if body is not None else node.end_byte, strip_tail="{"
-        )
-        spans.append((s, e, len(defs)))
-        defs.append(
-            make_def(
-                kind,
-                name,
-                outer.start_point[0] + 1,
-                outer.end_point[0] + 1,
-                sig,
-                _leading_doc(outer),
-                sha256(data[s:e]),
-            )
-        )
+    consumed: set[int] = set()  # function / class values named by their binding (not by their own name)
+    links: dict[int, str] = {}  # def index (pre-sort) -> name of the `X` whose prototype it belongs to
 
-    for cap, kind in _DEF_CAPS:
+    def add_def(kind: str, name: str, node: Any, body: Any, outer: Any, first: Any = None, last: Any = None,
+                qprefix: str = "") -> int:
+        start = first if first is not None else outer
+        end = last if last is not None else outer
+        s, e = start.start_byte, end.end_byte
+        head = outer.start_byte
+        sig = signature(data, head, body.start_byte if body is not None else node.end_byte, strip_tail="{;")
+        spans.append((s, e, len(defs)))
+        d = make_def(kind, name, start.start_point[0] + 1, end.end_point[0] + 1, sig,
+                     _leading_doc(start) or (_leading_doc(outer) if start is not outer else ""), sha256(data[s:e]))
+        if qprefix:
+            d["qprefix"] = qprefix
+        defs.append(d)
+        return len(defs) - 1
+
+    def is_default(outer: Any) -> bool:
+        return outer.type == "export_statement" and any(c.type == "default" for c in outer.children)
+
+    # callables: TS overload signatures merge into the definition that follows them (one node per group)
+    for cap, kind in _CALL_CAPS:
         for name_node in caps.get(cap + ".name", ()):
             node = name_node.parent
-            if cap == "var" and not _is_top_level_var(node):
-                continue
+            raw = name_node.text
+            name = _key_name(name_node)
+            if name is None:
+                continue  # computed names
+            prev = _unwrap(_sibling(_outer(node), False))
+            if prev is not None and prev.type in _SIGNATURES and _same_callable(prev, raw):
+                continue  # a later member of an overload group: its head emits the group
+            group = [node]
+            while group[-1].type in _SIGNATURES:
+                nxt = _unwrap(_sibling(_outer(group[-1]), True))
+                if not _same_callable(nxt, raw):
+                    break
+                group.append(nxt)
+            rep = group[-1] if group[-1].type not in _SIGNATURES else node
+            name_pos.update(g.child_by_field_name("name").start_byte for g in group)
+            outer = _outer(rep)
+            if cap == "fn" and is_default(outer):
+                default_export = name
+            first, last = (_outer(node), _outer(group[-1])) if len(group) > 1 else (None, None)
+            add_def(kind, clean_name(name), rep, rep.child_by_field_name("body"), outer, first, last)
+
+    for cap, kind in _DECL_CAPS:
+        for name_node in caps.get(cap + ".name", ()):
+            node = name_node.parent
             name = _txt(name_node)
-            if _NAME_OK.fullmatch(name) is None:
+            if cap == "ns":
+                name = "".join(name.split())
+            elif _NAME_OK.fullmatch(name) is None:
                 continue  # computed / string names
             name_pos.add(name_node.start_byte)
-            name = clean_name(name)
+            body = node.child_by_field_name("body")
+            if cap == "field":
+                val = node.child_by_field_name("value")
+                body = val.child_by_field_name("body") if val is not None else None
+                if val is not None:
+                    consumed.add(val.start_byte)
+            outer = _outer(node)
+            if cap == "class" and is_default(outer):
+                default_export = name
+            add_def(kind, clean_name(name), node, body, outer)
+
+    # values bound to a name: `const x = () => …`, `a.b = function …`, `{ k: () => … }`
+    for node in caps.get("var", ()):
+        nm = node.child_by_field_name("name")
+        val = node.child_by_field_name("value")
+        if nm is None or val is None:
+            continue
+        consumed.add(val.start_byte)
+        name_pos.add(nm.start_byte)
+        outer = node.parent
+        if outer is None or outer.named_child_count > 1:  # `const a = () => 1, b = 2`: the declarator only
             outer = node
-            if cap == "var":
-                outer = node.parent
-                if outer.named_child_count > 1:  # `const a = () => 1, b = 2`: span of the declarator only
-                    outer = node
-                body = caps_value_body(node)
+        outer = _outer(outer)
+        kind = "class" if val.type == "class" else "fn"
+        add_def(kind, clean_name(_txt(nm)), node, val.child_by_field_name("body"), outer)
+    for node in caps.get("assign", ()):
+        left = node.child_by_field_name("left")
+        val = node.child_by_field_name("right")
+        if left is None or val is None:
+            continue
+        kind = "class" if val.type == "class" else "fn"
+        qprefix = ""
+        proto = None
+        if left.type == "identifier":
+            name = _txt(left)
+        else:
+            dotted = _dotted(left)
+            if dotted is None:
+                continue
+            obj, _, prop = dotted.rpartition(".")
+            prop = prop.lstrip("#")
+            if dotted == "module.exports":
+                own_name = val.child_by_field_name("name")
+                name = _txt(own_name) if own_name is not None else "default"
+                default_export = name
+            elif val.type == "function_expression" and val.child_by_field_name("name") is not None:
+                name = _txt(val.child_by_field_name("name"))  # `req.onload = function handleLoad () {}`
+                if obj.endswith(".prototype"):
+                    proto = obj[: -len(".prototype")]
+                elif obj not in ("exports", "module.exports", "this"):
+                    qprefix = obj
+            elif obj in ("exports", "module.exports", "this"):
+                name = prop
+            elif obj.endswith(".prototype"):
+                name, proto = prop, obj[: -len(".prototype")]
             else:
-                body = node.child_by_field_name("body")
-                if cap == "field":
-                    val = node.child_by_field_name("value")
-                    body = val.child_by_field_name("body") if val is not None else None
-            par = outer.parent
-            if par is not None and par.type == "export_statement":
-                outer = par
-                if cap in ("class", "fn") and any(c.type == "default" for c in par.children):
-                    default_export = name
-            add_def(kind, name, node, body, outer)
+                name, qprefix = prop, obj
+        if _NAME_OK.fullmatch(name) is None:
+            continue
+        consumed.add(val.start_byte)
+        stmt = node.parent
+        outer = stmt if stmt is not None and stmt.type == "expression_statement" else node
+        i = add_def(kind, clean_name(name), node, val.child_by_field_name("body"), outer, qprefix=qprefix)
+        if proto and "." not in proto:
+            links[i] = proto
+    for node in caps.get("pair", ()):
+        key = node.child_by_field_name("key")
+        val = node.child_by_field_name("value")
+        if key is None or val is None:
+            continue
+        name = _key_name(key)
+        own_name = val.child_by_field_name("name") if val.type == "function_expression" else None
+        if own_name is not None:
+            name = _txt(own_name)  # `{ get: function getRouter () {} }`
+        if name is None:
+            continue
+        consumed.add(val.start_byte)
+        name_pos.add(key.start_byte)
+        kind = "class" if val.type == "class" else "fn"
+        i = add_def(kind, clean_name(name), node, val.child_by_field_name("body"), node)
+        proto = _prototype_owner(node.parent)
+        if proto:
+            links[i] = proto
+    for node in caps.get("meth", ()):  # object-literal methods of `X.prototype = { m() {} }`
+        proto = _prototype_owner(node.parent)
+        if proto:
+            for i, d in enumerate(defs):
+                if spans[i][0] == node.start_byte and d["kind"] == "fn":
+                    links[i] = proto
 
     imports: list[dict[str, Any]] = []
     bound: set[str] = set()
@@ -299,10 +465,33 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             else:
                 default_export = _txt(nm)
     for kind, val, outer in anon_default:
+        consumed.add(val.start_byte)
         add_def(kind, "default", val, val.child_by_field_name("body"), outer)
         default_export = "default"
+    for cap in ("fexpr", "cexpr"):  # named function / class expressions not bound to another name
+        for name_node in caps.get(cap + ".name", ()):
+            node = name_node.parent
+            if node.start_byte in consumed:
+                continue
+            name = _txt(name_node)
+            if _NAME_OK.fullmatch(name) is None:
+                continue
+            name_pos.add(name_node.start_byte)
+            add_def("fn" if cap == "fexpr" else "class", clean_name(name), node, node.child_by_field_name("body"),
+                    node)
 
-    owners = finish_defs(defs, spans)
+    pre_sort = list(defs)
+    owners = finish_defs(defs, spans, defer_ids=True)
+    if links:
+        pos_of = {id(d): k for k, d in enumerate(defs)}
+        for i, owner_name in links.items():
+            k = pos_of[id(pre_sort[i])]
+            par = defs[k]["parent"]
+            for j, d in enumerate(defs):
+                if d["name"] == owner_name and d["parent"] == par and d["kind"] in ("fn", "class") and j != k:
+                    defs[k]["parent"] = j
+                    break
+    assign_ids(defs)
     own = owners.owner
     top_names = {d["name"] for d in defs if d["parent"] < 0}
 
@@ -319,7 +508,22 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
                 continue
             imp = import_binding(src, node.start_point[0] + 1)
             decl = call.parent
-            if decl is not None and decl.type == "variable_declarator":
+            member = None
+            if decl is not None and decl.type == "member_expression":  # const a = require('x').a
+                prop = decl.child_by_field_name("property")
+                member = _txt(prop) if prop is not None else None
+                decl = decl.parent
+            if decl is not None and decl.type == "assignment_expression":
+                left = decl.child_by_field_name("left")
+                if left is not None and _dotted(left) == "module.exports" and member is None:
+                    imp["reexport"] = True  # module.exports = require('./impl')
+                    imp["star"] = True
+            elif decl is not None and decl.type == "variable_declarator" and member is not None:
+                pat = decl.child_by_field_name("name")
+                if pat is not None and pat.type == "identifier":
+                    imp["names"].append([member, _txt(pat)])
+                    bound.add(_txt(pat))
+            elif decl is not None and decl.type == "variable_declarator":
                 pat = decl.child_by_field_name("name")
                 if pat is not None and pat.type == "identifier":
                     imp["alias"] = _txt(pat)
@@ -337,6 +541,15 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             imports.append(imp)
             continue
         add(["call", name, own(node.start_byte), node.start_point[0] + 1])
+    for node in caps.get("reqsrc", ()):  # TS: import x = require('x')
+        src = _string_value(node)
+        alias = node.parent.named_children[0] if node.parent is not None else None
+        if src is not None:
+            imp = import_binding(src, node.start_point[0] + 1)
+            if alias is not None and alias.type == "identifier":
+                imp["alias"] = _txt(alias)
+                bound.add(imp["alias"])
+            imports.append(imp)
     for node in caps.get("dynimport", ()):
         src = _string_value(node)
         if src is not None:
@@ -422,11 +635,19 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
     return blob
 
 
-def caps_value_body(declarator: Any) -> Any:
-    val = declarator.child_by_field_name("value")
-    if val is None:
+def _prototype_owner(obj: Any) -> str | None:
+    """``X`` when ``obj`` is the object literal of ``X.prototype = {…}``."""
+    if obj is None or obj.type != "object":
         return None
-    return val.child_by_field_name("body")
+    par = obj.parent
+    if par is None or par.type != "assignment_expression":
+        return None
+    left = par.child_by_field_name("left")
+    d = _dotted(left) if left is not None else None
+    if d is None or not d.endswith(".prototype"):
+        return None
+    head = d[: -len(".prototype")]
+    return head if "." not in head else None
 
 
 def _add_type_ref(add: Any, kind: str, node: Any, own: Any, skip_pos: set[int]) -> None:

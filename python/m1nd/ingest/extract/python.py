@@ -1,4 +1,4 @@
-"""Python extractor (graph.md §6): classes, functions (async, decorated, nested), imports, calls, bases,
+"""Python extractor (graph.md §6): classes, functions (async, decorated, nested, ``name = lambda …``), imports, calls, bases,
 annotation and decorator references. One tree-sitter query, one pass over its captures."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 6
+EXTRACTOR_VERSION = 7
 LANG = "python"
 
 
@@ -32,6 +32,7 @@ QUERY = r"""
 (class_definition name: (identifier) @class)
 (function_definition name: (identifier) @fn)
 (type_alias_statement left: (type (identifier) @alias))
+(assignment left: (identifier) @lam right: (lambda))
 (call function: (identifier) @call)
 (call function: (attribute) @acall)
 (decorator) @dec
@@ -206,7 +207,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     defs: list[dict[str, Any]] = []
     spans: list[tuple[int, int, int]] = []
-    for cap, kind in (("class", "class"), ("fn", "fn"), ("alias", "type")):
+    for cap, kind in (("class", "class"), ("fn", "fn"), ("alias", "type"), ("lam", "fn")):
         for name_node in caps.get(cap, ()):
             node = name_node.parent
             if kind == "type":
@@ -218,6 +219,12 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 outer = par
             if kind == "type":
                 sig = signature(data, node.start_byte, node.end_byte)
+                doc = ""
+            elif cap == "lam":  # `key = lambda item: item.name`
+                lam = node.child_by_field_name("right")
+                body = lam.child_by_field_name("body") if lam is not None else None
+                sig = signature(data, node.start_byte, body.start_byte if body is not None else node.end_byte,
+                                strip_tail=":")
                 doc = ""
             else:
                 body = node.child_by_field_name("body")

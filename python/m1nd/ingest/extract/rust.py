@@ -1,6 +1,12 @@
 """Rust extractor (graph.md §6): free / impl / trait functions, structs, enums, traits, impl blocks (named
-``Type`` or ``Type:Trait``), inline modules, type aliases; ``use`` trees (groups, globs, aliases, ``pub use``
-re-exports), ``mod x;`` declarations, calls, supertraits and signature / field type references.
+``Type`` or ``Type:Trait``), inline modules, type aliases and trait associated types, ``macro_rules!`` macros
+(kind ``macro``); ``use`` trees (groups, globs, aliases, ``pub use`` re-exports), ``mod x;`` declarations, calls,
+macro invocations (``macro`` references), supertraits and signature / field type references.
+
+Item-wrapping macros: an invocation in item position whose ``{ … }`` body parses as items (``cfg_rt! { pub fn
+f() {} }``, ``cfg_if``-free wrappers of that shape, nested ones too) is unwrapped before extraction: the macro path,
+``!`` and the braces are blanked (same byte length, newlines kept), the file is re-parsed, and the items become
+ordinary definitions of the enclosing file / module / impl with their real lines.
 
 Qualified names in references use ``.`` as the separator (``crate.util.f``); import module strings keep
 ``::`` (``crate::a::b::C``)."""
@@ -22,7 +28,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 LANG = "rust"
 
 QUERY = r"""
@@ -33,6 +39,10 @@ QUERY = r"""
 (enum_item name: (type_identifier) @enum)
 (trait_item name: (type_identifier) @trait)
 (type_item name: (type_identifier) @type)
+(associated_type name: (type_identifier) @type)
+(macro_definition name: (identifier) @macro)
+(macro_invocation macro: (identifier) @mac)
+(macro_invocation macro: (scoped_identifier) @mac)
 (mod_item name: (identifier) @mod)
 (impl_item) @impl
 (use_declaration) @use
@@ -57,7 +67,69 @@ _DEF_CAPS = (
     ("trait", "trait"),
     ("type", "type"),
     ("mod", "mod"),
+    ("macro", "macro"),
 )
+
+#: node types that may stand in an item list (what an item-wrapping macro's body must consist of)
+_ITEM_TYPES = frozenset({
+    "function_item", "function_signature_item", "struct_item", "enum_item", "union_item", "trait_item",
+    "impl_item", "mod_item", "use_declaration", "type_item", "const_item", "static_item", "macro_definition",
+    "macro_invocation", "attribute_item", "inner_attribute_item", "line_comment", "block_comment",
+    "extern_crate_declaration", "foreign_mod_item", "associated_type", "empty_statement",
+})
+_ITEM_LISTS = frozenset({"source_file", "declaration_list"})
+#: standard-library macros: never references into the graph unless the file defines a macro of that name
+_STD_MACROS = frozenset({
+    "println", "print", "eprintln", "eprint", "format", "format_args", "write", "writeln", "vec", "assert",
+    "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne", "panic", "unreachable",
+    "unimplemented", "todo", "matches", "cfg", "concat", "stringify", "include", "include_str", "include_bytes",
+    "env", "option_env", "line", "file", "column", "module_path", "compile_error", "dbg", "thread_local",
+    "macro_rules", "try",
+})
+_MAX_UNWRAP_ROUNDS = 4
+
+
+def _item_macros(node: Any, out: list[Any], depth: int = 0) -> None:
+    """Macro invocations in item position below ``node`` (source file, module / impl / trait bodies)."""
+    for c in node.named_children:
+        t = c.type
+        if t == "macro_invocation":
+            out.append(c)
+        elif depth < 8 and t in ("mod_item", "impl_item", "trait_item"):
+            body = c.child_by_field_name("body")
+            if body is not None:
+                _item_macros(body, out, depth + 1)
+
+
+def _unwrap_item_macros(data: bytes, root: Any) -> bytes | None:
+    """``data`` with every item-wrapping macro invocation's path, ``!`` and braces blanked (None: nothing to do)."""
+    found: list[Any] = []
+    _item_macros(root, found)
+    edits: list[tuple[int, int]] = []
+    for node in found:
+        tt = node.named_children[-1] if node.named_child_count else None
+        if tt is None or tt.type != "token_tree" or data[tt.start_byte:tt.start_byte + 1] != b"{":
+            continue
+        inner = data[tt.start_byte + 1:tt.end_byte - 1]
+        if not inner.strip() or b"$" in inner:
+            continue
+        sub = ts.parse(LANG, inner).root_node
+        if sub.has_error or not sub.named_child_count:
+            continue
+        if not all(c.type in _ITEM_TYPES for c in sub.named_children):
+            continue
+        if all(c.type in ("line_comment", "block_comment", "attribute_item") for c in sub.named_children):
+            continue
+        edits.append((node.start_byte, tt.start_byte + 1))
+        edits.append((tt.end_byte - 1, node.end_byte))
+    if not edits:
+        return None
+    buf = bytearray(data)
+    for a, b in edits:
+        for i in range(a, b):
+            if buf[i] not in (10, 13):
+                buf[i] = 32
+    return bytes(buf)
 
 
 def _txt(node: Any) -> str:
@@ -161,6 +233,12 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
     if root is None:
         return blob
+    for _ in range(_MAX_UNWRAP_ROUNDS):  # nested wrappers (`cfg_rt! { cfg_net! { … } }`) take one round each
+        unwrapped = _unwrap_item_macros(data, root)
+        if unwrapped is None:
+            break
+        data = unwrapped
+        root = ts.parse(LANG, data).root_node
     caps = ts.captures(ts.query(LANG, QUERY), root)
 
     defs: list[dict[str, Any]] = []
@@ -191,6 +269,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 mods.append(_txt(name_node))
                 continue
             name_pos.add(name_node.start_byte)
+            if cap == "macro":  # signature `macro_rules! name`
+                body = name_node.next_sibling
             add_def(kind, _txt(name_node), node, body)
     for node in caps.get("impl", ()):
         tnode = node.child_by_field_name("type")
@@ -262,6 +342,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     for node in caps.get("call", ()):
         add(["call", _txt(node), own(node.start_byte), node.start_point[0] + 1])
+    local_macros = {d["name"] for d in defs if d["kind"] == "macro"}
+    for node in caps.get("mac", ()):
+        p = _path(node)
+        if p in _STD_MACROS and p not in local_macros:
+            continue
+        if p.startswith(("std.", "core.", "alloc.")):
+            continue
+        add(["macro", p, own(node.start_byte), node.start_point[0] + 1])
     for node in caps.get("qcall", ()):
         p = _path(node)
         head, _, rest = p.partition(".")
