@@ -243,14 +243,14 @@ class CodeGraph:
         (activate, warmup, missing, perspective start) seeds and fuses the same way."""
         return _sem(self, g, query)
 
-    def feedback_for(self, g: Graph, agent_id: str) -> dict[int, float]:
+    def feedback_for(self, g: Graph, agent_id: str, query: str) -> tuple[dict[int, float], dict[int, float]]:
         """Per-node score factors from the persisted learn log (learning.feedback_factors), re-read only when a new
         verdict was logged (by any process) and cached per agent and graph generation."""
         from m1nd.learning import feedback_factors
 
         newest = self.store.newest_feedback_id()
         if newest == 0:
-            return {}
+            return {}, {}
         cache = self.__dict__.setdefault("_feedback_cache", {})
         if cache.get("key") != (newest, g.graph_generation):
             cache.clear()
@@ -259,7 +259,7 @@ class CodeGraph:
         hit = cache.get(("agent", agent_id))
         if hit is None:
             hit = cache[("agent", agent_id)] = feedback_factors(cache["rows"], agent_id, g.nodes.index)
-        return hit
+        return hit.for_query(query)
 
     def boosts_for(self, g: Graph, agent_id: str) -> dict[int, float]:
         st = self.agent(agent_id)
@@ -380,7 +380,7 @@ class CodeGraph:
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
             run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query),
-                                   feedback=self.feedback_for(g, agent_id))
+                                   feedback=self.feedback_for(g, agent_id, query))
             top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file)
             files = A.file_view(g, run, top_k, params.node_kinds, params.path_prefix) if group_by == "file" else None
             t = g.nodes

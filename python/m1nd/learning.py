@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -251,17 +252,35 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
 FEEDBACK_SPAN = 2.0
 
 
-def feedback_factors(rows: list[tuple[str, str, float, str]], agent_id: str, index: dict[str, int]
-                     ) -> dict[int, float]:
-    """Score factor per node from the learn log: ``correct`` adds ``strength``, ``wrong`` subtracts it, ``partial``
-    adds / subtracts half for its confirmed / rejected lists. The agent's own verdicts count fully, other agents'
-    half (global learning, as edge weights are global); the sum s gives ``FEEDBACK_SPAN ** tanh(2·s)``, so one
-    ``correct`` at the default strength (0.2) raises a node by ~1.3x and a few verdicts saturate at 2x.
+@dataclass
+class NodeFeedback:
+    """Learned verdicts on nodes, for the ranking: ``factor`` scales a node's score for every query (global),
+    ``lift`` moves it for the query it was given on (keyed by the normalised query)."""
+
+    factor: dict[int, float]
+    lift: dict[str, dict[int, float]]
+
+    def for_query(self, query: str) -> tuple[dict[int, float], dict[int, float]]:
+        return self.factor, self.lift.get(normalise_query(query), {})
+
+
+def feedback_factors(rows: list[tuple[str, str, str, float, str]], agent_id: str, index: dict[str, int]
+                     ) -> NodeFeedback:
+    """Node feedback from the learn log: ``correct`` adds ``strength``, ``wrong`` subtracts it, ``partial`` adds /
+    subtracts half for its confirmed / rejected lists. The agent's own verdicts count fully, other agents' half
+    (global learning, as edge weights are global).
+
+    Per node, the sum s over every query gives ``factor = FEEDBACK_SPAN ** tanh(2·s)`` (one ``correct`` at the
+    default strength 0.2 raises a node ~1.3x in every query; a few verdicts saturate at 2x); the sum over the
+    verdicts given *on the same query* gives ``lift = tanh(2·s_q)`` ∈ (−1, 1), which the ranking applies as a
+    move toward 1 (or toward 0) of up to ``activation.LIFT_SPAN`` of the distance: an agent that confirms a result for a query
+    sees it near the top when it asks that query again.
 
     Edge learning alone cannot move a node whose relevance comes from its own text (its score is pinned to the
-    match); this factor can, and it survives restarts because the learn log is persisted with the edges."""
+    match); these can, and they survive restarts because the learn log is persisted with the edges."""
     total: dict[int, float] = {}
-    for agent, feedback, strength, payload in rows:
+    per_query: dict[str, dict[int, float]] = {}
+    for agent, query, feedback, strength, payload in rows:
         try:
             d = json.loads(payload)
         except ValueError:
@@ -269,15 +288,16 @@ def feedback_factors(rows: list[tuple[str, str, float, str]], agent_id: str, ind
         share = 1.0 if agent == agent_id else 0.5
         good = strength * (0.5 if feedback == "partial" else 1.0) * share
         sign = -1.0 if feedback == "wrong" else 1.0
-        for e in d.get("node_ids") or ():
-            i = index.get(e)
-            if i is not None:
-                total[i] = total.get(i, 0.0) + sign * good
-        for e in d.get("wrong_node_ids") or ():
-            i = index.get(e)
-            if i is not None:
-                total[i] = total.get(i, 0.0) - good
-    return {i: float(FEEDBACK_SPAN ** np.tanh(2.0 * s)) for i, s in total.items() if s != 0.0}
+        q = per_query.setdefault(normalise_query(query), {})
+        for ids, sgn in ((d.get("node_ids") or (), sign), (d.get("wrong_node_ids") or (), -1.0)):
+            for e in ids:
+                i = index.get(e)
+                if i is not None:
+                    total[i] = total.get(i, 0.0) + sgn * good
+                    q[i] = q.get(i, 0.0) + sgn * good
+    return NodeFeedback(
+        factor={i: float(FEEDBACK_SPAN ** np.tanh(2.0 * s)) for i, s in total.items() if s != 0.0},
+        lift={k: {i: float(np.tanh(2.0 * s)) for i, s in v.items() if s != 0.0} for k, v in per_query.items()})
 
 
 # -- persist (lifecycle tool, learning.md §4) ----------------------------------------------------------------------

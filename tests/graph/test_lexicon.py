@@ -192,9 +192,13 @@ def test_feedback_lifts_and_lowers_a_direct_match(small_graph) -> None:
     g = small_graph
     base = A.run_activation(g, "session pool", A.ActivationParams())
     i = g.nodes.index["file::src/session_pool.py::class::SessionPool::fn::release"]
-    up = A.run_activation(g, "session pool", A.ActivationParams(), feedback={i: 2.0})
-    down = A.run_activation(g, "session pool", A.ActivationParams(), feedback={i: 0.5})
+    up = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({i: 2.0}, {}))
+    down = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({i: 0.5}, {}))
     assert down.activation[i] < base.activation[i] < up.activation[i] <= 1.0
     others = np.flatnonzero(base.activation)
     others = others[others != i]
     np.testing.assert_array_equal(up.activation[others], base.activation[others])
+    # a verdict on this very query moves the node further than the global factor alone
+    lifted = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({i: 2.0}, {i: 0.9}))
+    sunk = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({}, {i: -0.9}))
+    assert up.activation[i] < lifted.activation[i] <= 1.0 and sunk.activation[i] < base.activation[i]

@@ -163,7 +163,8 @@ def closest_ids(g: Graph, text: str, n: int = 5) -> list[str]:
 
 def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: dict[int, float] | None = None,
                    semantic_scores: np.ndarray | Callable[[], np.ndarray | None] | None = None,
-                   semantic_backend: str | None = None, feedback: dict[int, float] | None = None) -> ActivationRun:
+                   semantic_backend: str | None = None,
+                   feedback: tuple[dict[int, float], dict[int, float]] | None = None) -> ActivationRun:
     """Relevance → seeds → D1..D4 → fusion (ranking.py) → priming. ``semantic_scores`` (sem(n) from an embedding
     model) is optional; it may be a callable (e.g. the result of a query embedding running in another thread),
     resolved after the lexical stage.
@@ -217,13 +218,7 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
     sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p)
     if feedback:  # learned verdicts on the nodes themselves (learning.feedback_factors)
-        fb_nodes = np.fromiter(feedback, np.int64, count=len(feedback))
-        fb_vals = np.fromiter(feedback.values(), np.float32, count=len(feedback))
-        order = np.argsort(fb_nodes)
-        factor = lookup_sorted(fb_nodes[order], fb_vals[order], support)
-        # lowering scales; raising is 1 − (1 − s)^factor: bounded by 1, so a lifted node never ties at a cap
-        lifted = 1.0 - np.power(1.0 - np.minimum(sub, 1.0), np.maximum(factor, 1.0))
-        sub = np.where(factor <= 0, sub, np.where(factor < 1, sub * factor, lifted)).astype(np.float32)
+        sub = apply_feedback(support, sub, *feedback)
     support = support[sub > 0]
     sub = sub[sub > 0]
     primed = priming_field(g, boosts or {})
@@ -231,6 +226,33 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     activation = scatter_dense(n, support, np.minimum(1.0, sub * (1.0 + primed[support])))  # priming never adds a node
     return ActivationRun(seeds, dims, used, score, activation, primed, backend,
                          boosted_nodes=int(np.count_nonzero(primed[support])), support=support.astype(np.int64))
+
+
+LIFT_SPAN = 0.6
+
+
+def _sparse(d: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.fromiter(d, np.int64, count=len(d))
+    vals = np.fromiter(d.values(), np.float32, count=len(d))
+    order = np.argsort(keys)
+    return keys[order], vals[order]
+
+
+def apply_feedback(support: np.ndarray, sub: np.ndarray, factor: dict[int, float], lift: dict[int, float]
+                   ) -> np.ndarray:
+    """Scores after the learned verdicts: the global factor (lowering scales; raising is 1 − (1 − s)^factor,
+    bounded by 1 so a lifted node never ties at a cap), then the same-query lift (a move of up to LIFT_SPAN of
+    the distance toward 1, or toward 0)."""
+    sub = sub.astype(np.float32)
+    if factor:
+        f = lookup_sorted(*_sparse(factor), support)
+        raised = 1.0 - np.power(1.0 - np.minimum(sub, 1.0), np.maximum(f, 1.0))
+        sub = np.where(f <= 0, sub, np.where(f < 1, sub * f, raised)).astype(np.float32)
+    if lift:
+        q = lookup_sorted(*_sparse(lift), support)
+        up = sub + (1.0 - sub) * LIFT_SPAN * np.maximum(q, 0.0)
+        sub = np.where(q < 0, sub * (1.0 + LIFT_SPAN * q), up).astype(np.float32)
+    return sub
 
 
 def recency_profile(g: Graph) -> np.ndarray:

@@ -71,7 +71,7 @@ def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 f = DOCS_PRIOR
             if _VENDOR.search(p) or _GENERATED.search(p):
                 f = min(f, GENERATED_PRIOR)
-            if base.endswith(".d.ts"):
+            if base.endswith((".d.ts", ".d.mts", ".d.cts")):
                 f = min(f, DECLARATION_PRIOR)
             hit = by_path[p] = (f, is_t, is_d)
         prior[i] = hit[0]
