@@ -24,6 +24,7 @@ import functools
 import re
 import threading
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -32,7 +33,7 @@ import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only
 
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, NodeTable
-from m1nd.graph.seeds import identifier_parts, pack_strings, unpack_strings
+from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
 
 K1 = 1.2
 B = 0.5
@@ -91,6 +92,26 @@ CODE_WEIGHT = 2.0
 SCOPE_WEIGHT = 2.0
 
 
+def forms_many(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """:func:`forms` of many distinct words at once (the index build's vocabulary): plain lower-case words skip the
+    identifier split, and every distinct part is stemmed in one batch call."""
+    split: dict[str, list[str]] = {}
+    distinct: set[str] = set()
+    for w in words:
+        if w.isalpha() and w.islower():
+            parts = [w] if len(w) >= 2 and w not in QUERY_STOPWORDS else []
+        else:
+            whole = w.casefold()
+            parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
+            parts.extend(p for p in (h.lower() for h in _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS)
+        split[w] = parts
+        distinct.update(parts)
+    order = sorted(distinct)
+    with _STEM_LOCK:
+        stems = dict(zip(order, _STEMMER.stemWords(order)))
+    return {w: tuple(sorted({stems[p] for p in parts})) for w, parts in split.items()}
+
+
 def query_terms(query: str) -> list[str]:
     """Folded query terms, each once, in first-seen order (see :func:`weighted_query_terms`)."""
     return list(weighted_query_terms(query))
@@ -130,12 +151,9 @@ revert deps dep security sec release types typing lint wip""".split())
 
 
 def terms_of_text(text: str) -> str:
-    """``"term count …"`` of free text (the stored body format), for graphs whose extract blobs carry no terms."""
-    counts: dict[str, int] = {}
-    for word in _QWORD.findall(text):
-        for f in forms(word):
-            counts[f] = counts.get(f, 0) + 1
-    return " ".join(f"{t} {c}" for t, c in counts.items())
+    """The words of free text in the stored body format (space-separated), for graphs whose extract blobs carry
+    no terms."""
+    return " ".join(_QWORD.findall(text))
 
 
 def fallback_terms(t: NodeTable) -> list[str]:
@@ -205,41 +223,69 @@ class TermIndex:
                 k = vocab[term] = len(vocab)
             return k
 
+        label_forms = forms_many(set(t.label))
+        path_forms: dict[str, tuple[str, ...]] = {}
         for i in range(n):
             k = kind[i]
             if k == DIR:
                 continue
             # name field: label (and, for files, the path's directories and stem)
             named: dict[int, float] = {}
-            for f in forms(t.label[i]):
+            for f in label_forms[t.label[i]]:
                 j = tid(f)
                 named[j] = named.get(j, 0.0) + W_NAME
             if k == FILE:
                 segs = t.source_path[i].split("/")
                 stem = segs[-1].rsplit(".", 1)[0]
                 for s in (*segs[:-1], stem):
-                    for f in forms(s):
+                    fs = path_forms.get(s)
+                    if fs is None:
+                        fs = path_forms[s] = forms(s)
+                    for f in fs:
                         j = tid(f)
                         named[j] = named.get(j, 0.0) + W_PATH
             for j, v in named.items():
                 name_t.append(j)
                 name_n.append(i)
                 name_v.append(v)
-        # body field: the stored "term count …" strings, counted in bulk (one dict lookup per posting)
-        body_terms: list[str] = []
-        body_counts: list[str] = []
-        owners = array("i")
+        # body field, vectorised: each node's distinct words with their counts (C-level Counter), each distinct word
+        # of the repository folded once into its terms (a word -> terms CSR), then one gather expands
+        # (node, word, count) into (node, term, count) and _postings sums per (term, node)
+        distinct: set[str] = set()
+        for text in node_terms:
+            if text:
+                distinct.update(text.split())
+        folded = forms_many(distinct)
+        del distinct
+        word_id: dict[str, int] = {}
+        w_off = array("q", [0])
+        w_flat = array("i")
+        for w, fs in folded.items():
+            word_id[w] = len(word_id)
+            w_flat.extend(tid(f) for f in fs)
+            w_off.append(len(w_flat))
+        del folded
+        tok_w, tok_c, tok_n = array("i"), array("f"), array("i")
+        lookup = word_id.__getitem__
         for i, text in enumerate(node_terms):
-            if text and kind[i] != DIR:
-                toks = text.split()
-                body_terms.extend(toks[0::2])
-                body_counts.extend(toks[1::2])
-                owners.extend([i] * (len(toks) // 2))
-        setdefault = vocab.setdefault
-        body_ids = np.array([setdefault(w, len(vocab)) for w in body_terms], dtype=np.int32)
-        counts = np.array(body_counts, dtype=np.float32) if body_counts else np.zeros(0, np.float32)
-        if len(owners):
-            body_len = np.bincount(np.frombuffer(owners, np.int32), weights=counts, minlength=n).astype(np.float64)
+            if not text or kind[i] == DIR:
+                continue
+            cnt = Counter(text.split())
+            tok_w.extend(map(lookup, cnt))
+            tok_c.extend(cnt.values())
+            tok_n.extend([i] * len(cnt))
+        del word_id
+        tw = np.frombuffer(tok_w, np.int32) if len(tok_w) else np.zeros(0, np.int32)
+        off = np.frombuffer(w_off, np.int64)
+        k = (off[tw + 1] - off[tw]) if len(tw) else np.zeros(0, np.int64)
+        starts = np.repeat(off[tw], k)
+        run = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+        flat = np.frombuffer(w_flat, np.int32) if len(w_flat) else np.zeros(0, np.int32)
+        body_ids = flat[starts + run] if len(run) else np.zeros(0, np.int32)
+        body_nodes = np.repeat(np.frombuffer(tok_n, np.int32), k) if len(tok_n) else np.zeros(0, np.int32)
+        body_counts = np.repeat(np.frombuffer(tok_c, np.float32), k) if len(tok_c) else np.zeros(0, np.float32)
+        if len(body_nodes):
+            body_len = np.bincount(body_nodes, weights=body_counts, minlength=n).astype(np.float64)
         terms = sorted(vocab)
         remap = np.empty(len(vocab), np.int32)
         for new, w in enumerate(terms):
@@ -248,9 +294,9 @@ class TermIndex:
         nt = remap[np.frombuffer(name_t, np.int32)]
         nn = np.frombuffer(name_n, np.int32)
         nv = np.frombuffer(name_v, np.float32)
-        bt = remap[body_ids]
-        bn = np.frombuffer(owners, np.int32) if len(owners) else np.zeros(0, np.int32)
-        bv = counts
+        bt = remap[body_ids] if len(body_ids) else np.zeros(0, np.int32)
+        bn = body_nodes
+        bv = body_counts
 
         # node grain: name + length-normalised body, summed per (term, node)
         has_body = body_len > 0
@@ -287,7 +333,7 @@ class TermIndex:
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
     #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
-    VERSION = 4
+    VERSION = 5
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}

@@ -34,11 +34,8 @@ def identifier_parts(word: str) -> list[str]:
 
 
 def _identifier_parts(word: str) -> list[str]:
-    out: list[str] = []
-    for piece in _PARTS.split(word):
-        if piece:
-            out.extend(h.lower() for h in _HUMPS.findall(piece))
-    return out
+    # the separators (``_ - . / :``) are never part of a hump, so one scan over the whole word splits both ways
+    return [h.lower() for h in _HUMPS.findall(word)]
 
 
 def tokenize(query: str) -> list[str]:

@@ -4,12 +4,13 @@ A definition's *own* text is the lines of its span that no nested definition cla
 method, not to its class; a file keeps its module-level lines (imports, constants, top-level code). Every word there
 counts: identifiers used in calls and attributes, imported names, constants, and the words of comments, docstrings
 and string literals (error messages repeat the words of the change that touches them). Splitting identifiers into
-parts, folding and stemming (:func:`m1nd.graph.lexicon.forms`) happen here, in the parallel and cached extraction,
-so the index build only counts.
+parts, folding and stemming (:func:`m1nd.graph.lexicon.forms`) happen when the index is built, once per distinct
+word of the whole repository; here the words are only found and kept as written, so camel humps survive and the
+extraction stays a pair of C-level scans per file.
 
 Language-agnostic on purpose: it needs only the definitions' line spans, so every extractor (and the regex
 fallback) gets body terms for free, and the blob stays the per-file cache unit. The result is stored in the
-extract blob as a compact string per definition (``"term count term count …"``), which the index build reads back from ``graph.db``.
+extract blob as one space-separated string of words per definition, which the index build reads back from ``graph.db``.
 """
 
 from __future__ import annotations
@@ -24,27 +25,20 @@ from m1nd.graph.lexicon import forms
 
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
-TERMS_VERSION = 2
-#: distinct words kept per definition (the most frequent ones): bounds the index on generated or data-heavy code
-MAX_TERMS_PER_NODE = 600
+TERMS_VERSION = 3
+#: words kept per definition (the first ones): bounds the blob and the index on generated or data-heavy code
+MAX_WORDS_PER_NODE = 20_000
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
 
 
-def pack_counts(words: Counter[bytes] | dict[bytes, int]) -> str:
-    """Written words with counts → their index terms with counts, as ``"term count term count …"`` (most frequent
-    first, ties by term; capped): ``{b"parseURL": 2}`` → ``"pars 2 parseurl 2 url 2"``."""
-    terms: dict[str, int] = {}
-    for w, c in words.items():
-        for f in forms(w.decode("ascii")):
-            terms[f] = terms.get(f, 0) + c
-    items = sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS_PER_NODE]
-    return " ".join(f"{t} {c}" for t, c in items)
-
-
 def unpack_counts(text: str) -> list[tuple[str, int]]:
-    """Inverse of :func:`pack_counts`: ``[(term, count), …]``."""
-    toks = text.split()
-    return [(t, int(c)) for t, c in zip(toks[0::2], toks[1::2])]
+    """The index terms of a stored word list with their counts: ``"parseURL x parseURL"`` →
+    ``[("pars", 2), ("parseurl", 2), ("url", 2), ("x", 1)]`` (sorted by term; for tests and diagnostics)."""
+    counts: dict[str, int] = {}
+    for w, c in Counter(text.split()).items():
+        for f in forms(w):
+            counts[f] = counts.get(f, 0) + c
+    return sorted(counts.items())
 
 
 def attach_terms(blob: dict[str, Any], data: bytes) -> None:
@@ -63,16 +57,16 @@ def attach_terms(blob: dict[str, Any], data: bytes) -> None:
         a = max(int(d.get("line_start") or 1), 1) - 1
         b = min(max(int(d.get("line_end") or a + 1), a + 1), n_lines)
         owner[a:b] = i
-    counts: list[Counter[bytes]] = [Counter() for _ in range(len(defs) + 1)]  # last one: the file
+    words: list[list[bytes]] = [[] for _ in range(len(defs) + 1)]  # last one: the file
     if n_lines:
         cut = np.flatnonzero(owner[1:] != owner[:-1]) + 1
         run_start = np.concatenate(([0], cut))
         run_end = np.concatenate((cut, [n_lines]))
         findall = _WORD.findall
         for s, e, o in zip(run_start.tolist(), run_end.tolist(), owner[run_start].tolist()):
-            words = findall(data, int(starts[s]), int(starts[e]))
-            if words:
-                counts[o].update(words)
+            found = findall(data, int(starts[s]), int(starts[e]))
+            if found:
+                words[o].extend(found)
     for i, d in enumerate(defs):
-        d["terms"] = pack_counts(counts[i])
-    blob["terms"] = pack_counts(counts[-1])
+        d["terms"] = b" ".join(words[i][:MAX_WORDS_PER_NODE]).decode("ascii")
+    blob["terms"] = b" ".join(words[-1][:MAX_WORDS_PER_NODE]).decode("ascii")
