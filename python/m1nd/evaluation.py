@@ -132,11 +132,11 @@ def clean_subject(subject: str) -> str:
 
 def subject_skip_reason(subject: str) -> str | None:
     """Why a (cleaned) commit subject is not a usable query, or None when it is."""
-    if len(_WORDS.findall(subject)) < MIN_WORDS:
-        return "short"
     for reason, pat in SKIP_SUBJECTS:
         if pat.search(subject):
             return reason
+    if len(_WORDS.findall(subject)) < MIN_WORDS:
+        return "short"
     return None
 
 

@@ -104,11 +104,13 @@ def eval_cmd(max_queries: int, max_files: int, top_k: int, dimensions: str | Non
         click.echo("activate semantic backend: " + ", ".join(f"{b} ({n})" for b, n in backends.items()))
     if details:
         names = [s.name for s in ev.scores]
+        cells = [[",".join("-" if r is None else str(r) for r in pq["ranks"][n]) for n in names] for pq in ev.per_query]
+        width = max((len(c) for row in cells for c in row), default=1)
         click.echo("")
-        click.echo("ranks of the answer files (- = not ranked): " + " | ".join(names))
-        for pq in ev.per_query:
-            ranks = " | ".join(",".join("-" if r is None else str(r) for r in pq["ranks"][n]) for n in names)
-            click.echo(f"{pq['commit'][:8]}  {ranks:<16}  {pq['query']}  ->  {', '.join(pq['gold'])}")
+        click.echo("rank of each answer file per ranker (- = not ranked), query -> answer files")
+        for pq, row in zip(ev.per_query, cells):
+            ranks = "  ".join(f"{n} {c:<{width}}" for n, c in zip(names, row))
+            click.echo(f"{pq['commit'][:8]}  {ranks}  {pq['query']} -> {', '.join(pq['gold'])}")
 
 
 def register(cli: click.Group) -> None:
