@@ -292,7 +292,7 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
     backends: dict[str, int] = {}
     ranker = Ranker(name, lambda q: [], scope=embeddings_off if not embeddings else contextlib.nullcontext,
                     notes={"activate_args": {k: v for k, v in base.items() if k not in ("agent_id",)},
-                           "semantic_backends": backends, "truncated_results": 0})
+                           "semantic_backends": backends, "truncated_results": 0, "rankings_under_10_files": 0})
 
     def rank(query: str) -> list[str]:
         res = call_tool(workspace, "activate", {**base, "query": query})
@@ -307,7 +307,10 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
         backends[backend] = backends.get(backend, 0) + 1
         if r.get("truncated"):
             ranker.notes["truncated_results"] += 1
-        return distinct_files(r["activated"])
+        files = distinct_files(r["activated"])
+        if len(files) < 10:  # top_k nodes covered fewer than 10 files: recall@10 is capped for this query
+            ranker.notes["rankings_under_10_files"] += 1
+        return files
 
     ranker.rank = rank
     return ranker
