@@ -13,8 +13,8 @@ fi
 # shellcheck disable=SC1091
 . "$VENV/bin/activate"
 python -m pip install -q --upgrade pip
-echo "== building m1nd from source (release) and installing test dependencies" >&2
-python -m pip install -q ".[test]"
+echo "== building m1nd from source (release) and installing test and benchmark dependencies" >&2
+python -m pip install -q ".[test,bench]"
 
 run_suite() {
   # Exit code 5 means "no tests collected": that is a failure here.

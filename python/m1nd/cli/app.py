@@ -96,7 +96,7 @@ def _register_commands() -> None:
     """Each command module exposes ``register(cli)``. Optional ones are skipped while they do not exist yet."""
     import importlib
 
-    for name in ("graph", "serve", "learning", "memory"):
+    for name in ("graph", "serve", "learning", "memory", "evaluation"):
         try:
             module = importlib.import_module(f"m1nd.cli.{name}")
         except ModuleNotFoundError as e:
