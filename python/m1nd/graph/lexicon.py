@@ -21,10 +21,11 @@ indexed nor queried. Posting lists are accumulated by the native kernel
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import threading
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -103,13 +104,14 @@ def forms_many(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
         else:
             whole = w.casefold()
             parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
-            parts.extend(p for p in (h.lower() for h in _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS)
+            parts.extend([p for p in map(str.lower, _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
         split[w] = parts
         distinct.update(parts)
-    order = sorted(distinct)
+    order = list(distinct)
     with _STEM_LOCK:
         stems = dict(zip(order, _STEMMER.stemWords(order)))
-    return {w: tuple(sorted({stems[p] for p in parts})) for w, parts in split.items()}
+    # distinct terms per word, in a deterministic order (the index remaps term ids to the sorted vocabulary)
+    return {w: tuple(dict.fromkeys([stems[p] for p in parts])) for w, parts in split.items()}
 
 
 def query_terms(query: str) -> list[str]:
@@ -150,15 +152,10 @@ CONVENTIONAL_TYPES = frozenset("""feat feature fix bugfix hotfix docs doc style 
 revert deps dep security sec release types typing lint wip""".split())
 
 
-def terms_of_text(text: str) -> str:
-    """The words of free text in the stored body format (space-separated), for graphs whose extract blobs carry
-    no terms."""
-    return " ".join(_QWORD.findall(text))
-
-
 def fallback_terms(t: NodeTable) -> list[str]:
     """Body terms from each node's signature and docstring (a graph built without stored terms)."""
-    return [terms_of_text(f"{t.signature[i]} {t.doc[i]}") for i in range(t.n)]
+    return [" ".join(f for w in _QWORD.findall(f"{t.signature[i]} {t.doc[i]}") for f in forms(w))
+            for i in range(t.n)]
 
 
 def node_terms_from_blobs(t: NodeTable, rows: Iterable[tuple[int, str, str, list[tuple[str, str]]]]
@@ -213,7 +210,7 @@ class TermIndex:
         n = t.n
         vocab: dict[str, int] = {}
         # (term, node, field-weighted raw tf) triples per field, in compact arrays
-        name_t, name_n, name_v = array("i"), array("i"), array("f")
+        name_t, name_n = array("i"), array("i")
         body_len = np.zeros(n, np.float64)
         kind = t.kind
 
@@ -223,67 +220,59 @@ class TermIndex:
                 k = vocab[term] = len(vocab)
             return k
 
-        label_forms = forms_many(set(t.label))
+        # name field, vectorised: each distinct label folded once (a label -> terms CSR) and gathered to its nodes;
+        # files add their path's directories and stem. Repeated (term, node) pairs are summed by _postings.
+        label_forms = forms_many(dict.fromkeys(t.label))
+        label_key = {lab: k for k, lab in enumerate(label_forms)}
+        l_off = array("q", [0])
+        l_flat = array("i")
+        for fs in label_forms.values():
+            l_flat.extend([tid(f) for f in fs])
+            l_off.append(len(l_flat))
+        lab_idx = np.fromiter(map(label_key.__getitem__, t.label), np.int64, count=n)
+        off = np.frombuffer(l_off, np.int64)
+        cnt = np.where(kind != DIR, off[lab_idx + 1] - off[lab_idx], 0)
+        name_nodes = np.repeat(np.arange(n, dtype=np.int32), cnt)
+        first = np.repeat(off[lab_idx], cnt)
+        within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        flat = np.frombuffer(l_flat, np.int32) if len(l_flat) else np.zeros(0, np.int32)
+        name_terms = flat[first + within] if len(within) else np.zeros(0, np.int32)
         path_forms: dict[str, tuple[str, ...]] = {}
-        for i in range(n):
-            k = kind[i]
-            if k == DIR:
-                continue
-            # name field: label (and, for files, the path's directories and stem)
-            named: dict[int, float] = {}
-            for f in label_forms[t.label[i]]:
-                j = tid(f)
-                named[j] = named.get(j, 0.0) + W_NAME
-            if k == FILE:
-                segs = t.source_path[i].split("/")
-                stem = segs[-1].rsplit(".", 1)[0]
-                for s in (*segs[:-1], stem):
-                    fs = path_forms.get(s)
-                    if fs is None:
-                        fs = path_forms[s] = forms(s)
-                    for f in fs:
-                        j = tid(f)
-                        named[j] = named.get(j, 0.0) + W_PATH
-            for j, v in named.items():
-                name_t.append(j)
-                name_n.append(i)
-                name_v.append(v)
+        for i in np.flatnonzero(kind == FILE).tolist():
+            segs = t.source_path[i].split("/")
+            for s in (*segs[:-1], segs[-1].rsplit(".", 1)[0]):
+                fs = path_forms.get(s)
+                if fs is None:
+                    fs = path_forms[s] = forms(s)
+                for f in fs:
+                    name_t.append(tid(f))
+                    name_n.append(i)
+        name_t = np.concatenate([name_terms, np.frombuffer(name_t, np.int32) if len(name_t) else
+                                 np.zeros(0, np.int32)])
+        name_v = np.concatenate([np.full(len(name_terms), W_NAME, np.float32),
+                                 np.full(len(name_n), W_PATH, np.float32)])
+        name_n = np.concatenate([name_nodes, np.frombuffer(name_n, np.int32) if len(name_n) else
+                                 np.zeros(0, np.int32)])
         # body field, vectorised: each node's distinct words with their counts (C-level Counter), each distinct word
         # of the repository folded once into its terms (a word -> terms CSR), then one gather expands
         # (node, word, count) into (node, term, count) and _postings sums per (term, node)
-        distinct: set[str] = set()
-        for text in node_terms:
-            if text:
-                distinct.update(text.split())
-        folded = forms_many(distinct)
-        del distinct
-        word_id: dict[str, int] = {}
-        w_off = array("q", [0])
-        w_flat = array("i")
-        for w, fs in folded.items():
-            word_id[w] = len(word_id)
-            w_flat.extend(tid(f) for f in fs)
-            w_off.append(len(w_flat))
-        del folded
-        tok_w, tok_c, tok_n = array("i"), array("f"), array("i")
-        lookup = word_id.__getitem__
+        # body field: each node's stored terms counted per node (C-level Counter), term ids assigned on first sight
+        # through a defaultdict (also C-level); the vocabulary ids of the name field come first
+        term_id: defaultdict[str, int] = defaultdict(itertools.count(len(vocab)).__next__, vocab)
+        tok_t, tok_c, tok_n = array("i"), array("f"), array("i")
+        lookup = term_id.__getitem__
         for i, text in enumerate(node_terms):
             if not text or kind[i] == DIR:
                 continue
             cnt = Counter(text.split())
-            tok_w.extend(map(lookup, cnt))
+            tok_t.extend(map(lookup, cnt))
             tok_c.extend(cnt.values())
             tok_n.extend([i] * len(cnt))
-        del word_id
-        tw = np.frombuffer(tok_w, np.int32) if len(tok_w) else np.zeros(0, np.int32)
-        off = np.frombuffer(w_off, np.int64)
-        k = (off[tw + 1] - off[tw]) if len(tw) else np.zeros(0, np.int64)
-        starts = np.repeat(off[tw], k)
-        run = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
-        flat = np.frombuffer(w_flat, np.int32) if len(w_flat) else np.zeros(0, np.int32)
-        body_ids = flat[starts + run] if len(run) else np.zeros(0, np.int32)
-        body_nodes = np.repeat(np.frombuffer(tok_n, np.int32), k) if len(tok_n) else np.zeros(0, np.int32)
-        body_counts = np.repeat(np.frombuffer(tok_c, np.float32), k) if len(tok_c) else np.zeros(0, np.float32)
+        vocab = dict(term_id)
+        del term_id
+        body_ids = np.frombuffer(tok_t, np.int32) if len(tok_t) else np.zeros(0, np.int32)
+        body_nodes = np.frombuffer(tok_n, np.int32) if len(tok_n) else np.zeros(0, np.int32)
+        body_counts = np.frombuffer(tok_c, np.float32) if len(tok_c) else np.zeros(0, np.float32)
         if len(body_nodes):
             body_len = np.bincount(body_nodes, weights=body_counts, minlength=n).astype(np.float64)
         terms = sorted(vocab)
@@ -291,9 +280,9 @@ class TermIndex:
         for new, w in enumerate(terms):
             remap[vocab[w]] = new
         v_count = len(terms)
-        nt = remap[np.frombuffer(name_t, np.int32)]
-        nn = np.frombuffer(name_n, np.int32)
-        nv = np.frombuffer(name_v, np.float32)
+        nt = remap[name_t] if len(name_t) else np.zeros(0, np.int32)
+        nn = name_n.astype(np.int32)
+        nv = name_v
         bt = remap[body_ids] if len(body_ids) else np.zeros(0, np.int32)
         bn = body_nodes
         bv = body_counts
@@ -333,7 +322,7 @@ class TermIndex:
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
     #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
-    VERSION = 5
+    VERSION = 6
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}

@@ -4,41 +4,42 @@ A definition's *own* text is the lines of its span that no nested definition cla
 method, not to its class; a file keeps its module-level lines (imports, constants, top-level code). Every word there
 counts: identifiers used in calls and attributes, imported names, constants, and the words of comments, docstrings
 and string literals (error messages repeat the words of the change that touches them). Splitting identifiers into
-parts, folding and stemming (:func:`m1nd.graph.lexicon.forms`) happen when the index is built, once per distinct
-word of the whole repository; here the words are only found and kept as written, so camel humps survive and the
-extraction stays a pair of C-level scans per file.
+parts, folding and stemming (:func:`m1nd.graph.lexicon.forms_many`) happen here, in the parallel extraction
+workers, once per distinct word a worker meets (cached across its files); what is stored is each node's index
+terms with repeats, so the index build only counts.
 
 Language-agnostic on purpose: it needs only the definitions' line spans, so every extractor (and the regex
 fallback) gets body terms for free, and the blob stays the per-file cache unit. The result is stored in the
-extract blob as one space-separated string of words per definition, which the index build reads back from ``graph.db``.
+extract blob as one space-separated string of index terms per definition, which the index build reads back from ``graph.db``.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import filterfalse
 from typing import Any
 
 import numpy as np
 
-from m1nd.graph.lexicon import forms
+from m1nd.graph.lexicon import forms_many
 
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
-TERMS_VERSION = 3
+TERMS_VERSION = 4
 #: words kept per definition (the first ones): bounds the blob and the index on generated or data-heavy code
 MAX_WORDS_PER_NODE = 20_000
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
 
 
+#: written word -> its index terms joined by spaces, per extraction process (words repeat across files)
+_FOLDED: dict[bytes, str] = {}
+FOLD_CACHE_WORDS = 500_000
+
+
 def unpack_counts(text: str) -> list[tuple[str, int]]:
-    """The index terms of a stored word list with their counts: ``"parseURL x parseURL"`` →
-    ``[("pars", 2), ("parseurl", 2), ("url", 2), ("x", 1)]`` (sorted by term; for tests and diagnostics)."""
-    counts: dict[str, int] = {}
-    for w, c in Counter(text.split()).items():
-        for f in forms(w):
-            counts[f] = counts.get(f, 0) + c
-    return sorted(counts.items())
+    """A stored term list as sorted (term, count) pairs (for tests and diagnostics)."""
+    return sorted(Counter(text.split()).items())
 
 
 def attach_terms(blob: dict[str, Any], data: bytes) -> None:
@@ -67,6 +68,16 @@ def attach_terms(blob: dict[str, Any], data: bytes) -> None:
             found = findall(data, int(starts[s]), int(starts[e]))
             if found:
                 words[o].extend(found)
+    # the file's distinct words not folded yet (filterfalse: C-level, and O(file) rather than O(cache))
+    new = list(filterfalse(_FOLDED.__contains__, set().union(*words)))
+    if new:
+        if len(_FOLDED) > FOLD_CACHE_WORDS:
+            _FOLDED.clear()
+        for w, fs in forms_many(w.decode("ascii") for w in new).items():
+            _FOLDED[w.encode("ascii")] = " ".join(fs)
+    # a stopword folds to "": the doubled spaces it leaves cost nothing to the reader (str.split), and the join
+    # stays one C-level pass
+    fold = _FOLDED.__getitem__
     for i, d in enumerate(defs):
-        d["terms"] = b" ".join(words[i][:MAX_WORDS_PER_NODE]).decode("ascii")
-    blob["terms"] = b" ".join(words[-1][:MAX_WORDS_PER_NODE]).decode("ascii")
+        d["terms"] = " ".join(map(fold, words[i][:MAX_WORDS_PER_NODE])).strip()
+    blob["terms"] = " ".join(map(fold, words[-1][:MAX_WORDS_PER_NODE])).strip()
