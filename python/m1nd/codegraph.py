@@ -126,12 +126,17 @@ class CodeGraph:
         else:
             with self.store.db.read():
                 cols, edges = self.store.load_columns()
-                terms = list(self.store.extract_terms())
+                nodes = NodeTable.from_columns(cols)
+                del cols  # the table keeps what it needs; the row lists would double the peak
+                # the two text indexes one after the other, each with only its own temporaries alive (the
+                # trigram build peaks higher, so it runs before the term strings are read)
+                trigram = TrigramIndex.build(nodes)
+                lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 _, wgen = self.store.generations()
                 watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
                 has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
                                                     default=0))
-            g = self._build(cols, edges, gen, has_git, terms)
+            g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
             self._graph = g
             self._synced = g.engine.weights.copy()
             self._weights_generation = wgen
@@ -150,14 +155,13 @@ class CodeGraph:
                  "cache" if hit else "rows")
 
     @staticmethod
-    def _build(cols: dict[str, list[Any]], edges: dict[str, np.ndarray], gen: int, has_git: bool,
-               terms: list[tuple[int, str, str, list[tuple[str, str]]]]) -> Graph:
-        nodes = NodeTable.from_columns(cols)
+    def _build(nodes: NodeTable, edges: dict[str, np.ndarray], gen: int, has_git: bool, lexicon: TermIndex,
+               trigram: TrigramIndex) -> Graph:
+        """Engine and PageRank of a node table, with its query indexes."""
         engine = Engine.from_edges(nodes.n, edges["src"], edges["dst"], edges["w"], edges["w0"], edges["relation"])
         # PageRank on base weights, once per generation (activation.md §6).
         nodes.pagerank = engine.pagerank(mask=PAGERANK_MASK) if nodes.n else np.zeros(0, np.float32)
-        lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, terms))
-        g = Graph(nodes, engine, SeedIndex.build(nodes), TrigramIndex.build(nodes), gen, has_git, lexicon=lexicon)
+        g = Graph(nodes, engine, SeedIndex.build(nodes), trigram, gen, has_git, lexicon=lexicon)
         g.extra["priors"] = priors(nodes)
         return g
 

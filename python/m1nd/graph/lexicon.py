@@ -293,6 +293,7 @@ class TermIndex:
         norm = (1.0 - B + B * body_len / avg).astype(np.float32)
         node_flat, node_off, node_w, node_df = _postings(
             np.concatenate([nt, bt]), np.concatenate([nn, bn]), np.concatenate([nv, bv / norm[bn]]), v_count, n)
+        del norm
         n_docs = int(np.count_nonzero(kind != DIR))
 
         # file grain: every node's body and name counted in its file; the file's own path as its name field
@@ -388,17 +389,26 @@ def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n
     if not len(term):
         return (np.zeros(0, np.int32), np.zeros(v_count + 1, np.int64), np.zeros(0, np.float32),
                 np.zeros(v_count, np.float64))
-    key = term.astype(np.int64) * max(n, 1) + doc.astype(np.int64)
+    # temporaries are dropped as soon as they are used: this runs over every posting of the repository
+    key = term.astype(np.int64)
+    key *= max(n, 1)
+    key += doc
     order = np.argsort(key, kind="stable")
     key = key[order]
+    tf = tf[order]
+    del order
     first = np.empty(len(key), bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    tf_sum = np.add.reduceat(tf[order].astype(np.float64), starts)
+    del first
+    tf_sum = np.add.reduceat(tf, starts, dtype=np.float64)
+    del tf
     ukey = key[starts]
-    t_of = (ukey // max(n, 1)).astype(np.int64)
+    del key, starts
+    t_of = ukey // max(n, 1)
     d_of = (ukey % max(n, 1)).astype(np.int32)
+    del ukey
     w = (tf_sum / (K1 + tf_sum)).astype(np.float32)
     df = np.bincount(t_of, minlength=v_count).astype(np.float64)
     off = np.zeros(v_count + 1, np.int64)
