@@ -35,7 +35,7 @@ from m1nd.graph.seeds import lookup_sorted, sorted_unique
 A_NODE = 0.6
 A_FILE = 0.4
 S_SEM = 0.6
-DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.15, "temporal": 0.05, "causal": 0.15}
+DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.3, "temporal": 0.05, "causal": 0.15}
 PR = 0.002
 
 TEST_PRIOR = 0.2
