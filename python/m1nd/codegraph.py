@@ -25,8 +25,8 @@ from m1nd.config import Settings
 from m1nd.errors import GraphEmptyError, InvalidInputError
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine
-from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
+from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from m1nd.errors import InvalidInputError, UnknownNodeError
+from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.graph.model import Graph, relation_name
 from m1nd.graph.schema import RELATION_CODES
-from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:

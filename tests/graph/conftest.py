@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from m1nd.graph.engine import Engine
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import KIND_CODE, NodeTable

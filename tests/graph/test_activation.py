@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph import activation as A
-from m1nd.graph import ranking as R
 from m1nd.graph import queries as Q
+from m1nd.graph import ranking as R
 
 ACQUIRE = "file::src/session_pool.py::class::SessionPool::fn::acquire"
 CONNECT = "file::src/db.py::fn::connect"

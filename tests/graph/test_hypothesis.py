@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from m1nd.errors import M1ndError
 from m1nd.graph.hypothesis import classify, hypothesize
 

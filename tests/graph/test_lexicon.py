@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from m1nd.graph import activation as A
 from m1nd.graph import lexicon as L
 from m1nd.graph import ranking as R

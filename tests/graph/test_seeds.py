@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from m1nd.graph import activation as A
 from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.seeds import identifier_parts, tokenize

@@ -14,15 +14,23 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.graph import ranking as R
+from m1nd.graph.lexicon import TermIndex, fallback_terms
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import KIND_CODE
 from m1nd.graph.schema import CO_CHANGES
-from m1nd.graph import ranking as R
-from m1nd.graph.lexicon import TermIndex, fallback_terms
-from m1nd.graph.seeds import SEED_POOL, Seeds, _capped, direct_hits, lookup_sorted, run_starts, sorted_unique, tokenize
+from m1nd.graph.seeds import (
+    SEED_POOL,
+    Seeds,
+    capped,
+    direct_hits,
+    lookup_sorted,
+    run_starts,
+    sorted_unique,
+    tokenize,
+)
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
-WEIGHTS = {"structural": 0.35, "semantic": 0.25, "temporal": 0.15, "causal": 0.25}
 ZERO16 = np.zeros(16, np.float32)
 
 
@@ -133,7 +141,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     chosen: list[int] = []
     for pool in pools:
         order = pool[np.lexsort((pool, -t.pagerank[pool], -seed[pool]))]
-        chosen, exhausted = _capped(t, order.tolist(), max_seeds, per_file)
+        chosen, exhausted = capped(t, order.tolist(), max_seeds, per_file)
         if not exhausted:
             break
     nodes = np.asarray(chosen, dtype=np.int32)

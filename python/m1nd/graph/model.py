@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from m1nd.graph.engine import Engine, relation_mask, table16
+from m1nd.graph.lexicon import TermIndex
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.schema import CO_CHANGES, MENTIONS, RELATION_CODES, RELATIONS
-from m1nd.graph.lexicon import TermIndex
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
 

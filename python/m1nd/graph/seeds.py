@@ -216,7 +216,7 @@ def direct_hits(index: SeedIndex, query: str) -> list[int]:
 SEED_POOL = 256  # candidates sorted in full before the per-file cap; more only when the cap skips too many
 
 
-def _capped(table: NodeTable, ordered: list[int], max_seeds: int, per_file: int) -> tuple[list[int], bool]:
+def capped(table: NodeTable, ordered: list[int], max_seeds: int, per_file: int) -> tuple[list[int], bool]:
     """The first ``max_seeds`` of ``ordered`` with at most ``per_file`` per file; True when all were read."""
     chosen: list[int] = []
     per: dict[int, int] = {}
