@@ -577,6 +577,10 @@ class CodeGraph:
 
         persp = service_for_graph(self)
         embedder = _embedder_health(self)
+        lexicon = {"terms": len(g.lexicon.terms), "nodes_with_body_terms": g.lexicon.bodies} if g.lexicon else None
+        if g.n and g.lexicon is not None and g.lexicon.bodies == 0:
+            warnings.append("the lexical index holds no function bodies (the graph was ingested by an older m1nd): "
+                            "run ingest again to index them")
         if embedder.get("error"):  # issue 6: an installed model that fails to load degrades health
             warnings.append(f"embedding model unavailable: {embedder['error']}")
         out: dict[str, Any] = {
@@ -587,7 +591,7 @@ class CodeGraph:
             "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": len(self.dirty_positions()),
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
-            "embedder": embedder,
+            "embedder": embedder, "lexicon": lexicon,
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],

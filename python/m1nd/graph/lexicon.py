@@ -196,6 +196,7 @@ class TermIndex:
     file_off: np.ndarray
     file_w: np.ndarray
     file_idf: np.ndarray
+    bodies: int = 0  # nodes with body terms (0: the graph was ingested before bodies were indexed)
     term_id: dict[str, int] = field(default_factory=dict)
     _node_postings: PostingLists | None = field(default=None, repr=False, compare=False)
     _file_postings: PostingLists | None = field(default=None, repr=False, compare=False)
@@ -317,29 +318,29 @@ class TermIndex:
         n_files = max(int(np.count_nonzero(is_file)), 1)
         return cls(n=n, terms=terms, node_flat=node_flat, node_off=node_off, node_w=node_w,
                    node_idf=_idf(node_df, max(n_docs, 1)), file_flat=file_flat, file_off=file_off, file_w=file_w,
-                   file_idf=_idf(file_df, n_files))
+                   file_idf=_idf(file_df, n_files), bodies=int(np.count_nonzero(body_len)))
 
     # -- cache -----------------------------------------------------------------------------------------------------
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
     #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
-    VERSION = 6
+    VERSION = 7
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}
         out["terms"] = pack_strings(self.terms)
-        out["meta"] = np.asarray([self.n, len(self.terms), self.VERSION], np.int64)
+        out["meta"] = np.asarray([self.n, len(self.terms), self.VERSION, self.bodies], np.int64)
         return out
 
     @classmethod
     def compatible(cls, a: dict[str, np.ndarray] | None) -> bool:
         """Was this cached index built by this version of the code?"""
-        return a is not None and "meta" in a and len(a["meta"]) == 3 and int(a["meta"][2]) == cls.VERSION
+        return a is not None and "meta" in a and len(a["meta"]) == 4 and int(a["meta"][2]) == cls.VERSION
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> TermIndex:
-        n, v, _ = (int(x) for x in a["meta"])
-        return cls(n=n, terms=unpack_strings(a["terms"], v), **{k: a[k] for k in cls._ARRAYS})
+        n, v, _, bodies = (int(x) for x in a["meta"])
+        return cls(n=n, terms=unpack_strings(a["terms"], v), bodies=bodies, **{k: a[k] for k in cls._ARRAYS})
 
     # -- queries ---------------------------------------------------------------------------------------------------
     def drop_query_caches(self) -> None:
