@@ -79,7 +79,7 @@ def reference_bm25f(t: NodeTable, bodies: list[str], query: str) -> tuple[dict[i
     favg = sum(fnz) / len(fnz) if fnz else 1.0
     file_scores: dict[int, float] = {}
     for term in qterms:
-        tf = {f: f_path.get(f, Counter())[term] + f_body[f][term] / (1 - L.B + L.B * body_len[f] / favg)
+        tf = {f: f_path.get(f, Counter())[term] + f_body[f][term] / (1 - L.B_FILE + L.B_FILE * body_len[f] / favg)
               for f in files}
         tf = {f: v for f, v in tf.items() if v > 0}
         for f, v in tf.items():

@@ -36,8 +36,9 @@ from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import DIR, FILE, NodeTable
 from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
 
-K1 = 1.2
+K1 = 2.0
 B = 0.5
+B_FILE = 0.15
 W_NAME = 3.0
 W_PATH = 2.0
 W_FILE_PATH = 3.0
@@ -309,7 +310,7 @@ class TermIndex:
         file_len = np.bincount(file_of[bn], weights=bv, minlength=n) if len(bn) else np.zeros(n)
         f_has = is_file & (file_len > 0)
         f_avg = float(file_len[f_has].mean()) if f_has.any() else 1.0
-        f_norm = (1.0 - B + B * file_len / f_avg).astype(np.float32)
+        f_norm = (1.0 - B_FILE + B_FILE * file_len / f_avg).astype(np.float32)
         # the path field is not length-normalised: undo the division for those postings
         path_part = np.zeros(len(fv), bool)
         path_part[: int(np.count_nonzero(fname))] = True
@@ -324,7 +325,7 @@ class TermIndex:
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
 
     #: bump whenever terms, weights or folding change: an older cache is then rebuilt from graph.db
-    VERSION = 7
+    VERSION = 8
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}
