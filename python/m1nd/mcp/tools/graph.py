@@ -63,9 +63,12 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
 
 register(Tool(
     name="activate", title="Find related code", group="graph",
-    description=("Rank the code most related to a query by spreading activation over the code graph (structure, "
-                 "meaning, change history, causality). Use first when starting a task; then learn (feedback), why, "
-                 "impact or perspective_start."),
+    description=("Rank the code most related to a query: a weighted text match over every definition's name, body "
+                 "and path (BM25F; identifiers and backticked words count double), then spreading activation over "
+                 "the code graph (calls, imports, tests, change history). Tests and docs rank below the "
+                 "implementation unless the query asks for them. Use first when starting a task, with a change "
+                 "description or issue text as the query; group_by=file for distinct files; then learn (feedback), "
+                 "why, impact or perspective_start."),
     params=(
         Param("query", "string", "Words, identifiers, a file path or an external id.", required=True, min_length=1,
               max_length=2000),
