@@ -50,6 +50,12 @@ def _compress(obj: Any) -> bytes:
     return zlib.compress(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), 1)
 
 
+def _take_terms(blob: dict[str, Any]) -> dict[str, Any]:
+    """Move the body terms out of an extract blob (stored apart: ``files.terms_blob``)."""
+    defs = blob.get("definitions") or []
+    return {"file": blob.pop("terms", ""), "defs": [[d.get("id", ""), d.pop("terms", "")] for d in defs]}
+
+
 def _decompress(blob: bytes) -> Any:
     return json.loads(zlib.decompress(blob).decode("utf-8"))
 
@@ -173,8 +179,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         for (rel, _data, lang), blob in zip(to_extract, fresh):
             extracts[rel] = blob
             size, mtime_ns, _ = meta[rel]
+            terms = _compress(_take_terms(blob))
             file_rows.append([rel, size, mtime_ns, blob.get("content_hash"), lang, int(bool(blob.get("is_test"))),
-                              ex.extractor_version(lang), _compress(blob), None, blob.get("parse_error")])
+                              ex.extractor_version(lang), _compress(blob), None, blob.get("parse_error"), terms])
         removed_files = [rel for rel in stored if rel not in extracts and rel not in unchanged]
 
         # git (re-read only when HEAD or the work tree moved)

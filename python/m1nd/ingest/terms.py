@@ -26,7 +26,7 @@ from m1nd.graph.lexicon import forms_many
 
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
-TERMS_VERSION = 4
+TERMS_VERSION = 5
 #: words kept per definition (the first ones): bounds the blob and the index on generated or data-heavy code
 MAX_WORDS_PER_NODE = 20_000
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")

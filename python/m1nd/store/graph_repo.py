@@ -162,15 +162,16 @@ class GraphStore:
     def write_files(self, root_id: int, upserts: Iterable[Sequence[Any]], deletes: Iterable[str],
                     touch: Iterable[tuple[int, str]]) -> None:
         """``upserts`` rows: relpath, size, mtime_ns, content_hash, lang, is_test, extractor_version, blob,
-        external_imports_json, parse_error."""
+        external_imports_json, parse_error, terms_blob."""
         self.db.executemany("DELETE FROM files WHERE root_id = ? AND relpath = ?", ((root_id, p) for p in deletes))
         self.db.executemany(
             "INSERT INTO files(root_id, relpath, size, mtime_ns, content_hash, lang, is_test, extractor_version, "
-            "extract_blob, external_imports_json, parse_error) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "extract_blob, external_imports_json, parse_error, terms_blob) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(root_id, relpath) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns, "
             "content_hash=excluded.content_hash, lang=excluded.lang, is_test=excluded.is_test, "
             "extractor_version=excluded.extractor_version, extract_blob=excluded.extract_blob, "
-            "external_imports_json=excluded.external_imports_json, parse_error=excluded.parse_error",
+            "external_imports_json=excluded.external_imports_json, parse_error=excluded.parse_error, "
+            "terms_blob=excluded.terms_blob",
             ((root_id, *row) for row in upserts))
         self.db.executemany("UPDATE files SET mtime_ns = ? WHERE root_id = ? AND relpath = ?",
                             ((m, root_id, p) for m, p in touch))
@@ -246,13 +247,15 @@ class GraphStore:
         return int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM learn_log", default=0) or 0)
 
     def extract_terms(self) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
-        """Per stored file: ``(root_id, relpath, the file's own terms, [(local definition id, terms), ...])``,
-        read back from the cached extract blobs (the lexical index's input; blobs of an older extractor yield
-        empty terms until the next ingest re-extracts them)."""
-        for root_id, relpath, blob in self.db.execute("SELECT root_id, relpath, extract_blob FROM files"):
-            b = unpack_json(blob) or {}
-            defs = [(d.get("id", ""), d.get("terms", "")) for d in b.get("definitions") or ()]
-            yield int(root_id), relpath, b.get("terms", ""), defs
+        """Per stored file: ``(root_id, relpath, the file's own terms, [(local definition id, terms), ...])`` (the
+        lexical index's input). Files extracted before body terms existed yield empty terms until the next ingest
+        re-extracts them (their extractor version is older)."""
+        for root_id, relpath, blob in self.db.execute("SELECT root_id, relpath, terms_blob FROM files"):
+            t = unpack_json(blob) if blob is not None else None
+            if not t:
+                yield int(root_id), relpath, "", []
+                continue
+            yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
 
     def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
         """All nodes ordered by ext_id (the CSR order) and all edges as index arrays.

@@ -58,4 +58,9 @@ GRAPH_MIGRATIONS: list[str] = [
     CREATE INDEX perspectives_agent ON perspectives(agent);
     CREATE INDEX perspectives_updated ON perspectives(updated_ms);
     """,
+    # 4: the body terms of each file's definitions (ranking issue), kept beside the extract blob so that neither the
+    # resolver (which re-reads blobs) nor the lexical index build (which reads only terms) decodes the other's data
+    """
+    ALTER TABLE files ADD COLUMN terms_blob BLOB;
+    """,
 ]
