@@ -55,3 +55,26 @@ def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles
     benchmark.extra_info["queries"] = len(queries)
     benchmark.extra_info["new_words"] = new_words
     return benchmark.pedantic(one, setup=setup, rounds=cycles * len(queries), iterations=1)
+
+
+def file_quality(ws, cases, root: Path, *, top_k: int = 60, dimensions: list[str] | None = None  # noqa: ANN001
+                 ) -> tuple[float, float, list[tuple[str, int | None]]]:
+    """Recall@10 and MRR of ``activate`` over ``cases`` ([(query, expected relpaths)]) by the files of its ranked
+    nodes in first-occurrence order; expected files missing under ``root`` are dropped (a case with none is
+    skipped). Returns (recall@10, MRR, [(query, rank of the first expected file or None)])."""
+    recalls, rr, ranks = [], [], []
+    for query, expected in cases:
+        expected = [e for e in expected if (root / e).exists()]
+        if not expected:
+            continue
+        r = ws.graph.activate("quality", query, top_k=top_k, dimensions=dimensions, coactivation_ltp=False,
+                              learn=False)
+        files: list[str] = []
+        for a in r["activated"]:
+            if a["source_path"] not in files:
+                files.append(a["source_path"])
+        recalls.append(len([e for e in expected if e in files[:10]]) / len(expected))
+        first = next((k + 1 for k, f in enumerate(files) if f in expected), None)
+        rr.append(1.0 / first if first else 0.0)
+        ranks.append((query, first))
+    return sum(recalls) / len(recalls), sum(rr) / len(rr), ranks

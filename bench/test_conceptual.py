@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 import localization as L
+from corpus import file_quality
 from m1nd.mcp.registry import call_tool
 
 SETS: dict[str, list[tuple[str, list[str]]]] = {
@@ -69,26 +70,6 @@ SETS: dict[str, list[tuple[str, list[str]]]] = {
 MIRRORS = {m.name: m for m in L.discover() if m.name in SETS}
 
 
-def evaluate(ws, cases: list[tuple[str, list[str]]], root) -> tuple[float, float, list]:  # noqa: ANN001
-    recalls, rr, ranks = [], [], []
-    for query, expected in cases:
-        expected = [e for e in expected if (root / e).exists()]
-        if not expected:
-            continue
-        r = call_tool(ws, "activate", {"agent_id": "q", "query": query, "top_k": 100, "coactivation_ltp": False,
-                                       "include_ghost_edges": False})
-        assert not r.is_error, r.structured
-        files: list[str] = []
-        for a in r.structured["activated"]:
-            if a["source_path"] not in files:
-                files.append(a["source_path"])
-        recalls.append(sum(e in files[:10] for e in expected) / len(expected))
-        rank = next((k + 1 for k, f in enumerate(files) if f in expected), None)
-        rr.append(1.0 / rank if rank else 0.0)
-        ranks.append((query, rank))
-    return sum(recalls) / len(recalls), sum(rr) / len(rr), ranks
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("project", sorted(SETS))
 def test_conceptual_set(project: str, benchmark, capsys) -> None:  # noqa: ANN001
@@ -97,7 +78,7 @@ def test_conceptual_set(project: str, benchmark, capsys) -> None:  # noqa: ANN00
         pytest.skip(f"no git mirror of {project} under {L.MIRROR_ROOT} (or M1ND_LOCALIZATION_MIRRORS)")
     p = L.prepare(mirror, embed=False)
     try:
-        recall, mrr, ranks = evaluate(p.workspace, SETS[project], p.src)
+        recall, mrr, ranks = file_quality(p.workspace, SETS[project], p.src, top_k=100)
         benchmark.extra_info.update({"recall@10": round(recall, 3), "mrr": round(mrr, 3), "queries": len(ranks)})
         with capsys.disabled():
             print(f"\n{project}: recall@10 {recall:.3f}, MRR {mrr:.3f} over {len(ranks)} questions")

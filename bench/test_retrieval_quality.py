@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import STDLIB, STDLIB_EXCLUDE, workspace
+from corpus import STDLIB, STDLIB_EXCLUDE, file_quality, workspace
 from m1nd.mcp.registry import call_tool
 
 CASES: list[tuple[str, list[str]]] = [
@@ -53,23 +53,7 @@ def ws(tmp_path_factory):
 
 
 def evaluate(ws, dimensions: list[str] | None = None) -> tuple[float, float, list[tuple[str, int | None]]]:
-    recalls, rr, ranks = [], [], []
-    for query, expected in CASES:
-        expected = [e for e in expected if (STDLIB / e).exists()]
-        if not expected:
-            continue
-        r = ws.graph.activate("quality", query, top_k=60, dimensions=dimensions, coactivation_ltp=False,
-                              learn=False)
-        files: list[str] = []
-        for a in r["activated"]:
-            if a["source_path"] not in files:
-                files.append(a["source_path"])
-        top10 = files[:10]
-        recalls.append(len([e for e in expected if e in top10]) / len(expected))
-        first = next((k + 1 for k, f in enumerate(files) if f in expected), None)
-        rr.append(1.0 / first if first else 0.0)
-        ranks.append((query, first))
-    return sum(recalls) / len(recalls), sum(rr) / len(rr), ranks
+    return file_quality(ws, CASES, STDLIB, dimensions=dimensions)
 
 
 def test_retrieval_quality(benchmark, ws) -> None:
