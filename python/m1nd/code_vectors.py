@@ -136,6 +136,7 @@ class CodeVectors:
         self.done = 0
         self.rate = 0.0
         self.inferences = 0
+        self.memory_reembed: dict[str, Any] | None = None  # the child's memory re-embedding: pending, done, rate
         self.last_error: str | None = None
 
     # -- identity ---------------------------------------------------------------------------------------------------
@@ -384,6 +385,10 @@ class CodeVectors:
             w.start()
 
     def _on_progress(self, msg: dict[str, Any]) -> None:
+        if msg.get("event") == "memory":  # the child re-embeds the memory store (another model embedded it)
+            done, total = int(msg.get("done", 0)), int(msg.get("total", 0))
+            self.memory_reembed = {"pending": max(0, total - done), "done": done, "rate": float(msg.get("rate", 0.0))}
+            return
         if msg.get("event") not in ("progress", "done"):
             return
         self.done = int(msg.get("done", 0))
@@ -518,6 +523,8 @@ class CodeVectors:
                         out["rate"] = self.rate
                 except Exception as e:  # noqa: BLE001 — health must answer
                     out["error"] = str(e)
+        if self.memory_reembed is not None and self.worker_running:
+            out["memory_reembed"] = dict(self.memory_reembed)
         if self.last_error:
             out["last_error"] = self.last_error
         return out

@@ -161,6 +161,8 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     assert not ws2.memory.vector_hook.model_state()["changed"]
     assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-256",)]
     assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
+    # the child reported the memory re-embedding too (health shows it as memory_reembed while the child runs)
+    assert cv.memory_reembed == {"pending": 0, "done": 2, "rate": cv.memory_reembed["rate"]}
 
 
 def test_the_graph_records_its_embedding_model(small_repo, workspace_for) -> None:
