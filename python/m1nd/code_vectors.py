@@ -796,7 +796,7 @@ class Warmup:
             start_server_jobs(self.ws, g)
 
     def _load_model(self, cg: Any) -> None:
-        for t in list(_preloads):  # the early load begun by `m1nd serve` (preload_model)
+        for t in _preloads[:]:  # the early load begun by `m1nd serve` (preload_model)
             t.join()
         try:
             emb = get_embedder()  # a model folder is loaded and validated here (embeddings.md §4)
@@ -850,7 +850,7 @@ def preload_model(settings: Any) -> None:
 @atexit.register
 def _join_preloads() -> None:
     """Never let the interpreter finalise while a thread creates an ONNX Runtime session (a start-up that failed)."""
-    for t in list(_preloads):
+    for t in _preloads[:]:
         t.join(10.0)
 
 
@@ -910,11 +910,19 @@ def semantic_status(cg: Any, g: Any, *, loading: bool = False) -> str | None:
             f"trigram fallback until {MIN_COVERAGE:.0%}")
 
 
-def worker_embedder(emb: Any) -> Any:
-    """The worker child's embedder: its own session with one thread fewer than a query session (embeddings.md §9),
-    so on 2 cores one stays free for the server; None when no model is usable."""
-    if isinstance(emb, OnnxEmbedder):
-        emb = emb.clone(threads=max(1, default_threads() - 1))
+def worker_threads() -> int:
+    """Threads of the worker child's session: one fewer than a query session (embeddings.md §9), so on 2 cores one
+    stays free for the server."""
+    return max(1, default_threads() - 1)
+
+
+def worker_embedder(emb: Any, threads: int | None = None) -> Any:
+    """The worker child's embedder with its own session of ``threads`` threads, or None when no model is usable.
+    The process's embedder itself when it has that thread count (a model folder is loaded when it is chosen: no
+    second session in the child, issue 13 item 7)."""
+    threads = threads or worker_threads()
+    if isinstance(emb, OnnxEmbedder) and emb.threads != threads:
+        emb = emb.clone(threads=threads)
     return usable(emb)
 
 

@@ -612,7 +612,13 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
     Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
     released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
     """
-    from m1nd.code_vectors import SemanticCall, code_vectors_for, semantic_after_warmup, semantic_scores, warmup_pending
+    from m1nd.code_vectors import (
+        SemanticCall,
+        code_vectors_for,
+        semantic_after_warmup,
+        semantic_scores,
+        warmup_pending,
+    )
 
     w = warmup_pending(cg)
     if w is not None:  # a server starting up: the model is loading beside us (issue 13 item 5); wait for it there

@@ -152,9 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             os.write(out_fd, data)
 
+    from m1nd.code_vectors import worker_threads
     from m1nd.config import Settings
     from m1nd.workspace import Workspace
 
+    # the embedder chosen in this process gets the worker's thread count from the start: a model folder, loaded
+    # when chosen, is then the only session here (issue 13 item 7)
+    os.environ["M1ND_EMBED_THREADS"] = str(worker_threads())
     settings = Settings(home=Path(args.home), workspace_key=Path(args.workspace_key),
                         busy_timeout_ms=args.busy_timeout_ms)
     ws = Workspace(settings, transport="worker")
@@ -166,7 +170,7 @@ def run(ws: Any, emit: Callable[[dict[str, Any]], None]) -> int:
     from m1nd.code_vectors import code_vectors_for, worker_embedder
 
     cv = code_vectors_for(ws.graph)
-    emb = worker_embedder(cv.emb)
+    emb = worker_embedder(cv.emb, int(os.environ.get("M1ND_EMBED_THREADS", "0")) or None)
     if emb is None:
         emit({"event": "done", "done": 0, "total": 0, "rate": 0.0, "error": "no embedding model"})
         return 0

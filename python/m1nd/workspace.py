@@ -68,7 +68,8 @@ class Workspace:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
         worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.code_vectors.Warmup`)."""
-        from m1nd.code_vectors import start_warmup  # issues 6, 13: embedding jobs and the model, beside the graph
+        # issues 6, 13: embedding jobs and the model, beside the graph
+        from m1nd.code_vectors import start_warmup
 
         warm = start_warmup(self)
         g = self.graph
