@@ -348,3 +348,81 @@ def test_retrieval_quality_with_and_without_semantic(benchmark, model, tmp_path_
     for (q, first_sem), (_, first_tri) in zip(sem[2], tri[2]):
         print(f"  {first_sem if first_sem else '-':>3} {first_tri if first_tri else '-':>3}  {q}")
     assert sem[0] >= 0.3 and sem[1] >= 0.2
+
+
+# =====================================================================================================================
+# Start-up: server start to the first answered activate, with the model installed and without (issue 13 item 5)
+# =====================================================================================================================
+STARTUP_PACKAGES = ("json", "email", "http", "asyncio", "logging", "urllib")
+
+
+def _first_call(env: dict[str, str]) -> tuple[float, str, str | None]:
+    """Spawn ``m1nd serve``, initialize, call activate at once; seconds from the spawn to the answer."""
+    import subprocess
+    import sys
+
+    full_env = {**os.environ, **env}
+    full_env.pop("M1ND_LOG_LEVEL", None)
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "m1nd", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=full_env)
+    assert p.stdin is not None and p.stdout is not None
+
+    def req(i: int, method: str, params: dict) -> dict:
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+        p.stdin.flush()
+        return json.loads(p.stdout.readline())
+
+    req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "bench", "version": "0"}})
+    p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    r = req(2, "tools/call", {"name": "activate", "arguments": {"agent_id": "bench", "query": "parse json string",
+                                                                "top_k": 10}})
+    elapsed = time.perf_counter() - t0
+    sc = r["result"]["structuredContent"]
+    p.stdin.close()
+    assert p.wait(60) == 0
+    return elapsed, sc["semantic_backend"], sc.get("semantic_status")
+
+
+def test_start_to_first_call_with_and_without_the_model(benchmark, model, tmp_path_factory, request) -> None:
+    """A graph persisted and fully embedded by the default model; ``m1nd serve`` over stdio with the model vs with
+    ``M1ND_EMBEDDER=none``, and with ``M1ND_EMBED_WAIT_S=0`` (answer at once, without the model while it loads).
+    Interleaved rounds, medians. ``M1ND_BENCH_FULL=1``: the whole standard library (embedding it takes minutes)."""
+    from corpus import STDLIB_EXCLUDE, full
+
+    big = full()
+    root = STDLIB if big else copy_subset(tmp_path_factory.mktemp("start-src"),
+                                          STARTUP_PACKAGES if _full(request.config) else ("json",))
+    home = tmp_path_factory.mktemp("start-home")
+    E.set_embedder(model)
+    try:
+        ws = workspace(home, root)
+        ws.graph.ingest(str(root), embed="sync", **({"exclude": STDLIB_EXCLUDE} if big else {}))
+        nodes = ws.graph.graph().n
+        ws.close()
+    finally:
+        E.set_embedder(None)
+    base = {"M1ND_HOME": str(home), "M1ND_WORKSPACE": str(root), "SKBUILD_EDITABLE_VERBOSE": "0"}
+    configs = {"none": {**base, "M1ND_EMBEDDER": "none"}, "model": {**base, "M1ND_EMBEDDER": ""},
+               "model, no wait": {**base, "M1ND_EMBEDDER": "", "M1ND_EMBED_WAIT_S": "0"}}
+    rounds = 7 if _full(request.config) else 1
+    times: dict[str, list[float]] = {k: [] for k in configs}
+    backends: dict[str, set[str]] = {k: set() for k in configs}
+    for env in configs.values():
+        _first_call(env)  # page cache, .pyc files
+    for _ in range(rounds):
+        for name, env in configs.items():
+            t, backend, _status = _first_call(env)
+            times[name].append(t)
+            backends[name].add(backend)
+    assert backends["none"] == {"trigram"} and backends["model"] == {"embedding"}  # the model run waited for it
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = med["model"] / med["none"]
+    benchmark.extra_info.update({"nodes": nodes, **{f"{k}_ms": round(v * 1e3) for k, v in med.items()},
+                                 "ratio": round(ratio, 2), "ratio_no_wait": round(med["model, no wait"] / med["none"],
+                                                                                   2)})
+    print(f"\nstart -> first activate ({nodes} nodes): " + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in med.items())
+          + f"; model / none = {ratio:.2f}x (no wait: {med['model, no wait'] / med['none']:.2f}x; backends "
+          f"{sorted(backends['model, no wait'])})")
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)

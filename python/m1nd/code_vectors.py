@@ -28,9 +28,12 @@ never ranks worse than an unembedded one.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
+import json
 import logging
+import os
 import threading
 import time
 import weakref
@@ -57,6 +60,9 @@ from m1nd.store.db import Database, PerThread, open_db
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "graph.code.usearch"
+STATE_FILE = "graph.code.state.npz"
+COVERAGE_FILE = "graph.code.coverage.json"
+STATE_VERSION = 1  # bump when node_texts or embed_hash change
 COMMIT_EVERY = 256
 MIN_COVERAGE = 0.9
 SEM_TOP = 200
@@ -114,6 +120,7 @@ class _GenState:
     sorted_ids: np.ndarray  # row ids sorted
     sorted_pos: np.ndarray  # graph index of each sorted id
     embeddable: int
+    key: str = ""  # identifies the generation, node ids and model (the sidecar files' key)
 
 
 class CodeVectors:
@@ -126,6 +133,7 @@ class CodeVectors:
         self._index: VectorIndex | None = None
         self._state: _GenState | None = None
         self._have: set[str] | None = None  # embed hashes with a vector of this model
+        self._any_vector = False
         self._coverage: tuple[Any, float] | None = None
         self._lock = threading.RLock()
         self._worker: Any = None  # m1nd.embed_worker.Worker while a child runs
@@ -136,6 +144,7 @@ class CodeVectors:
         self.done = 0
         self.rate = 0.0
         self.inferences = 0
+        self.memory_reembed: dict[str, Any] | None = None  # the child's memory re-embedding: pending, done, rate
         self.last_error: str | None = None
 
     # -- identity ---------------------------------------------------------------------------------------------------
@@ -172,19 +181,58 @@ class CodeVectors:
             st = self._state
             if st is not None and st.generation == g.graph_generation:
                 return st
-            texts = node_texts(g.nodes)
             mid = self.emb.model_id
-            hashes = [embed_hash(mid, x) if x is not None else None for x in texts]
-            ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
-            row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
+            key = self._state_key(g, mid)
+            cached = self._read_state_file(g, key)
+            if cached is not None:
+                hashes, row_ids = cached
+            else:
+                texts = node_texts(g.nodes)
+                hashes = [embed_hash(mid, x) if x is not None else None for x in texts]
+                ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
+                row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
+                # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker
+                # child), and they are the largest part of this state in a serving process (~40 MB on the stdlib)
+                del texts
+                self._write_state_file(key, hashes, row_ids)
             order = np.argsort(row_ids, kind="stable")
-            # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker child), and
-            # they are the largest part of this state in a serving process (~40 MB on the stdlib)
-            del texts
             st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
-                           sum(1 for h in hashes if h is not None))
+                           sum(1 for h in hashes if h is not None), key)
             self._state = st
             return st
+
+    # The per-node embed hashes and row ids of one graph generation cost ~0.5 s to compute on the stdlib (every node's
+    # text, hashed); a server start reads them from a sidecar instead (issue 13 item 5). Keyed like the graph cache
+    # (the generation) plus the model, the node count and a digest of the node ids; anything else recomputes.
+    def _state_key(self, g: Any, mid: str) -> str:
+        h = hashlib.sha256(f"{STATE_VERSION}\0{g.graph_generation}\0{g.n}\0{mid}\0".encode())
+        h.update("\0".join(g.nodes.ext_id).encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _read_state_file(self, g: Any, key: str) -> tuple[list[str | None], np.ndarray] | None:
+        path = self.cg.workdir / STATE_FILE
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["key"]) != key:
+                    return None
+                raw, row_ids = z["hashes"], np.asarray(z["row_ids"], np.int64)
+        except (OSError, ValueError, KeyError, EOFError):
+            return None
+        if len(raw) != g.n or len(row_ids) != g.n:
+            return None
+        return [h.decode("ascii") if h else None for h in raw.tolist()], row_ids
+
+    def _write_state_file(self, key: str, hashes: list[str | None], row_ids: np.ndarray) -> None:
+        path = self.cg.workdir / STATE_FILE
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+        try:
+            np.savez(tmp, key=np.asarray(key),
+                     hashes=np.asarray([h or "" for h in hashes], dtype="S64"), row_ids=row_ids)
+            os.replace(tmp, path)
+        except OSError as e:  # a cache that cannot be written is not an error
+            log.info("could not write %s: %s", path, e)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     def _have_hashes(self) -> set[str]:
         if self._have is None:
@@ -206,18 +254,54 @@ class CodeVectors:
         return out
 
     def has_vectors(self) -> bool:
-        """Whether the store holds any code vector of this model (one cached query; no per-node work)."""
-        return bool(self._have_hashes())
+        """Whether the store holds any code vector of this model (one cheap query; no per-node work)."""
+        if self._have is not None:
+            return bool(self._have)
+        if not self._any_vector:
+            self._any_vector = self.db.one("SELECT 1 FROM node_vectors WHERE model_id = ? AND dim = ? LIMIT 1",
+                                           (self.emb.model_id, int(self.emb.dim))) is not None
+        return self._any_vector
 
     def coverage(self, g: Any) -> float:
         st = self._gen_state(g)
         if not st.embeddable:
             return 1.0
+        if self._have is None and self._coverage is None:
+            # a server start: the share computed by an earlier process, while no vector was written since (the
+            # set of embedded texts is a ~0.2 s query on the stdlib, not needed to answer queries)
+            cached = self._read_coverage_file(st)
+            if cached is not None:
+                return cached
         have = self._have_hashes()
         key = (st.generation, len(have), id(have))
         if self._coverage is None or self._coverage[0] != key:
+            vgen = self._vectors_generation()
             self._coverage = (key, sum(1 for h in st.hashes if h is not None and h in have) / st.embeddable)
+            self._write_coverage_file(st, vgen, self._coverage[1])
         return self._coverage[1]
+
+    def _vectors_generation(self) -> str | None:
+        return self.db.scalar("SELECT value FROM meta WHERE key = 'code_vectors_generation'")
+
+    def _read_coverage_file(self, st: _GenState) -> float | None:
+        try:
+            d = json.loads((self.cg.workdir / COVERAGE_FILE).read_text(encoding="utf-8"))
+            if d["key"] == st.key and d["vectors_generation"] == self._vectors_generation():
+                return float(d["coverage"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def _write_coverage_file(self, st: _GenState, vgen: str | None, cov: float) -> None:
+        path = self.cg.workdir / COVERAGE_FILE
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            tmp.write_text(json.dumps({"key": st.key, "vectors_generation": vgen, "coverage": cov}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as e:
+            log.info("could not write %s: %s", path, e)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     def _generation(self, g: Any) -> int:
         v = self.db.scalar("SELECT value FROM meta WHERE key = 'code_vectors_generation'")
@@ -226,6 +310,7 @@ class CodeVectors:
     def sync(self, g: Any) -> VectorIndex:
         """Make the index agree with the current graph and ``node_vectors``."""
         ix = self.index()
+        ix.ensure_loaded()  # (the file records the generation it reflects)
         gen = self._generation(g)
         if ix.generation == gen:
             return ix
@@ -255,8 +340,6 @@ class CodeVectors:
         return ix
 
     def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        import json
-
         out: dict[str, np.ndarray] = {}
         dim = int(self.emb.dim)
         for a in range(0, len(hashes), 900):
@@ -384,6 +467,10 @@ class CodeVectors:
             w.start()
 
     def _on_progress(self, msg: dict[str, Any]) -> None:
+        if msg.get("event") == "memory":  # the child re-embeds the memory store (another model embedded it)
+            done, total = int(msg.get("done", 0)), int(msg.get("total", 0))
+            self.memory_reembed = {"pending": max(0, total - done), "done": done, "rate": float(msg.get("rate", 0.0))}
+            return
         if msg.get("event") not in ("progress", "done"):
             return
         self.done = int(msg.get("done", 0))
@@ -518,6 +605,8 @@ class CodeVectors:
                         out["rate"] = self.rate
                 except Exception as e:  # noqa: BLE001 — health must answer
                     out["error"] = str(e)
+        if self.memory_reembed is not None and self.worker_running:
+            out["memory_reembed"] = dict(self.memory_reembed)
         if self.last_error:
             out["last_error"] = self.last_error
         return out
@@ -572,7 +661,7 @@ def _register_affinity_provider() -> None:
     _provider_registered[0] = True
 
 
-def start_server_jobs(ws: Any) -> None:
+def start_server_jobs(ws: Any, g: Any = None) -> None:
     """At server start (embeddings.md §5, §9): embed code nodes still missing vectors and, when the memory store was
     embedded by another model, re-embed it afterwards — both in the worker child (:mod:`m1nd.embed_worker`)."""
     cv = code_vectors_for(ws.graph)
@@ -584,7 +673,7 @@ def start_server_jobs(ws: Any) -> None:
         with contextlib.suppress(Exception):
             memory_changed = bool(hook.model_state()["changed"])
     try:
-        g = ws.graph.graph()
+        g = g if g is not None else ws.graph.graph()
         code_missing = bool(g.n) and bool(cv.missing(g))
     except EmbedderUnavailableError:
         return
@@ -592,9 +681,219 @@ def start_server_jobs(ws: Any) -> None:
         cv.start_background()
 
 
-def semantic_status(cg: Any, g: Any) -> str | None:
+# =====================================================================================================================
+# Start-up (issue 13 item 5): the semantic path is made ready beside the graph load, never in front of it
+# =====================================================================================================================
+STARTUP_WAIT_S = 30.0
+WARM_QUERY = "m1nd start-up warm query"
+
+
+def startup_wait_s() -> float:
+    """How long a query waits for the start-up warm-up (``M1ND_EMBED_WAIT_S``; 0: never wait)."""
+    raw = os.environ.get("M1ND_EMBED_WAIT_S", "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else STARTUP_WAIT_S
+    except ValueError:
+        return STARTUP_WAIT_S
+
+
+class Warmup:
+    """The server's start-up work for the semantic dimension, in a thread of its own.
+
+    Started by :meth:`m1nd.workspace.Workspace.on_server_start` *before* the graph loads. One thread chooses the
+    embedder (a model folder is loaded and validated there) and, when the graph database says its code was fully
+    embedded by this model (``meta.embed_model_id``), loads the query session at once: tokenizer, checksums and the
+    ONNX Runtime session, which is created without holding the GIL. Meanwhile another waits for the graph the main
+    thread loads (:meth:`graph_loaded`), computes the coverage (per-node hashes from a sidecar file) and opens the code
+    index (a memory map). When both are done queries may use embeddings; then the worker child is started for vectors
+    still missing (:func:`start_server_jobs`).
+
+    Queries that need embeddings wait for it (:meth:`wait`, at most :func:`startup_wait_s`), so a result never
+    depends on how fast the model happened to load; one that gives up runs with the trigram fallback and says so in
+    ``semantic_status``.
+    """
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.done = threading.Event()
+        self.stopping = False
+        self.seconds: float | None = None
+        self.preloaded = False
+        self._graph: Any = None
+        self._graph_ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="m1nd-semantic-warmup", daemon=True)
+        self._loader: threading.Thread | None = None
+        self._t0 = time.monotonic()
+
+    def start(self) -> Warmup:
+        self._thread.start()
+        return self
+
+    def graph_loaded(self, g: Any) -> None:
+        """The main thread loaded the graph (the warm-up never takes the graph lock: a query holding it may be
+        waiting for the warm-up)."""
+        self._graph = g
+        self._graph_ready.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until queries may use embeddings (or know they cannot)."""
+        return self.done.wait(startup_wait_s() if timeout is None else timeout)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Until all of it ran, including the start of the worker child (tests)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """At shutdown: skip what has not started and wait for the step in progress. A process must not exit while
+        a thread is inside ONNX Runtime (here: the session being created), which can abort it (see embed_worker)."""
+        self.stopping = True
+        self._graph_ready.set()
+        end = time.monotonic() + timeout
+        for t in (self._thread, self._loader, *_preloads):
+            if t is not None and t.is_alive() and t is not threading.current_thread():
+                t.join(max(0.0, end - time.monotonic()))
+
+    def _run(self) -> None:
+        t0 = time.monotonic()
+        try:
+            self._warm()
+        except Exception as e:  # noqa: BLE001 — the semantic signal is optional; queries fall back and say so
+            log.warning("semantic warm-up failed: %s", e)
+        finally:
+            if self.seconds is None:
+                self.seconds = time.monotonic() - t0
+            self.done.set()
+
+    def _warm(self) -> None:
+        t0 = time.monotonic()
+        cg = self.ws.graph
+        # 1. the model, in a thread of its own (session creation runs in C++ without the GIL) ...
+        self._loader = threading.Thread(target=self._load_model, args=(cg,), name="m1nd-model-load", daemon=True)
+        self._loader.start()
+        # 2. ... while this one waits for the graph, then computes the coverage and opens the code index
+        self._graph_ready.wait()
+        self._mark("graph ready")
+        g = self._graph
+        if self.stopping or g is None:
+            return
+        emb = get_embedder()  # (a model folder: once its loader has validated it)
+        if not emb.available:
+            return
+        cv = code_vectors_for(cg)
+        if cv.available and g.n and cv.coverage(g) >= MIN_COVERAGE and not self.stopping:
+            self._mark("coverage")
+            cv.sync(g)
+            self._mark("index")
+            self._loader.join()
+            if not self.stopping and usable(cv.emb) is not None:  # loaded already when the database said so
+                cv.scores(g, WARM_QUERY)  # first-use costs (shapes, index pages, imports) off the first real query
+        self._mark("ready")
+        self.seconds = time.monotonic() - t0
+        self.done.set()  # queries go ahead from here
+        # 3. then the worker child for vectors still missing, and the memory store's re-embedding
+        if not self.stopping:
+            start_server_jobs(self.ws, g)
+
+    def _load_model(self, cg: Any) -> None:
+        for t in _preloads[:]:  # the early load begun by `m1nd serve` (preload_model)
+            t.join()
+        try:
+            emb = get_embedder()  # a model folder is loaded and validated here (embeddings.md §4)
+            if isinstance(emb, OnnxEmbedder) and self._fully_embedded(cg, emb) and not self.stopping:
+                self._mark("model load starts")
+                self.preloaded = usable(emb) is not None
+                self._mark("model loaded")
+        except Exception as e:  # noqa: BLE001 — reported again by the first query that needs the model
+            log.warning("loading the embedding model failed: %s", e)
+
+    def _mark(self, what: str) -> None:
+        log.debug("start-up warm-up: %s after %.0f ms", what, (time.monotonic() - self._t0) * 1000)
+
+    @staticmethod
+    def _fully_embedded(cg: Any, emb: Any) -> bool:
+        try:
+            return cg.store.meta("embed_model_id") == emb.model_id
+        except Exception:  # noqa: BLE001 — a busy or new database: decide once the graph is loaded
+            return False
+
+
+_preloads: list[threading.Thread] = []
+
+
+def preload_model(settings: Any) -> None:
+    """Begin loading the query model at the very start of ``m1nd serve`` (issue 13 item 5), before the command
+    modules are even imported, when the workspace's graph says its code is fully embedded by the default model (so a
+    server that still has vectors to compute never holds a session for nothing). :class:`Warmup` takes it over."""
+
+    def run() -> None:
+        try:
+            emb = get_embedder()  # (a model folder is loaded here)
+            path = settings.graph_db
+            if not isinstance(emb, OnnxEmbedder) or not path.is_file():
+                return
+            db = Database(path, busy_timeout_ms=settings.busy_timeout_ms, readonly=True)
+            try:
+                mid = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
+            finally:
+                db.close()
+            if mid == emb.model_id:
+                usable(emb)
+        except Exception as e:  # noqa: BLE001 — the warm-up and the first query try again and report it
+            log.info("early model load failed: %s", e)
+
+    t = threading.Thread(target=run, name="m1nd-model-preload", daemon=True)
+    _preloads.append(t)
+    t.start()
+
+
+@atexit.register
+def _join_preloads() -> None:
+    """Never let the interpreter finalise while a thread creates an ONNX Runtime session (a start-up that failed)."""
+    for t in _preloads[:]:
+        t.join(10.0)
+
+
+def start_warmup(ws: Any) -> Warmup:
+    """Begin the start-up warm-up of a server process (see :class:`Warmup`)."""
+    w = Warmup(ws)
+    ws.graph._semantic_warmup = w
+    return w.start()
+
+
+def warmup_pending(cg: Any) -> Warmup | None:
+    """The start-up warm-up of ``cg`` while it runs, else None."""
+    w = cg.__dict__.get("_semantic_warmup")
+    return w if w is not None and not w.done.is_set() else None
+
+
+class SemanticCall:
+    """sem(n) of one query, computed in a helper thread (beside the lexical stage of ``run_activation``). Calling it
+    gives the scores (or None); afterwards ``loading`` says whether it gave up waiting for the start-up warm-up."""
+
+    def __init__(self, fut: Any) -> None:
+        self._fut = fut
+        self.loading = False
+
+    def __call__(self) -> np.ndarray | None:
+        scores, self.loading = self._fut.result()
+        return scores
+
+
+def semantic_after_warmup(cg: Any, g: Any, query: str, w: Warmup) -> tuple[np.ndarray | None, bool]:
+    """Wait for the start-up warm-up, then sem(n); ``(None, True)`` when the wait ran out."""
+    if not w.wait():
+        return None, True
+    return semantic_scores(cg, g, query), False
+
+
+def semantic_status(cg: Any, g: Any, *, loading: bool = False) -> str | None:
     """Why ``activate`` ran without the embedding backend while a model is installed (issue 13 item 4), or None: the
-    result says so instead of silently ranking with trigrams."""
+    result says so instead of silently ranking with trigrams. ``loading``: the query gave up waiting for the
+    start-up warm-up (:class:`Warmup`)."""
+    if loading:
+        return (f"semantic dimension not ready: the embedding model was still loading after "
+                f"{startup_wait_s():g} s (M1ND_EMBED_WAIT_S); ranked with the trigram fallback")
     try:
         cv = code_vectors_for(cg)
         if not cv.available or g.n == 0:
@@ -611,11 +910,19 @@ def semantic_status(cg: Any, g: Any) -> str | None:
             f"trigram fallback until {MIN_COVERAGE:.0%}")
 
 
-def worker_embedder(emb: Any) -> Any:
-    """The worker child's embedder: its own session with one thread fewer than a query session (embeddings.md §9),
-    so on 2 cores one stays free for the server; None when no model is usable."""
-    if isinstance(emb, OnnxEmbedder):
-        emb = emb.clone(threads=max(1, default_threads() - 1))
+def worker_threads() -> int:
+    """Threads of the worker child's session: one fewer than a query session (embeddings.md §9), so on 2 cores one
+    stays free for the server."""
+    return max(1, default_threads() - 1)
+
+
+def worker_embedder(emb: Any, threads: int | None = None) -> Any:
+    """The worker child's embedder with its own session of ``threads`` threads, or None when no model is usable.
+    The process's embedder itself when it has that thread count (a model folder is loaded when it is chosen: no
+    second session in the child, issue 13 item 7)."""
+    threads = threads or worker_threads()
+    if isinstance(emb, OnnxEmbedder) and emb.threads != threads:
+        emb = emb.clone(threads=threads)
     return usable(emb)
 
 

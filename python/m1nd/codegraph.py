@@ -75,6 +75,9 @@ class CodeGraph:
         self.last_persist_ms = now_ms()
 
     def close(self) -> None:
+        w = self.__dict__.get("_semantic_warmup")  # issue 13: never exit while the warm-up is inside ONNX Runtime
+        if w is not None:
+            w.stop()
         cv = self.__dict__.get("_code_vectors")  # issue 6: stop the background embedding worker first
         if cv is not None:
             cv.close()
@@ -383,7 +386,8 @@ class CodeGraph:
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
                                         node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
             boosts = self.boosts_for(g, agent_id)
-            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=self.query_semantic(g, query),
+            sem = self.query_semantic(g, query)
+            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=sem,
                                    feedback=self.feedback_for(g, agent_id, query))
             top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file)
             files = A.file_view(g, run, top_k, params.node_kinds, params.path_prefix) if group_by == "file" else None
@@ -434,7 +438,7 @@ class CodeGraph:
         if run.semantic_backend == "trigram":
             from m1nd.code_vectors import semantic_status
 
-            note = semantic_status(self, g)
+            note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False)))
             if note:
                 out["semantic_status"] = note
         return out
@@ -612,11 +616,17 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
     Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
     released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
     """
-    global _SEM_POOL
-    from concurrent.futures import ThreadPoolExecutor
+    from m1nd.code_vectors import (
+        SemanticCall,
+        code_vectors_for,
+        semantic_after_warmup,
+        semantic_scores,
+        warmup_pending,
+    )
 
-    from m1nd.code_vectors import code_vectors_for, semantic_scores
-
+    w = warmup_pending(cg)
+    if w is not None:  # a server starting up: the model is loading beside us (issue 13 item 5); wait for it there
+        return SemanticCall(_sem_pool().submit(semantic_after_warmup, cg, g, query, w))
     cv = code_vectors_for(cg)
     try:
         # no model or no code vector at all (one cached query): nothing to overlap. The coverage check hashes every
@@ -626,10 +636,16 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
         idle = True
     if idle:  # (the no-model notice is printed once, by semantic_scores)
         return lambda: semantic_scores(cg, g, query)
+    return _sem_pool().submit(semantic_scores, cg, g, query).result
+
+
+def _sem_pool() -> Any:
+    global _SEM_POOL
     if _SEM_POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         _SEM_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="m1nd-sem")
-    fut = _SEM_POOL.submit(semantic_scores, cg, g, query)
-    return fut.result
+    return _SEM_POOL
 
 
 def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:

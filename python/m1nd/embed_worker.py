@@ -15,7 +15,8 @@ Why a child process and not a thread of the server:
 Protocol: the server starts ``python -m m1nd.embed_worker --home H --workspace-key K`` with a pipe on stdin and one
 on stdout. The child embeds every code node still missing a vector of the active model (committing every batch), then
 re-embeds the memory store when it was embedded by another model, and exits 0. It writes one JSON object per line on
-its stdout (``{"event": "progress", "done", "total", "rate"}``, then ``{"event": "done", ...}``); logs go to stderr.
+its stdout (``{"event": "progress", "done", "total", "rate"}`` for code nodes, ``{"event": "memory", "done", "total",
+"rate"}`` while it re-embeds the memory store, then ``{"event": "done", ...}``); logs go to stderr.
 It exits at once when its stdin reaches EOF (the server closed it or died, even by SIGKILL), on SIGTERM and on
 SIGINT. The server reads the vectors from ``graph.db`` (:mod:`m1nd.code_vectors`); the child never writes the
 server's usearch file.
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 NICE = 10  # the child's priority increment: tool calls of the server come first
 COMMIT_EVERY = 32  # one inference batch: a stop loses at most the batch in flight (about a second of work)
 STOP_WAIT_S = 0.5  # SIGTERM ends the child at once; SIGKILL after this as a backstop
+MEMORY_PROGRESS_EVERY_S = 1.0  # memory re-embedding reports per entry; the server hears of it at most this often
 
 
 class Worker:
@@ -150,9 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             os.write(out_fd, data)
 
+    from m1nd.code_vectors import worker_threads
     from m1nd.config import Settings
     from m1nd.workspace import Workspace
 
+    # the embedder chosen in this process gets the worker's thread count from the start: a model folder, loaded
+    # when chosen, is then the only session here (issue 13 item 7)
+    os.environ["M1ND_EMBED_THREADS"] = str(worker_threads())
     settings = Settings(home=Path(args.home), workspace_key=Path(args.workspace_key),
                         busy_timeout_ms=args.busy_timeout_ms)
     ws = Workspace(settings, transport="worker")
@@ -164,7 +170,7 @@ def run(ws: Any, emit: Callable[[dict[str, Any]], None]) -> int:
     from m1nd.code_vectors import code_vectors_for, worker_embedder
 
     cv = code_vectors_for(ws.graph)
-    emb = worker_embedder(cv.emb)
+    emb = worker_embedder(cv.emb, int(os.environ.get("M1ND_EMBED_THREADS", "0")) or None)
     if emb is None:
         emit({"event": "done", "done": 0, "total": 0, "rate": 0.0, "error": "no embedding model"})
         return 0
@@ -181,8 +187,19 @@ def run(ws: Any, emit: Callable[[dict[str, Any]], None]) -> int:
         cv.embed_missing(g, emb=emb, commit_every=COMMIT_EVERY, progress=progress, update_index=False)
     hook = getattr(ws.memory, "vector_hook", None)
     if hook is not None and hook.model_state()["changed"]:
-        emit({"event": "memory"})
-        hook.embed(ws.memory, agent=None, all_=True, every_owner=True)
+        emit({"event": "memory", "done": 0, "total": 0, "rate": 0.0})
+        t1 = time.monotonic()
+        last = [0.0]
+
+        def memory_progress(done: int, total: int, _title: str) -> None:
+            now = time.monotonic()
+            if done < total and now - last[0] < MEMORY_PROGRESS_EVERY_S:
+                return
+            last[0] = now
+            dt = now - t1
+            emit({"event": "memory", "done": done, "total": total, "rate": round(done / dt, 2) if dt > 0 else 0.0})
+
+        hook.embed(ws.memory, agent=None, all_=True, every_owner=True, progress=memory_progress)
     dt = time.monotonic() - t0
     emit({"event": "done", "done": state["done"], "total": state["total"],
           "rate": round(state["done"] / dt, 2) if dt > 0 else 0.0})

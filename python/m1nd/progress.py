@@ -36,6 +36,7 @@ class RateProgress:
         self._last = 0.0
         self.done = 0
         self.total = 0
+        self.detail = ""
 
     def line(self) -> str:
         dt = time.monotonic() - self.t0
@@ -48,10 +49,16 @@ class RateProgress:
             width = 24
             filled = int(width * self.done / max(self.total, 1))
             text = f"[{'#' * filled}{'.' * (width - filled)}] " + text
+            if self.detail:
+                text = (text + " · " + " ".join(self.detail.split()))[:119]
         return text
 
-    def update(self, done: int, total: int) -> None:
+    def update(self, done: int, total: int, detail: str | None = None) -> None:
+        """Record progress; writes at most every 0.2 s on a terminal (with ``detail``, e.g. the item in hand) and
+        every ``PLAIN_EVERY_S`` otherwise (the first call writes at once)."""
         self.done, self.total = done, total
+        if detail is not None:
+            self.detail = detail
         now = time.monotonic()
         if now - self._last < (TTY_EVERY_S if self.tty else PLAIN_EVERY_S):
             return
@@ -60,11 +67,13 @@ class RateProgress:
 
     def _write(self, final: bool = False) -> None:
         if self.tty:
-            self.stream.write("\r" + self.line().ljust(100) + ("\n" if final else ""))
+            self.stream.write("\r" + self.line().ljust(120) + ("\n" if final else ""))
         else:
             self.stream.write(self.line() + "\n")
         self.stream.flush()
 
     def close(self) -> None:
+        """The final line (when there was anything to do)."""
         if self.total:
+            self.detail = ""
             self._write(final=True)

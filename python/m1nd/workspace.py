@@ -66,12 +66,18 @@ class Workspace:
 
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
-        baseline (learning.md §5) so ``drift`` can compare sessions."""
-        g = self.graph
-        g.graph()
-        from m1nd.code_vectors import start_server_jobs  # issue 6: background embedding of missing vectors
+        baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
+        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.code_vectors.Warmup`)."""
+        # issues 6, 13: embedding jobs and the model, beside the graph
+        from m1nd.code_vectors import start_warmup
 
-        start_server_jobs(self)
+        warm = start_warmup(self)
+        g = self.graph
+        try:
+            warm.graph_loaded(g.graph())
+        except BaseException:
+            warm.stop()  # the process is about to exit: not while the warm-up is inside ONNX Runtime
+            raise
         try:
             from m1nd.baselines import record_server_start
         except ModuleNotFoundError as e:
@@ -85,3 +91,11 @@ class Workspace:
             self.graph.close()
         if "memory" in self.__dict__:
             self.memory.close()
+
+
+def preload_embedder(settings: Settings) -> None:
+    """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
+    are imported and the graph loads (issue 13 item 5; :func:`m1nd.code_vectors.preload_model`)."""
+    from m1nd.code_vectors import preload_model
+
+    preload_model(settings)

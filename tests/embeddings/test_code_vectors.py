@@ -152,6 +152,7 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     ws2 = workspace_for(small_repo, transport="stdio")
     assert ws2.memory.vector_hook.model_state()["changed"]
     ws2.on_server_start()
+    assert ws2.graph._semantic_warmup.join(30)  # the worker child is started by the start-up warm-up (issue 13)
     cv = C.code_vectors_for(ws2.graph)
     assert cv.worker_running
     assert cv.wait_idle(timeout=60)
@@ -161,6 +162,8 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     assert not ws2.memory.vector_hook.model_state()["changed"]
     assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-256",)]
     assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
+    # the child reported the memory re-embedding too (health shows it as memory_reembed while the child runs)
+    assert cv.memory_reembed == {"pending": 0, "done": 2, "rate": cv.memory_reembed["rate"]}
 
 
 def test_the_graph_records_its_embedding_model(small_repo, workspace_for) -> None:

@@ -194,6 +194,18 @@ def test_auto_anchor_command(mcli) -> None:
     assert r.code == 1 and f"Entry {e} has no embedding. Run `m1nd memory embed {e}` first." in r.err
 
 
+def test_embed_all_progress_is_periodic_off_a_terminal(mcli) -> None:
+    """Issue 13 item 4: rate and ETA on stderr, and off a terminal a line at the start, every 10 s and at the end —
+    not one line per entry."""
+    for i in range(40):
+        mcli.add(f"Entry {i}", f"body number {i} about retries and caches", "--no-embed")
+    r = mcli("embed", "--all")
+    assert r.code == 0 and r.out == "Found 40 entries to embed\nAll 40 entries embedded!\n"
+    lines = [x for x in r.err.splitlines() if x.startswith("Embedding ")]
+    assert 2 <= len(lines) <= 4, r.err
+    assert lines[-1].startswith("Embedding 40/40 (100%)") and "ETA" in lines[-1]
+
+
 def test_removed_anchors_are_not_re_added(mcli) -> None:
     a = mcli.add(*RETRY, "--no-auto-anchor")
     b = mcli.add(*RETRY2, "--no-auto-anchor")
@@ -212,7 +224,7 @@ def test_embed_command(mcli) -> None:
                                      f"{a}\n")
     r = mcli("embed", "--all", "--long-only", "500")
     assert r.out == "Found 1 entries to embed\nEmbedded 1 entries (1 skipped below threshold)\n"
-    assert "Embedding 1/1: Long" in r.err
+    assert "Embedding 1/1 (100%)" in r.err and "/s, elapsed" in r.err and "ETA" in r.err
     r = mcli("embed", "--all")
     assert r.out == "Found 1 entries to embed\nAll 1 entries embedded!\n"
     assert mcli("embed", "--all").out == "Found 0 entries to embed\nAll 0 entries embedded!\n"

@@ -114,3 +114,43 @@ def test_code_activation_with_the_real_model(real_model, small_repo, workspace_f
     r = ws.graph.activate("a", "wait longer between attempts when a request fails", top_k=5, learn=False)
     assert r["semantic_backend"] == "embedding"
     assert r["activated"][0]["source_path"] == "src/net/retry.py"
+
+
+def test_a_model_folder_serves_embeds_in_the_worker_child_with_one_session(tmp_path, monkeypatch, small_repo,
+                                                                          workspace_for) -> None:
+    """Issue 13 item 7: a user model folder (copies of the installed int8 MiniLM, laid out like a BGE download) goes
+    through the server start-up and the worker child like the default model; in the child the folder's model, loaded
+    when chosen, is the only session (it gets the worker's thread count from the start)."""
+    import shutil
+
+    from m1nd import code_vectors as C
+
+    spec = E.default_spec()
+    d = tmp_path / "bge-like"
+    d.mkdir()
+    shutil.copyfile(spec.model_path, d / "model.onnx")
+    shutil.copyfile(spec.tokenizer_path, d / "tokenizer.json")
+    (d / "m1nd-embed.json").write_text(json.dumps({"model_id": "minilm-folder", "pooling": "cls",
+                                                   "query_prefix": "query: ", "sim_floor": 0.45,
+                                                   "sim_ceiling": 0.85}))
+    monkeypatch.setenv("M1ND_EMBEDDER", "onnx")
+    monkeypatch.setenv("M1ND_EMBED_MODEL_DIR", str(d))
+    E.reset_embedder()
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="skip")
+    ws.close()
+    ws = workspace_for(small_repo, transport="stdio")
+    monkeypatch.setattr(C.CodeVectors, "background_allowed", property(lambda self: True))
+    ws.on_server_start()
+    assert ws.graph._semantic_warmup.join(60)
+    cv = C.code_vectors_for(ws.graph)
+    assert cv.wait_idle(timeout=120)
+    assert {m for (m,) in cv.db.all("SELECT DISTINCT model_id FROM node_vectors")} == {"minilm-folder"}
+    r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
+    assert r["semantic_backend"] == "embedding"
+    ws.close()
+
+    monkeypatch.setenv("M1ND_EMBED_THREADS", str(C.worker_threads()))  # what the child sets before choosing
+    E.reset_embedder()
+    emb = E.get_embedder()
+    assert emb.loaded and C.worker_embedder(emb, emb.threads) is emb

@@ -31,26 +31,55 @@ PACKAGES = ("json", "email", "http", "logging", "urllib", "xml", "concurrent", "
 CLEAN = {"eof": 0, "SIGTERM": 0, "SIGINT": 130}
 
 
-def _env(home: Path) -> dict[str, str]:
+def _env(home: Path, model_dir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("M1ND_")}
     env.update(M1ND_HOME=str(home), M1ND_EMBEDDER="onnx")
+    if model_dir is not None:
+        env["M1ND_EMBED_MODEL_DIR"] = str(model_dir)
     return env
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def _make_corpus(root: Path, model_dir: Path | None = None) -> tuple[Path, Path, dict[str, str]]:
     from m1nd.memory import embeddings as E
 
     if E.default_spec() is None:
         pytest.skip("the default embedding model is not installed")
-    root = tmp_path_factory.mktemp("stops")
     repo, home = root / "repo", root / "home"
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     for name in PACKAGES:
         shutil.copytree(stdlib / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "test", "tests"))
+    env = _env(home, model_dir)
     subprocess.run([sys.executable, "-m", "m1nd", "--workspace", str(repo), "ingest", str(repo), "--embed", "skip"],
-                   env=_env(home), check=True, capture_output=True, timeout=300)
-    return repo, home
+                   env=env, check=True, capture_output=True, timeout=300)
+    return repo, home, env
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    return _make_corpus(tmp_path_factory.mktemp("stops"))
+
+
+def user_model_folder(dest: Path) -> Path:
+    """A user model folder (embeddings.md §4) made offline from the installed int8 MiniLM: copies of its ONNX file
+    and tokenizer, laid out like a BGE download, with CLS pooling and a query prefix."""
+    import json
+
+    from m1nd.memory import embeddings as E
+
+    spec = E.default_spec()
+    dest.mkdir(parents=True)
+    shutil.copyfile(spec.model_path, dest / "model.onnx")
+    shutil.copyfile(spec.tokenizer_path, dest / "tokenizer.json")
+    (dest / "m1nd-embed.json").write_text(json.dumps({
+        "model_id": "minilm-by-folder", "pooling": "cls", "query_prefix": "Represent this sentence for searching "
+        "relevant passages: ", "sim_floor": 0.45, "sim_ceiling": 0.85}), encoding="utf-8")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def folder_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("stops-folder")
+    return _make_corpus(root, user_model_folder(root / "model"))
 
 
 def _graph_db(home: Path) -> Path:
@@ -89,7 +118,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _trial(repo: Path, home: Path, how: str, rng: random.Random) -> tuple[int, float, int, int]:
+def _trial(repo: Path, home: Path, env: dict[str, str], how: str, rng: random.Random) -> tuple[int, float, int, int]:
     """One stop: returns (exit code, seconds from the stop to the exit, vectors before, vectors after)."""
     db = _graph_db(home)
     if _missing(db) < 600:  # keep enough work for the worker to be busy when the stop arrives
@@ -98,7 +127,7 @@ def _trial(repo: Path, home: Path, how: str, rng: random.Random) -> tuple[int, f
         con.commit()
         con.close()
     start = _vectors(db)
-    proc = subprocess.Popen([sys.executable, "-m", "m1nd", "--workspace", str(repo), "serve"], env=_env(home),
+    proc = subprocess.Popen([sys.executable, "-m", "m1nd", "--workspace", str(repo), "serve"], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
@@ -132,14 +161,30 @@ def _trial(repo: Path, home: Path, how: str, rng: random.Random) -> tuple[int, f
 
 @pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT"])
 def test_stops_while_embedding_are_clean_fast_and_keep_vectors(corpus, how: str) -> None:
-    repo, home = corpus
+    _trials(corpus, how, TRIALS)
+
+
+@pytest.mark.parametrize("how", ["eof", "SIGTERM", "SIGINT"])
+def test_stops_with_a_user_model_folder(folder_corpus, how: str) -> None:
+    """Issue 13 item 7: a model chosen by ``M1ND_EMBED_MODEL_DIR`` is embedded by the worker child too (its vectors
+    carry the folder's model id) and stops as cleanly."""
+    _repo, home, _env = folder_corpus
+    _trials(folder_corpus, how, max(3, TRIALS // 3))
+    con = sqlite3.connect(_graph_db(home), timeout=30)
+    ids = {m for (m,) in con.execute("SELECT DISTINCT model_id FROM node_vectors")}
+    con.close()
+    assert ids == {"minilm-by-folder"}
+
+
+def _trials(corpus: tuple[Path, Path, dict[str, str]], how: str, trials: int) -> None:
+    repo, home, env = corpus
     rng = random.Random(13)
     times = []
-    for _ in range(TRIALS):
-        rc, took, before, after = _trial(repo, home, how, rng)
+    for _ in range(trials):
+        _rc, took, before, after = _trial(repo, home, env, how, rng)
         times.append(took)
         assert after >= before, f"{how}: vectors committed before the stop were lost ({before} -> {after})"
         assert took < EXIT_BOUND_S, f"{how}: exit took {took:.2f} s"
     times.sort()
-    sys.stderr.write(f"\n{how}: {TRIALS} trials, 0 aborts; exit after the stop: median {times[len(times) // 2]:.2f} s, "
+    sys.stderr.write(f"\n{how}: {trials} trials, 0 aborts; exit after the stop: median {times[len(times) // 2]:.2f} s, "
                      f"max {times[-1]:.2f} s\n")

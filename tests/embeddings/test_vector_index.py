@@ -104,3 +104,28 @@ def test_removals_past_20_percent_compact_the_index(tmp_path) -> None:
     assert len(ix) == 400 and ix._removed == 0  # compacted from the live vectors
     k, s = ix.search(x[450], 1)
     assert k.tolist() == [451] and s[0] > 0.99
+
+
+def test_a_persisted_index_opens_as_a_memory_map_and_copies_on_the_first_write(tmp_path) -> None:
+    """Issue 13 (start-up): opening reads nothing but the key sidecar; searching a mapped index needs no key map;
+    the first write works on an in-memory copy and the saved file stays readable throughout."""
+    x = _data(300)
+    keys = np.arange(1, 301, dtype=np.uint64)
+    ix = VectorIndex(tmp_path / "m.usearch", model_id="m", dim=32)
+    ix.upsert(keys, keys.astype(np.int64), x, generation=1)
+    ix.save()
+    want = [ix.search(v, 5)[0].tolist() for v in x[:10]]
+
+    again = VectorIndex(tmp_path / "m.usearch", model_id="m", dim=32)
+    assert len(again) == 300 and again._viewed and again._tag_map is None
+    assert [again.search(v, 5)[0].tolist() for v in x[:10]] == want
+    assert again._tag_map is None  # searching did not build the key map
+    extra = _data(1, seed=5)
+    again.upsert(np.asarray([999], np.uint64), np.asarray([999], np.int64), extra, generation=2)
+    assert not again._viewed and len(again) == 301 and 999 in again and 1 in again
+    assert again.search(extra[0], 1)[0].tolist() == [999]
+    again.remove([1], generation=3)
+    assert 1 not in again and len(again) == 300
+    again.save()
+    third = VectorIndex(tmp_path / "m.usearch", model_id="m", dim=32)
+    assert len(third) == 300 and third.generation == 3 and third.search(extra[0], 1)[0].tolist() == [999]

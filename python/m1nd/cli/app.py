@@ -106,6 +106,16 @@ def _register_commands() -> None:
         module.register(cli)
 
 
+def _preload_for_serve(obj: CliContext) -> None:
+    """Start loading the embedding model before the command modules are imported (issue 13 item 5: start-up)."""
+    try:
+        from m1nd.workspace import preload_embedder
+
+        preload_embedder(obj.settings)
+    except M1ndError:
+        pass  # the server reports a bad home or workspace itself
+
+
 def run(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("M1ND_LOG_LEVEL", "WARNING").upper(),
                         format="%(levelname)s %(name)s: %(message)s")
@@ -117,6 +127,8 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     obj = CliContext(home=found.get("--home"), workspace_path=found.get("--workspace"),
                      agent_flag=found.get("--agent"))
+    if rest[:1] == ["serve"] and not {"-h", "--help"} & set(rest):
+        _preload_for_serve(obj)
     _register_commands()
     try:
         cli.main(args=rest, prog_name="m1nd", obj=obj, standalone_mode=False)

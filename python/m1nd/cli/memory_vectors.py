@@ -1,12 +1,12 @@
 """``m1nd memory embed`` and ``m1nd memory auto-anchor`` (spec memory.md §11): adapters over
 :class:`m1nd.memory.semantic.MemoryVectors`. Registered on the ``memory`` group by :mod:`m1nd.cli.memory`.
 
-Progress goes to stderr (a one-line bar rewritten in place on a terminal, plain lines otherwise); results to stdout.
+Progress goes to stderr with rate and ETA (a one-line bar rewritten in place on a terminal, a plain line every 10 s
+otherwise); results to stdout.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -24,24 +24,20 @@ def vector_hook_or_fail(svc: Any) -> Any:
 
 
 class _Progress:
-    """``Embedding i/total: title`` on stderr; on a terminal one line rewritten in place with a bar."""
+    """``Embedding i/total (pct) rate/s, elapsed, ETA`` on stderr (issue 13 item 4, :mod:`m1nd.progress`): on a
+    terminal one line rewritten in place with a bar and the entry in hand; otherwise a plain line at the first entry,
+    every 10 s and at the end — never one line per entry."""
 
     def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.started = False
+        from m1nd.progress import RateProgress
+
+        self.bar = RateProgress("Embedding")
 
     def __call__(self, i: int, total: int, title: str) -> None:
-        title = " ".join(title.split())
-        if not self.tty:
-            note(f"Embedding {i}/{total}: {title}")
-            return
-        width = 24
-        filled = int(width * i / max(total, 1))
-        line = f"[{'#' * filled}{'.' * (width - filled)}] Embedding {i}/{total}: {title}"
-        click.echo("\r" + line[:110].ljust(110), err=True, nl=False)
-        self.started = True
-        if i == total:
-            click.echo("", err=True)
+        self.bar.update(i, total, title)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 @memory_group.command("embed")
@@ -59,8 +55,12 @@ def embed_cmd(entry_id: str | None, all_: bool, long_only: int | None, force: bo
     hook = vector_hook_or_fail(svc)
     agent = _agent()
     if all_:
-        res = hook.embed(svc, agent=agent, all_=True, long_only=long_only, force=force,
-                         on_found=lambda n: out(f"Found {n} entries to embed"), progress=_Progress())
+        bar = _Progress()
+        try:
+            res = hook.embed(svc, agent=agent, all_=True, long_only=long_only, force=force,
+                             on_found=lambda n: out(f"Found {n} entries to embed"), progress=bar)
+        finally:
+            bar.close()
         if res["skipped_below_threshold"]:
             out(f"Embedded {res['embedded']} entries ({res['skipped_below_threshold']} skipped below threshold)")
         else:

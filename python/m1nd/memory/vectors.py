@@ -16,7 +16,8 @@ Construction is always explicit about metric and dtype (the defaults changed acr
 ``Index(ndim=dim, metric="cos", dtype="f16", connectivity=16, expansion_add=128, expansion_search=64)``. Search is
 exact below 50,000 vectors and HNSW above. Similarity = 1 − cosine distance.
 
-Writes go to the in-memory index; :meth:`save` writes the files atomically (``*.tmp`` then rename), at most every
+An index file is opened as a read-only memory map (``Index.view``: start-up reads nothing) and copied into memory
+at the first write; the ``(key, tag)`` map is built on first need. Writes go to the in-memory index; :meth:`save` writes the files atomically (``*.tmp`` then rename), at most every
 5 s from :meth:`maybe_save`, and at interpreter exit for every index still dirty.
 """
 
@@ -65,13 +66,38 @@ class VectorIndex:
         self.persist = persist
         self.generation: int | None = None  # the database generation this index reflects
         self._index: Any = None
-        self._tags: dict[int, int] = {}
+        self._tag_map: dict[int, int] | None = {}
+        self._pairs: np.ndarray | None = None  # (key, tag) rows of a file just opened; the dict is built on demand
+        self._viewed = False  # the index is a read-only memory map of the file until the first write
         self._removed = 0
         self._dirty = False
         self._last_save = 0.0
         self._loaded = False
         self._lock = threading.RLock()
         _live.add(self)
+
+    # -- the (key -> tag) map, built lazily: a server opening its index only to search never needs it ------------------
+    @property
+    def _tags(self) -> dict[int, int]:
+        if self._tag_map is None:
+            pairs = self._pairs if self._pairs is not None else np.zeros((0, 2), np.int64)
+            self._tag_map = dict(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()))
+            self._pairs = None
+        return self._tag_map
+
+    @_tags.setter
+    def _tags(self, value: dict[int, int]) -> None:
+        self._tag_map = value
+        self._pairs = None
+
+    def _count(self) -> int:
+        return len(self._pairs) if self._tag_map is None and self._pairs is not None else len(self._tags)
+
+    def _writable(self) -> None:
+        """Before the first change: an index opened as a memory map becomes an in-memory copy."""
+        if self._viewed:
+            self._index = self._index.copy()
+            self._viewed = False
 
     # -- construction ----------------------------------------------------------------------------------------------
     def _new(self) -> Any:
@@ -92,6 +118,7 @@ class VectorIndex:
         self._loaded = True
         self._index = self._new()
         self._tags = {}
+        self._viewed = False
         self._removed = 0
         self.generation = None
         if not self.persist:
@@ -100,9 +127,11 @@ class VectorIndex:
             meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
             if meta.get("model_id") != self.model_id or int(meta.get("dim", -1)) != self.dim:
                 return
-            pairs = np.load(self.keys_path)
+            pairs = np.asarray(np.load(self.keys_path), np.int64).reshape(-1, 2)
             idx = self._new()
-            idx.load(str(self.path))
+            # a memory map (issue 13: start-up): tens of ms instead of reading the whole file; saves replace the file
+            # by rename, so the mapped one never changes under us; the first write takes an in-memory copy
+            idx.view(str(self.path))
             if len(idx) != len(pairs) or int(meta.get("count", -1)) != len(pairs):
                 return
         except (OSError, ValueError, RuntimeError, KeyError, TypeError) as e:
@@ -110,7 +139,9 @@ class VectorIndex:
                 log.info("vector index %s unreadable (%s); rebuilding from the database", self.path, e)
             return
         self._index = idx
-        self._tags = {int(k): int(t) for k, t in pairs.tolist()}
+        self._viewed = True
+        self._tag_map = None
+        self._pairs = pairs
         self.generation = int(meta.get("vectors_generation", -1))
         self._last_save = time.monotonic()
 
@@ -137,6 +168,7 @@ class VectorIndex:
             missing = [k for k, t in want.items() if self._tags.get(k) != t]
             if stale and (self._removed + len(stale)) > TOMBSTONE_REBUILD * max(1, len(self._tags)):
                 # too many tombstones: rebuild from the database
+                self._viewed = False
                 self._index = self._new()
                 self._tags = {}
                 self._removed = 0
@@ -159,6 +191,7 @@ class VectorIndex:
         present = [k for k in keys.tolist() if k in self._tags]
         if not present:
             return
+        self._writable()
         self._index.remove(np.asarray(present, np.uint64))
         for k in present:
             del self._tags[k]
@@ -176,6 +209,7 @@ class VectorIndex:
             vecs = np.asarray(self._index.get(part, dtype=np.float32), np.float32).reshape(len(part), self.dim)
             fresh.add(part, vecs, threads=0)
         self._index = fresh
+        self._viewed = False
         self._removed = 0
 
     def _add(self, keys: np.ndarray, tags: np.ndarray, vecs: np.ndarray) -> None:
@@ -187,6 +221,7 @@ class VectorIndex:
         if len(keys) == 0:
             return
         self._remove(keys)
+        self._writable()
         self._index.add(np.asarray(keys, np.uint64), vecs, threads=0)
         for k, t in zip(keys.tolist(), tags.tolist()):
             self._tags[int(k)] = int(t)
@@ -213,6 +248,7 @@ class VectorIndex:
         with self._lock:
             self._loaded = True
             self._index = self._new()
+            self._viewed = False
             self._tags = {}
             self._removed = 0
             self.generation = None
@@ -222,7 +258,7 @@ class VectorIndex:
     def __len__(self) -> int:
         with self._lock:
             self.ensure_loaded()
-            return len(self._tags)
+            return self._count()
 
     def __contains__(self, key: int) -> bool:
         return int(key) in self._tags
@@ -231,7 +267,7 @@ class VectorIndex:
         """The ``k`` nearest keys (uint64) and their cosine similarities (float32), best first."""
         with self._lock:
             self.ensure_loaded()
-            n = len(self._tags)
+            n = self._count()
             if n == 0 or k <= 0:
                 return np.zeros(0, np.uint64), np.zeros(0, np.float32)
             k = min(int(k), n)
@@ -267,7 +303,8 @@ class VectorIndex:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
                 self._index.save(str(tmp))
-                pairs = np.asarray(sorted(self._tags.items()), np.int64).reshape(-1, 2)
+                pairs = (self._pairs if self._tag_map is None and self._pairs is not None else
+                         np.asarray(sorted(self._tags.items()), np.int64).reshape(-1, 2))
                 ktmp = self.keys_path.with_name(self.keys_path.name + f".{os.getpid()}.tmp.npy")
                 np.save(ktmp, pairs)
                 mtmp = self.meta_path.with_name(self.meta_path.name + f".{os.getpid()}.tmp")
