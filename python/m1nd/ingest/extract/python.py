@@ -9,6 +9,8 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    UNKNOWN_TYPE,
+    ScopeTypes,
     config_tokens,
     finish_defs,
     first_paragraph,
@@ -238,8 +240,7 @@ _LITERAL_TYPES = {
     "true": "bool",
     "false": "bool",
 }
-#: a name bound to a value of unknown type (or to values of different types)
-UNKNOWN = ""
+UNKNOWN = UNKNOWN_TYPE
 _SELF_NAMES = ("self", "cls")
 
 
@@ -370,127 +371,6 @@ def _pattern_names(node: Any, out: list[Any]) -> None:
             stack.extend(n.named_children)
 
 
-class _Types:
-    """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
-    bound to values of different or unknown types has no type; annotations win over assignments)."""
-
-    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "memo", "params", "wanted")
-
-    def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any]) -> None:
-        self.defs = defs
-        self.wanted = wanted  # local names worth a type: receivers of method calls (and what they copy)
-        self.fn_nodes = fn_nodes  # function definition nodes by def index (their parameters are read lazily)
-        self.params: dict[int, frozenset[str]] = {}
-        self.memo: dict[tuple[int, str], str | None] = {}
-        self.decl: dict[int, dict[str, set[str]]] = {}
-        self.inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
-        self.attr_decl: dict[int, dict[str, set[str]]] = {}
-        self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
-        self.final: dict[int, dict[str, str]] = {}
-
-    def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
-        if val is None or name not in self.wanted:
-            return
-        if declared:
-            self.decl.setdefault(scope, {}).setdefault(name, set()).add(val)
-        else:
-            self.inf.setdefault(scope, {}).setdefault(name, set()).add((val, scope if at < 0 else at))
-
-    def bind_attr(self, cls: int, name: str, val: str | None, method: int, *, declared: bool = False) -> None:
-        if val is None:
-            return
-        if declared:
-            self.attr_decl.setdefault(cls, {}).setdefault(name, set()).add(val)
-        else:
-            self.attr_inf.setdefault(cls, {}).setdefault(name, set()).add((val, method))
-
-    def class_of_method(self, owner: int) -> int:
-        defs = self.defs
-        if owner < 0 or defs[owner]["kind"] != "fn":
-            return -1
-        p = defs[owner]["parent"]
-        return p if p >= 0 and defs[p]["kind"] == "class" else -1
-
-    def parent_scope(self, s: int) -> int:
-        defs = self.defs
-        p = defs[s]["parent"]
-        while p >= 0 and defs[p]["kind"] == "class":
-            p = defs[p]["parent"]
-        return p
-
-    def _pick(self, decl: set[str] | None, inf: set[tuple[str, int]] | None, first: bool) -> str:
-        if decl:
-            return next(iter(decl)) if len(decl) == 1 else UNKNOWN
-        vals: set[str] = set()
-        for v, at in inf or ():
-            if v.startswith("="):
-                if first:
-                    return UNKNOWN
-                v = self.lookup(at, v[1:], first=True)
-            if not v:
-                return UNKNOWN
-            vals.add(v)
-        return next(iter(vals)) if len(vals) == 1 else UNKNOWN
-
-    def params_of(self, s: int) -> frozenset[str]:
-        """Names of the parameters of function ``s`` (only the lookups need them, so they are read lazily)."""
-        got = self.params.get(s)
-        if got is None:
-            names: list[str] = []
-            node = self.fn_nodes.get(s)
-            prms = node.child_by_field_name("parameters") if node is not None else None
-            for prm in prms.named_children if prms is not None else ():
-                t = prm.type
-                if t in ("default_parameter", "typed_default_parameter"):
-                    prm = prm.child_by_field_name("name")
-                elif t != "identifier" and prm.named_child_count:
-                    prm = prm.named_child(0)
-                if prm is not None and prm.type == "identifier":
-                    names.append(prm.text.decode("utf-8", "replace"))
-            got = self.params[s] = frozenset(names)
-        return got
-
-    def lookup(self, scope: int, name: str, first: bool = False) -> str | None:
-        """Type of ``name`` seen from ``scope`` (None: not bound in any enclosing function or the module)."""
-        if not first:
-            key = (scope, name)
-            memo = self.memo
-            if key in memo:
-                return memo[key]
-            got = memo[key] = self._lookup(scope, name, False)
-            return got
-        return self._lookup(scope, name, True)
-
-    def _lookup(self, scope: int, name: str, first: bool) -> str | None:
-        s = scope
-        defs = self.defs
-        for _ in range(64):
-            if s >= 0 and defs[s]["kind"] == "class":
-                s = self.parent_scope(s)
-                continue
-            d = self.decl.get(s)
-            i = self.inf.get(s)
-            if s >= 0 and not (d and name in d) and name in self.params_of(s):
-                return UNKNOWN  # an unannotated parameter
-            if (d and name in d) or (i and name in i):
-                if not first:
-                    fin = self.final.setdefault(s, {})
-                    got = fin.get(name)
-                    if got is None:
-                        got = fin[name] = self._pick(d.get(name) if d else None, i.get(name) if i else None, False)
-                    return got
-                return self._pick(d.get(name) if d else None, i.get(name) if i else None, True)
-            if s < 0:
-                return None
-            s = self.parent_scope(s)
-        return None
-
-    def attrs(self, cls: int) -> dict[str, str]:
-        d = self.attr_decl.get(cls, {})
-        i = self.attr_inf.get(cls, {})
-        return {name: self._pick(d.get(name), i.get(name), False) for name in sorted(set(d) | set(i))}
-
-
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
     blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
     if root is None:
@@ -565,7 +445,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted = {t.partition(b".")[0].decode("utf-8", "replace") for t in acall_texts}
     wanted.discard("self")
     wanted.discard("cls")
-    types = _Types(defs, wanted, fn_nodes)
+    types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -742,7 +622,21 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     return blob
 
 
-def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: _Types) -> None:
+def _param_names(node: Any) -> frozenset[str]:
+    names: list[str] = []
+    prms = node.child_by_field_name("parameters")
+    for prm in prms.named_children if prms is not None else ():
+        t = prm.type
+        if t in ("default_parameter", "typed_default_parameter"):
+            prm = prm.child_by_field_name("name")
+        elif t != "identifier" and prm.named_child_count:
+            prm = prm.named_child(0)
+        if prm is not None and prm.type == "identifier":
+            names.append(prm.text.decode("utf-8", "replace"))
+    return frozenset(names)
+
+
+def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes) -> None:
     """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
     names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
     owner = owners.owner
@@ -814,7 +708,7 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             types.bind(o, name, val, declared=ty is not None)
 
 
-def _bind_target(types: _Types, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:
+def _bind_target(types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:
     """Bind an assignment target: a name of scope ``o``, ``self.x`` in a method, a class-level name."""
     if n.type == "identifier":
         nm = n.text.decode("utf-8", "replace")
