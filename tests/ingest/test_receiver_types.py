@@ -196,3 +196,84 @@ class A:
     cls = next(d for d in blob["definitions"] if d["name"] == "A")
     assert cls["attrs"] == {"c": "Conn", "x": "Foo"}  # `self.n = None` says nothing
     assert ["typed_call", "@>c>a:m", 2, 1] in blob["references"]
+
+
+TS_FILES = {
+    "src/db.ts": """
+        export class Conn {
+          query() {}
+        }
+        export class Other {
+          query() {}
+        }
+        """,
+    "src/more.ts": """
+        export class Third {
+          query() {}
+        }
+        """,
+    "src/svc.ts": """
+        import { Conn } from './db';
+
+        export class Svc {
+          pool: Conn;
+          constructor(private conn: Conn, other: any) {
+            this.made = new Conn();
+            this.other = other;
+          }
+          attrs() {
+            this.conn.query();
+            this.made.query();
+            this.pool.query();
+            this.other.query();
+          }
+          locals(x: Conn | null, e) {
+            x.query();
+            const z = new Conn();
+            z.query();
+            new Conn().query();
+            let w = new Conn();
+            w = e;
+            w.query();
+          }
+        }
+        """,
+    "src/plain.js": """
+        const { Conn } = require('./db');
+
+        class Plain {
+          constructor() {
+            this.c = new Conn();
+          }
+          run(p) {
+            this.c.query();
+            p.query();
+          }
+        }
+        """,
+}
+
+TQ = "file::src/db.ts::class::Conn::fn::query"
+
+
+@pytest.fixture(scope="module")
+def tg(tmp_path_factory):
+    from ingest_helpers import build, write_files
+
+    return build(write_files(tmp_path_factory.mktemp("recv_ts") / "repo", TS_FILES))
+
+
+def test_ts_receivers(tg) -> None:
+    svc = "file::src/svc.ts::class::Svc::fn"
+    # parameter property, this.made = new Conn(), field annotation; this.other: unknown
+    assert tg.edge(f"{svc}::attrs", TQ, "calls").count == 3
+    # `x: Conn | null`, `const z = new Conn()`, `new Conn().query()`; w has two bindings: no type, a tie
+    assert tg.edge(f"{svc}::locals", TQ, "calls").count == 3
+    assert not any(t.endswith(("Other::fn::query", "Third::fn::query"))
+                   for t in tg.targets(f"{svc}::locals", "calls") | tg.targets(f"{svc}::attrs", "calls"))
+
+
+def test_js_constructor_attribute(tg) -> None:
+    calls = tg.targets("file::src/plain.js::class::Plain::fn::run", "calls")
+    assert TQ in calls  # this.c = new Conn() in the constructor
+    assert not any(t.endswith(("Other::fn::query", "Third::fn::query")) for t in calls)
