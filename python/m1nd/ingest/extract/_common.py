@@ -329,7 +329,7 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "memo", "param_names", "params",
-                 "wanted")
+                 "typed_names", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None) -> None:
@@ -344,10 +344,13 @@ class ScopeTypes:
         self.attr_decl: dict[int, dict[str, set[str]]] = {}
         self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
         self.final: dict[int, dict[str, str]] = {}
+        self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
         if val is None or name not in self.wanted:
             return
+        if val:
+            self.typed_names.add(name)
         if declared:
             self.decl.setdefault(scope, {}).setdefault(name, set()).add(val)
         else:

@@ -442,7 +442,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     bound: set[str] = set()
     is_init = relpath.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
     acall_texts = [node.text for node in caps.get("acall", ())]
-    wanted = {t.partition(b".")[0].decode("utf-8", "replace") for t in acall_texts}
+    wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for t in acall_texts}}
     wanted.discard("self")
     wanted.discard("cls")
     types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
@@ -566,7 +566,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 key = ("self", rest, o)
             counts[key] = get(key, 0) + 1
             continue
-        recv = types.lookup(o, head) if "." in rest or head not in heads else None
+        recv = (types.lookup(o, head) if head in types.typed_names and ("." in rest or head not in heads)
+                else None)
         if recv:
             mid, _, m = rest.rpartition(".")
             key = ("typed_call", (recv + ">" + mid.replace(".", ">") if mid else recv) + ":" + m, o)
