@@ -277,3 +277,70 @@ def test_js_constructor_attribute(tg) -> None:
     calls = tg.targets("file::src/plain.js::class::Plain::fn::run", "calls")
     assert TQ in calls  # this.c = new Conn() in the constructor
     assert not any(t.endswith(("Other::fn::query", "Third::fn::query")) for t in calls)
+
+
+GO_FILES = {
+    "go.mod": "module example.com/app\n",
+    "db/conn.go": """
+        package db
+
+        type Conn struct{}
+
+        func NewConn() (*Conn, error) { return &Conn{}, nil }
+        """,
+    "db/conn_ops.go": """
+        package db
+
+        func (c *Conn) Query() {}
+        """,
+    "db/other.go": """
+        package db
+
+        type Other struct{}
+
+        func (o *Other) Query() {}
+        """,
+    "svc/svc.go": """
+        package svc
+
+        import "example.com/app/db"
+
+        type Svc struct {
+            conn *db.Conn
+            any  interface{}
+        }
+
+        func (s *Svc) Run(p *db.Conn, e *db.Conn) {
+            s.conn.Query()
+            p.Query()
+            x := &db.Conn{}
+            x.Query()
+            y, err := db.NewConn()
+            _ = err
+            y.Query()
+            var z db.Conn
+            z.Query()
+            w := db.Conn{}
+            w = other()
+            w.Query()
+        }
+        """,
+}
+
+GQ = "file::db/conn_ops.go::recv::Conn::fn::Query"
+
+
+@pytest.fixture(scope="module")
+def gg(tmp_path_factory):
+    from ingest_helpers import build, write_files
+
+    return build(write_files(tmp_path_factory.mktemp("recv_go") / "repo", GO_FILES))
+
+
+def test_go_receivers(gg) -> None:
+    run = "file::svc/svc.go::struct::Svc::fn::Run"
+    # s.conn (struct field), p *db.Conn, &db.Conn{}, db.NewConn() -> *Conn, var z db.Conn; the method is
+    # declared in another file of the package
+    assert gg.edge(run, GQ, "calls").count == 5
+    # w has two bindings: no type, and Query is a tie between Conn and Other
+    assert "file::db/other.go::recv::Other::fn::Query" not in gg.targets(run, "calls")
