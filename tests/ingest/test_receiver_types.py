@@ -344,3 +344,59 @@ def test_go_receivers(gg) -> None:
     assert gg.edge(run, GQ, "calls").count == 5
     # w has two bindings: no type, and Query is a tie between Conn and Other
     assert "file::db/other.go::recv::Other::fn::Query" not in gg.targets(run, "calls")
+
+
+JAVA_FILES = {
+    "src/main/java/a/db/Conn.java": """
+        package a.db;
+
+        public class Conn {
+            public void query() {}
+        }
+        """,
+    "src/main/java/a/db/Other.java": """
+        package a.db;
+
+        public class Other {
+            public void query() {}
+        }
+        """,
+    "src/main/java/a/svc/Svc.java": """
+        package a.svc;
+
+        import a.db.Conn;
+        import java.util.List;
+
+        public class Svc {
+            private Conn conn;
+            private Object any;
+
+            public void run(Conn p, List<Object> items) {
+                conn.query();
+                this.conn.query();
+                p.query();
+                Conn x = new Conn();
+                x.query();
+                var y = new Conn();
+                y.query();
+                new Conn().query();
+                for (Conn k : java.util.List.of(x)) { k.query(); }
+                items.forEach(z -> ((Other) z).query());
+            }
+        }
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def jg(tmp_path_factory):
+    from ingest_helpers import build, write_files
+
+    return build(write_files(tmp_path_factory.mktemp("recv_java") / "repo", JAVA_FILES))
+
+
+def test_java_receivers(jg) -> None:
+    run = "file::src/main/java/a/svc/Svc.java::class::Svc::fn::run"
+    q = "file::src/main/java/a/db/Conn.java::class::Conn::fn::query"
+    # field (bare and this.), parameter, local, var = new, new Conn().m(), for-each variable
+    assert jg.edge(run, q, "calls").count == 7
