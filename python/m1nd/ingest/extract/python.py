@@ -659,8 +659,8 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             if cls >= 0:
                 left = node.parent
                 asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
-    for _, _, _, asg in asgs:  # `x = y`: y's type is wanted too
-        right = asg.child_by_field_name("right")
+    rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
+    for right in rights:  # `x = y`: y's type is wanted too
         if right is not None and right.type == "identifier":
             wanted.add(right.text.decode("utf-8", "replace"))
     # a nested definition binds its name in the enclosing scope
@@ -693,12 +693,11 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             while s >= 0:  # nonlocal: the enclosing functions' binding changes too
                 types.bind(s, nm, UNKNOWN)
                 s = types.parent_scope(s)
-    for target, o, cls, asg in asgs:
+    for (target, o, cls, asg), right in zip(asgs, rights):
         ty = asg.child_by_field_name("type")
         if ty is not None:
             val = annotation_type(ty) or UNKNOWN
         else:
-            right = asg.child_by_field_name("right")
             if right is None:
                 continue
             val = _value_type(right)
