@@ -761,8 +761,7 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             else:
                 add(["self", rest.lstrip("#"), own(sb), line])
             continue
-        recv = (types.lookup(own(sb), head) if head in types.typed_names and ("." in rest or head not in heads)
-                else None)
+        recv = types.lookup(own(sb), head) if head in types.typed_names and head not in heads else None
         if recv:
             mid, _, m = rest.rpartition(".")
             texpr = recv + ">" + mid.replace(".", ">") if mid else recv

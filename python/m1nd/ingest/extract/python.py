@@ -566,8 +566,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 key = ("self", rest, o)
             counts[key] = get(key, 0) + 1
             continue
-        recv = (types.lookup(o, head) if head in types.typed_names and ("." in rest or head not in heads)
-                else None)
+        # (a name that is also imported or defined at top level keeps the qualified rule: `os = fresh('os')`)
+        recv = types.lookup(o, head) if head in types.typed_names and head not in heads else None
         if recv:
             mid, _, m = rest.rpartition(".")
             key = ("typed_call", (recv + ">" + mid.replace(".", ">") if mid else recv) + ":" + m, o)
