@@ -132,8 +132,8 @@ def test_calls(g) -> None:
     # pkg.F through an aliased import of an in-module package
     assert g.has(submit, "file::worker/worker.go::fn::New", "calls")
     assert g.has("file::cmd/main.go::fn::main", "file::pool/pool.go::fn::New", "calls")
-    # x.M() on an unknown receiver: graph-wide unique method (0.6)
-    assert g.edge("file::cmd/main.go::fn::main", drain, "calls").w0 == pytest.approx(0.3)
+    # p := pool.New() returns *Pool: p.Drain() is the receiver type's method (typed_call, factor 1.0)
+    assert g.edge("file::cmd/main.go::fn::main", drain, "calls").w0 == pytest.approx(0.5)
 
 
 def test_imports_and_embedding(g) -> None:

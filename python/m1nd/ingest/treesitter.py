@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 #: Languages with a tree-sitter grammar (file ``lang`` values).
 GRAMMAR_LANGS: frozenset[str] = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java"})
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # query() holds it while language() loads the grammar
 _languages: dict[str, Any] = {}
 _local = threading.local()
 _queries: dict[tuple[str, str], Any] = {}

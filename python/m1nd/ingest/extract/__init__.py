@@ -15,7 +15,9 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     list in source order of dicts ``kind, name, parent (index, -1 = file), id (local id path such as
     "class::Pool::fn::submit", incl. ``#n`` and Go ``recv::`` segments), qname, line_start, line_end,
     signature (≤ 200), doc (≤ 300), content_hash (sha256 of the span), is_test`` plus language extras
-    (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading).
+    (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading;
+    ``attrs``: a type's attribute / field name → type expression, ``""`` when assigned values of different or
+    unknown types; ``ret``: a function's declared return type expression).
 ``references``
     unresolved references ``[kind, name, owner, count]``, one per distinct (kind, name, owner) with its number
     of occurrences; ``owner`` is the index of the innermost enclosing definition (-1 = the file); ``kind`` is
@@ -28,6 +30,14 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
                      enclosing type (then its bases)
     ``super``        ``super().m()`` / ``super.m()``: method of the enclosing type's bases
     ``method_call``  ``obj.m()`` on a receiver of unknown type (name ``m``)
+    ``typed_call``   ``x.m()`` on a receiver whose type is plain from the code: name ``<texpr>:m``; the type
+                     expression is ``Foo`` / ``mod.Foo`` (a type: annotation, declaration, ``new Foo()``,
+                     literal → ``str``/``list``/…), ``Foo()`` (what calling ``Foo`` returns: an instance of the
+                     class, or the function's ``ret``), ``@`` (the enclosing type: ``self``/``this``/Go receiver),
+                     followed by ``>attr`` segments (the type of that attribute, from ``attrs`` along the type's
+                     bases). Locals are typed by the extractor (flow-insensitive, per scope: a name bound to values
+                     of different or unknown types gets none); the resolver links to the type's method and keeps
+                     the plain ``method_call`` rule when the type is not known
     ``new``          ``new X()`` (name ``X``, possibly dotted)
     ``macro``        Rust ``name!(…)`` / ``path::name!(…)``: a ``macro_rules!`` macro
     ``reference``    a type name used in an annotation / signature / field (possibly dotted)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 SIG_MAX = 200
@@ -315,3 +316,126 @@ def is_test_path(relpath: str, lang: str) -> bool:
     if lang == "java":
         return base.endswith(("Test.java", "Tests.java")) or "/src/test/" in "/" + "/".join(dirs) + "/"
     return "tests" in dirs or "test" in dirs
+
+
+# ------------------------------------------------------------------------------------------ receiver types
+
+#: a name bound to a value of unknown type (or to values of different types)
+UNKNOWN_TYPE = ""
+
+
+class ScopeTypes:
+    """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
+    bound to values of different or unknown types has no type; annotations win over assignments)."""
+
+    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "memo", "param_names", "params",
+                 "typed_names", "wanted")
+
+    def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
+                 param_names: Callable[[Any], frozenset[str]] | None = None) -> None:
+        self.defs = defs
+        self.wanted = wanted  # local names worth a type: receivers of method calls (and what they copy)
+        self.fn_nodes = fn_nodes or {}  # function nodes by def index (their parameters are read lazily)
+        self.param_names = param_names
+        self.params: dict[int, frozenset[str]] = {}
+        self.memo: dict[tuple[int, str], str | None] = {}
+        self.decl: dict[int, dict[str, set[str]]] = {}
+        self.inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
+        self.attr_decl: dict[int, dict[str, set[str]]] = {}
+        self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
+        self.final: dict[int, dict[str, str]] = {}
+        self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
+
+    def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
+        if val is None or name not in self.wanted:
+            return
+        if val:
+            self.typed_names.add(name)
+        if declared:
+            self.decl.setdefault(scope, {}).setdefault(name, set()).add(val)
+        else:
+            self.inf.setdefault(scope, {}).setdefault(name, set()).add((val, scope if at < 0 else at))
+
+    def bind_attr(self, cls: int, name: str, val: str | None, method: int, *, declared: bool = False) -> None:
+        if val is None:
+            return
+        if declared:
+            self.attr_decl.setdefault(cls, {}).setdefault(name, set()).add(val)
+        else:
+            self.attr_inf.setdefault(cls, {}).setdefault(name, set()).add((val, method))
+
+    def class_of_method(self, owner: int) -> int:
+        defs = self.defs
+        if owner < 0 or defs[owner]["kind"] != "fn":
+            return -1
+        p = defs[owner]["parent"]
+        return p if p >= 0 and defs[p]["kind"] == "class" else -1
+
+    def parent_scope(self, s: int) -> int:
+        defs = self.defs
+        p = defs[s]["parent"]
+        while p >= 0 and defs[p]["kind"] == "class":
+            p = defs[p]["parent"]
+        return p
+
+    def _pick(self, decl: set[str] | None, inf: set[tuple[str, int]] | None, first: bool) -> str:
+        if decl:
+            return next(iter(decl)) if len(decl) == 1 else UNKNOWN_TYPE
+        vals: set[str] = set()
+        for v, at in inf or ():
+            if v.startswith("="):
+                if first:
+                    return UNKNOWN_TYPE
+                v = self.lookup(at, v[1:], first=True)
+            if not v:
+                return UNKNOWN_TYPE
+            vals.add(v)
+        return next(iter(vals)) if len(vals) == 1 else UNKNOWN_TYPE
+
+    def params_of(self, s: int) -> frozenset[str]:
+        """Names of the parameters of function ``s`` (read lazily through ``param_names``: only lookups need them)."""
+        got = self.params.get(s)
+        if got is None:
+            node = self.fn_nodes.get(s)
+            got = self.params[s] = self.param_names(node) if node is not None else frozenset()
+        return got
+
+    def lookup(self, scope: int, name: str, first: bool = False) -> str | None:
+        """Type of ``name`` seen from ``scope`` (None: not bound in any enclosing function or the module)."""
+        if not first:
+            key = (scope, name)
+            memo = self.memo
+            if key in memo:
+                return memo[key]
+            got = memo[key] = self._lookup(scope, name, False)
+            return got
+        return self._lookup(scope, name, True)
+
+    def _lookup(self, scope: int, name: str, first: bool) -> str | None:
+        s = scope
+        defs = self.defs
+        for _ in range(64):
+            if s >= 0 and defs[s]["kind"] == "class":
+                s = self.parent_scope(s)
+                continue
+            d = self.decl.get(s)
+            i = self.inf.get(s)
+            if s >= 0 and not (d and name in d) and name in self.params_of(s):
+                return UNKNOWN_TYPE  # an unannotated parameter
+            if (d and name in d) or (i and name in i):
+                if not first:
+                    fin = self.final.setdefault(s, {})
+                    got = fin.get(name)
+                    if got is None:
+                        got = fin[name] = self._pick(d.get(name) if d else None, i.get(name) if i else None, False)
+                    return got
+                return self._pick(d.get(name) if d else None, i.get(name) if i else None, True)
+            if s < 0:
+                return None
+            s = self.parent_scope(s)
+        return None
+
+    def attrs(self, cls: int) -> dict[str, str]:
+        d = self.attr_decl.get(cls, {})
+        i = self.attr_inf.get(cls, {})
+        return {name: self._pick(d.get(name), i.get(name), False) for name in sorted(set(d) | set(i))}

@@ -9,6 +9,8 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    UNKNOWN_TYPE,
+    ScopeTypes,
     assign_ids,
     comment_doc,
     config_tokens,
@@ -24,7 +26,7 @@ from m1nd.ingest.extract._common import (
     go_default_binding as default_binding,
 )
 
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 LANG = "go"
 
 QUERY = r"""
@@ -47,6 +49,11 @@ QUERY = r"""
 (method_declaration result: (_) @tref)
 (method_elem result: (_) @tref)
 (type_parameter_declaration name: (identifier) @tparam)
+(short_var_declaration) @gasg
+(assignment_statement) @gasg
+(var_spec) @gvar
+(range_clause left: (_) @gpat)
+(parameter_declaration) @gprm
 """
 
 _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -98,6 +105,100 @@ def _type_refs(node: Any, out: list[tuple[str, int]]) -> None:
             stack.extend(n.named_children)
 
 
+
+# ------------------------------------------------------------------------------------------ receiver types
+# (type expressions as in the Python extractor: ``T`` a type, ``F()`` what F returns, ``@`` the receiver type,
+# ``>field`` segments)
+
+
+def _struct_fields(st: Any) -> dict[str, str]:
+    """Named fields of a struct type with a named type (``db *sql.DB`` -> ``sql.DB``; others -> "")."""
+    out: dict[str, str] = {}
+    fl = st.named_children[0] if st is not None and st.named_child_count else None
+    for fd in fl.named_children if fl is not None else ():
+        if fd.type != "field_declaration":
+            continue
+        ty = fd.child_by_field_name("type")
+        tn = (_type_name(ty) or UNKNOWN_TYPE) if ty is not None else UNKNOWN_TYPE
+        for nm in fd.children_by_field_name("name"):
+            out[_txt(nm)] = tn
+    return out
+
+
+def _value_type(node: Any) -> str | None:
+    t = node.type
+    if t == "unary_expression" and node.named_child_count == 1 and node.text[:1] == b"&":
+        node = node.named_children[0]
+        t = node.type
+    if t == "composite_literal":
+        return _type_name(node.child_by_field_name("type")) or UNKNOWN_TYPE
+    if t == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "selector_expression") and _DOTTED.fullmatch(fn.text):
+            return _txt(fn) + "()"
+        return UNKNOWN_TYPE
+    if t in ("interpreted_string_literal", "raw_string_literal"):
+        return "string"
+    if t == "nil":
+        return None
+    if t == "identifier":
+        return "=" + _txt(node)
+    return UNKNOWN_TYPE
+
+
+def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: Any, wanted: set[str]) -> ScopeTypes:
+    """Local receiver types: ``x := Foo{}`` / ``&Foo{}`` / ``NewFoo()``, ``var x Foo``, parameters ``x *Foo``;
+    any other binding of the name (another value, range, multiple results but the first) makes it unknown."""
+    types = ScopeTypes(defs, wanted)
+    for node in caps.get("gasg", ()):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        o = own(node.start_byte)
+        lefts, rights = left.named_children, right.named_children
+        for i, ln in enumerate(lefts):
+            if ln.type != "identifier" or ln.text.decode("utf-8", "replace") not in wanted:
+                continue
+            if len(rights) == len(lefts):
+                val = _value_type(rights[i])
+            elif len(rights) == 1 and i == 0 and rights[0].type == "call_expression":
+                val = _value_type(rights[0])  # x, err := NewFoo()
+            else:
+                val = UNKNOWN_TYPE
+            types.bind(o, _txt(ln), val)
+    for node in caps.get("gvar", ()):
+        o = own(node.start_byte)
+        ty = node.child_by_field_name("type")
+        vals = node.child_by_field_name("value")
+        names = node.children_by_field_name("name")
+        for i, nm in enumerate(names):
+            if _txt(nm) not in wanted:
+                continue
+            if ty is not None:
+                types.bind(o, _txt(nm), _type_name(ty) or UNKNOWN_TYPE, declared=True)
+            elif vals is not None and vals.named_child_count == len(names):
+                types.bind(o, _txt(nm), _value_type(vals.named_children[i]))
+            else:
+                types.bind(o, _txt(nm), UNKNOWN_TYPE)
+    for node in caps.get("gprm", ()):
+        ty = node.child_by_field_name("type")
+        if node.parent is not None and node.parent.parent is not None and node.parent.parent.type == "method_declaration" \
+                and node.parent.parent.child_by_field_name("receiver") == node.parent:
+            continue  # the receiver: `@`
+        o = -2
+        for nm in node.children_by_field_name("name"):
+            if _txt(nm) in wanted:
+                if o == -2:
+                    o = own(node.start_byte)
+                types.bind(o, _txt(nm), (_type_name(ty) if ty is not None else None) or UNKNOWN_TYPE, declared=True)
+    for node in caps.get("gpat", ()):
+        o = own(node.start_byte)
+        for nm in node.named_children if node.type == "expression_list" else (node,):
+            if nm.type == "identifier" and _txt(nm) in wanted:
+                types.bind(o, _txt(nm), UNKNOWN_TYPE)
+    return types
+
+
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
     blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
     if root is None:
@@ -133,17 +234,20 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if kind in ("struct", "interface"):
             sig = f"{sig} {kind}"
         spans.append((s, e, len(defs)))
-        defs.append(
-            make_def(
-                kind,
-                _txt(name_node),
-                outer.start_point[0] + 1,
-                outer.end_point[0] + 1,
-                sig,
-                _leading_doc(outer),
-                sha256(data[s:e]),
-            )
+        d = make_def(
+            kind,
+            _txt(name_node),
+            outer.start_point[0] + 1,
+            outer.end_point[0] + 1,
+            sig,
+            _leading_doc(outer),
+            sha256(data[s:e]),
         )
+        if kind == "struct":
+            attrs = _struct_fields(tnode)
+            if attrs:
+                d["attrs"] = attrs
+        defs.append(d)
     for cap in ("fn", "meth"):
         for name_node in caps.get(cap, ()):
             node = name_node.parent
@@ -161,6 +265,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 sha256(data[s:e]),
                 is_test,
             )
+            res = node.child_by_field_name("result")
+            if res is not None:
+                if res.type == "parameter_list":
+                    first = res.named_children[0] if res.named_child_count else None
+                    res = first.child_by_field_name("type") if first is not None else None
+                ret = _type_name(res) if res is not None else None
+                if ret:
+                    d["ret"] = ret
             if cap == "meth":
                 recv = node.child_by_field_name("receiver")
                 rtype = None
@@ -223,11 +335,13 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     add = refs.append
     for node in caps.get("call", ()):
         add(["call", _txt(node), own(node.start_byte), node.start_point[0] + 1])
-    for node in caps.get("scall", ()):
+    scalls = [(node, node.text) for node in caps.get("scall", ())]
+    wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for _, t in scalls}}
+    types = _collect_types(caps, defs, own, wanted)
+    for node, t in scalls:
         sb = node.start_byte
         line = node.start_point[0] + 1
         o = own(sb)
-        t = node.text
         field = node.child_by_field_name("field")
         if field is None:
             continue
@@ -237,8 +351,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             continue
         d = t.decode("utf-8", "replace")
         head, _, rest = d.partition(".")
-        if "." not in rest and o >= 0 and recv_name_of.get(o) == head:
-            add(["self", rest, o, line])
+        if o >= 0 and recv_name_of.get(o) == head:
+            if "." not in rest:
+                add(["self", rest, o, line])
+            else:  # s.field.M(): the receiver type's field
+                mid, _, m = rest.rpartition(".")
+                add(["typed_call", "@>" + mid.replace(".", ">") + ":" + m, o, line])
+            continue
+        recv = types.lookup(o, head) if head in types.typed_names and head not in bound else None
+        if recv:
+            mid, _, m = rest.rpartition(".")
+            add(["typed_call", (recv + ">" + mid.replace(".", ">") if mid else recv) + ":" + m, o, line])
         elif head in bound and "." not in rest:
             add(["qualified", d, o, line])
         else:

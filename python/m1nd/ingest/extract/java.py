@@ -10,6 +10,8 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    UNKNOWN_TYPE,
+    ScopeTypes,
     comment_doc,
     config_tokens,
     finish_defs,
@@ -21,7 +23,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 LANG = "java"
 
 QUERY = r"""
@@ -44,6 +46,13 @@ QUERY = r"""
 (type_identifier) @tref
 (scoped_type_identifier) @sref
 (type_parameter (type_identifier) @tparam)
+(field_declaration) @jfield
+(local_variable_declaration) @jlocal
+(formal_parameter) @jparam
+(catch_formal_parameter) @jparam
+(enhanced_for_statement) @jparam
+(lambda_expression parameters: (_) @jlam)
+(resource) @jparam
 """
 
 _DOTTED = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
@@ -94,6 +103,66 @@ def _doc_and_annotations(node: Any) -> tuple[str, list[str]]:
         if t.startswith("/**"):
             doc = comment_doc(t)
     return doc, annotations
+
+
+
+# ------------------------------------------------------------------------------------------ receiver types
+# (type expressions as in the Python extractor: ``T`` a type, ``@`` the enclosing class, ``>field`` segments)
+
+
+def _jtype(node: Any) -> str | None:
+    """``Foo`` / ``a.b.Foo`` / ``Foo<T>`` (-> ``Foo``); primitives, arrays and ``var`` give None."""
+    if node is None:
+        return None
+    if node.type == "generic_type" and node.named_child_count:
+        node = node.named_child(0)
+    if node.type in ("type_identifier", "scoped_type_identifier"):
+        d = _dotted(node)
+        return None if d in (None, "var") else d
+    return None
+
+
+def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: Any, wanted: set[str]) -> ScopeTypes:
+    """Declared types of fields (class attributes), locals, parameters, for-each and catch variables; ``var x =
+    new Foo()`` takes the created type; lambda parameters have none."""
+    types = ScopeTypes(defs, wanted)
+    kind_of = [d["kind"] for d in defs]
+    for cap in ("jfield", "jlocal"):
+        for node in caps.get(cap, ()):
+            o = own(node.start_byte)
+            ty = _jtype(node.child_by_field_name("type"))
+            for dec in node.children_by_field_name("declarator"):
+                nm = dec.child_by_field_name("name")
+                if nm is None:
+                    continue
+                val = ty
+                if val is None:
+                    v = dec.child_by_field_name("value")
+                    if v is not None and v.type == "object_creation_expression":
+                        val = _jtype(v.child_by_field_name("type"))
+                if cap == "jfield" and o >= 0 and kind_of[o] in ("class", "enum", "interface"):
+                    types.bind_attr(o, _txt(nm), val or UNKNOWN_TYPE, o, declared=True)
+                else:
+                    types.bind(o, _txt(nm), val or UNKNOWN_TYPE, declared=True)
+    for node in caps.get("jparam", ()):
+        nm = node.child_by_field_name("name")
+        if nm is None or nm.type != "identifier" or _txt(nm) not in wanted:
+            continue
+        ty = node.child_by_field_name("type")
+        if ty is None and node.named_child_count and node.type == "catch_formal_parameter":
+            ty = next((c for c in node.named_children if c.type == "catch_type"), None)
+            ty = ty.named_child(0) if ty is not None and ty.named_child_count == 1 else None
+        types.bind(own(node.start_byte), _txt(nm), _jtype(ty) or UNKNOWN_TYPE, declared=True)
+    for node in caps.get("jlam", ()):
+        o = own(node.start_byte)
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "identifier":
+                types.bind(o, _txt(n), UNKNOWN_TYPE, declared=True)
+            else:
+                stack.extend(n.named_children)
+    return types
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
@@ -164,6 +233,12 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     refs: list[list[Any]] = []
     add = refs.append
+    wanted: set[str] = set()
+    for node in caps.get("call", ()):
+        obj = node.child_by_field_name("object")
+        if obj is not None and obj.type == "identifier":
+            wanted.add(_txt(obj))
+    types = _collect_types(caps, defs, own, wanted)
     for node in caps.get("call", ()):
         nm = node.child_by_field_name("name")
         if nm is None:
@@ -176,6 +251,27 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             add(["call", name, own(sb), line])
             continue
         ot = obj.type
+        o = own(sb)
+        if ot == "identifier":
+            head = _txt(obj)
+            recv = types.lookup(o, head)
+            if recv:
+                add(["typed_call", f"{recv}:{name}", o, line])
+                continue
+            if recv is None and head not in bound and not head[:1].isupper() and o >= 0:
+                add(["typed_call", f"@>{head}:{name}", o, line])  # a field of the enclosing class (or its bases)
+                continue
+        elif ot == "field_access":
+            fo = obj.child_by_field_name("object")
+            fld = obj.child_by_field_name("field")
+            if fo is not None and fo.type == "this" and fld is not None:
+                add(["typed_call", f"@>{_txt(fld)}:{name}", o, line])
+                continue
+        elif ot == "object_creation_expression":
+            tp = _jtype(obj.child_by_field_name("type"))
+            if tp:
+                add(["typed_call", f"{tp}:{name}", o, line])
+                continue
         if ot == "this":
             add(["self", name, own(sb), line])
         elif ot == "super":
@@ -232,6 +328,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             continue
         add(["reference", name, own(sb), node.start_point[0] + 1])
 
+    for i, d in enumerate(defs):
+        if d["kind"] in ("class", "enum", "interface"):
+            attrs = types.attrs(i)
+            if attrs:
+                d["attrs"] = attrs
     blob["definitions"] = defs
     blob["references"] = pack_refs(refs)
     blob["imports"] = imports

@@ -33,6 +33,8 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    UNKNOWN_TYPE,
+    ScopeTypes,
     assign_ids,
     clean_name,
     comment_doc,
@@ -46,7 +48,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 4
+EXTRACTOR_VERSION = 5
 
 
 def _words(text: str) -> frozenset[str]:
@@ -74,12 +76,21 @@ _COMMON = r"""
 (call_expression function: (import) arguments: (arguments . (string) @dynimport))
 (new_expression constructor: (_) @new)
 (class_heritage) @heritage
+(variable_declarator name: (identifier) @jvar)
+(assignment_expression left: (identifier) @jvar)
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @jthis))
+(formal_parameters) @jparams
+(variable_declarator name: [(object_pattern) (array_pattern)] @jpat)
+(for_in_statement left: (_) @jpat)
+(catch_clause parameter: (_) @jpat)
+(arrow_function parameter: (identifier) @jpat)
 """
 
 _JS = (
     _COMMON
     + r"""
 (field_definition property: (_) @field.name value: [(arrow_function) (function_expression)]) @field
+(field_definition property: (property_identifier) @jfield)
 (jsx_opening_element name: (identifier) @jsx)
 (jsx_self_closing_element name: (identifier) @jsx)
 """
@@ -90,6 +101,7 @@ _TS_COMMON = (
     + r"""
 (abstract_class_declaration name: (_) @class.name) @class
 (public_field_definition name: (_) @field.name value: [(arrow_function) (function_expression)]) @field
+(public_field_definition name: (property_identifier) @jfield)
 (interface_declaration name: (_) @iface.name) @iface
 (type_alias_declaration name: (_) @alias.name) @alias
 (enum_declaration name: (_) @enum.name) @enum
@@ -233,6 +245,167 @@ def _key_name(node: Any) -> str | None:
         return _txt(node)
     name = _txt(node)
     return name if _NAME_OK.fullmatch(name) else None
+
+
+
+# ------------------------------------------------------------------------------------------ receiver types
+# (type expressions as in the Python extractor: ``Foo`` a type, ``@`` the enclosing class, ``>attr`` segments)
+
+_LITERAL_TYPES = {
+    "string": "String",
+    "template_string": "String",
+    "array": "Array",
+    "number": "Number",
+    "regex": "RegExp",
+    "true": "Boolean",
+    "false": "Boolean",
+}
+
+
+def _annotation_type(node: Any) -> str | None:
+    """``Foo`` / ``ns.Foo`` / ``Foo | null`` / ``Foo<T>`` (-> ``Foo``) from a TS type annotation; else None."""
+    for _ in range(6):
+        t = node.type
+        if t in ("type_annotation", "parenthesized_type"):
+            if not node.named_child_count:
+                return None
+            node = node.named_child(0)
+        elif t in ("type_identifier", "nested_type_identifier", "identifier"):
+            return _txt(node).replace(" ", "")
+        elif t == "generic_type":
+            node = node.named_child(0)
+        elif t == "union_type":
+            kids = [k for k in node.named_children
+                    if not (k.type == "literal_type" and _txt(k) in ("null", "undefined"))
+                    and not (k.type == "predefined_type" and _txt(k) in ("null", "undefined"))]
+            if len(kids) != 1:
+                return None
+            node = kids[0]
+        else:
+            return None
+    return None
+
+
+def _value_type(node: Any) -> str | None:
+    """``new Foo()`` -> ``Foo``, literals -> their builtin type, another name -> ``=x``, null -> None."""
+    for _ in range(4):
+        if node.type in ("parenthesized_expression", "non_null_expression") and node.named_child_count:
+            node = node.named_child(0)
+        else:
+            break
+    t = node.type
+    if t in ("null", "undefined"):
+        return None
+    lit = _LITERAL_TYPES.get(t)
+    if lit is not None:
+        return lit
+    if t == "new_expression":
+        c = node.child_by_field_name("constructor")
+        if c is not None and c.type in ("identifier", "member_expression"):
+            d = _dotted(c)
+            if d is not None and "#" not in d:
+                return d
+        return UNKNOWN_TYPE
+    if t == "identifier":
+        return "=" + _txt(node)
+    return UNKNOWN_TYPE
+
+
+def _pattern_idents(node: Any, out: list[str]) -> None:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in ("identifier", "shorthand_property_identifier_pattern"):
+            out.append(_txt(n))
+        elif t not in ("member_expression", "subscript_expression", "type_annotation", "string", "number"):
+            stack.extend(n.named_children)
+
+
+def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: Any, wanted: set[str]) -> ScopeTypes:
+    """Receiver types per scope: ``const x = new Foo()``, ``x: Foo``, parameters, ``this.x = new Foo()``, class
+    fields and TS parameter properties; every other binding of a name makes its type unknown."""
+    types = ScopeTypes(defs, wanted)
+    kind_of = [d["kind"] for d in defs]
+    asgs: list[tuple[Any, int, int]] = []
+    for node in caps.get("jvar", ()):
+        if _txt(node) in wanted:
+            asgs.append((node, own(node.start_byte), -1))
+    for node in caps.get("jthis", ()):
+        o = own(node.start_byte)
+        cls = types.class_of_method(o)
+        if cls >= 0:
+            asgs.append((node, o, cls))
+    for node, _, _ in asgs:
+        right = node.parent.child_by_field_name("value" if node.parent.type == "variable_declarator" else "right")
+        if node.parent.type == "member_expression":
+            right = node.parent.parent.child_by_field_name("right")
+        if right is not None and right.type == "identifier":
+            wanted.add(_txt(right))
+    for d in defs:
+        p = d["parent"]
+        if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):
+            types.bind(p, d["name"], UNKNOWN_TYPE)
+    names: list[str] = []
+    for node in caps.get("jparams", ()):
+        o = own(node.start_byte)
+        for prm in node.named_children:
+            pat = prm.child_by_field_name("pattern") if prm.type in ("required_parameter", "optional_parameter") else None
+            if pat is not None and pat.type == "identifier":
+                ty = prm.child_by_field_name("type")
+                val = (_annotation_type(ty) if ty is not None else None) or UNKNOWN_TYPE
+                nm = _txt(pat)
+                types.bind(o, nm, val, declared=ty is not None)
+                if prm.named_child(0).type == "accessibility_modifier" or "readonly" in _txt(prm).split(nm, 1)[0]:
+                    cls = types.class_of_method(o)
+                    if cls >= 0:
+                        types.bind_attr(cls, nm, val, o, declared=ty is not None)
+                continue
+            names.clear()
+            _pattern_idents(prm, names)
+            for nm in names:
+                types.bind(o, nm, UNKNOWN_TYPE)
+    for node in caps.get("jpat", ()):
+        o = own(node.start_byte)
+        names.clear()
+        _pattern_idents(node, names)
+        for nm in names:
+            types.bind(o, nm, UNKNOWN_TYPE)
+    for node in caps.get("jfield", ()):
+        o = own(node.start_byte)
+        if o < 0 or kind_of[o] != "class":
+            continue
+        fld = node.parent
+        ty = fld.child_by_field_name("type")
+        if ty is not None:
+            types.bind_attr(o, _txt(node), _annotation_type(ty) or UNKNOWN_TYPE, o, declared=True)
+        else:
+            val = fld.child_by_field_name("value")
+            if val is not None:
+                types.bind_attr(o, _txt(node), _value_type(val), o)
+    for node, o, cls in asgs:
+        par = node.parent
+        if par.type == "member_expression":
+            asg = par.parent
+            ty = None
+            right = asg.child_by_field_name("right")
+        elif par.type == "variable_declarator":
+            ty = par.child_by_field_name("type")
+            right = par.child_by_field_name("value")
+        else:
+            ty = None
+            right = par.child_by_field_name("right")
+        if ty is not None:
+            val: str | None = _annotation_type(ty) or UNKNOWN_TYPE
+        elif right is not None:
+            val = _value_type(right)
+        else:
+            continue  # `let x;`
+        if cls >= 0:
+            types.bind_attr(cls, _txt(node), val, o, declared=ty is not None)
+        else:
+            types.bind(o, _txt(node), val, declared=ty is not None)
+    return types
 
 
 def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
@@ -562,25 +735,41 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             add(["call", name, own(node.start_byte), node.start_point[0] + 1])
 
     heads = bound | top_names
-    for node in caps.get("mcall", ()):
+    mcalls = [(node, _dotted(node)) for node in caps.get("mcall", ())]
+    wanted = {d.partition(".")[0] for _, d in mcalls if d is not None and "." in d}
+    wanted.discard("this")
+    types = _collect_types(caps, defs, own, wanted)
+    for node, d in mcalls:
         sb = node.start_byte
         line = node.start_point[0] + 1
-        d = _dotted(node)
         if d is None:
             prop = node.child_by_field_name("property")
             if prop is None:
                 continue
-            add(["method_call", _txt(prop).lstrip("#"), own(sb), line])
+            obj = node.child_by_field_name("object")
+            recv = _value_type(obj) if obj is not None else None
+            if recv and recv[0] != "=":  # new Foo().m(), "a".trim(), [..].map()
+                add(["typed_call", f"{recv}:{_txt(prop).lstrip('#')}", own(sb), line])
+            else:
+                add(["method_call", _txt(prop).lstrip("#"), own(sb), line])
             continue
         head, _, rest = d.partition(".")
-        if head in JS_GLOBALS and head not in heads:
-            continue
         if head == "this":
             if "." in rest:
-                add(["method_call", rest.rsplit(".", 1)[1].lstrip("#"), own(sb), line])
+                mid, _, m = rest.rpartition(".")
+                add(["typed_call", "@>" + mid.replace(".", ">").replace("#", "") + ":" + m.lstrip("#"), own(sb), line])
             else:
                 add(["self", rest.lstrip("#"), own(sb), line])
-        elif head == "super":
+            continue
+        recv = types.lookup(own(sb), head) if head in types.typed_names and head not in heads else None
+        if recv:
+            mid, _, m = rest.rpartition(".")
+            texpr = recv + ">" + mid.replace(".", ">") if mid else recv
+            add(["typed_call", texpr.replace("#", "") + ":" + m.lstrip("#"), own(sb), line])
+            continue
+        if head in JS_GLOBALS and head not in heads:
+            continue
+        if head == "super":
             add(["super", rest.rsplit(".", 1)[-1], own(sb), line])
         elif head in heads:
             add(["qualified", d, own(sb), line])
@@ -626,6 +815,11 @@ def extract(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
                 continue
             add(["reference", name, own(sb), node.start_point[0] + 1])
 
+    for i, d in enumerate(defs):
+        if d["kind"] == "class":
+            attrs = types.attrs(i)
+            if attrs:
+                d["attrs"] = attrs
     blob["definitions"] = defs
     blob["references"] = pack_refs(refs)
     blob["imports"] = imports

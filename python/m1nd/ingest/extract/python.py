@@ -9,6 +9,8 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    UNKNOWN_TYPE,
+    ScopeTypes,
     config_tokens,
     finish_defs,
     first_paragraph,
@@ -19,7 +21,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 7
+EXTRACTOR_VERSION = 8
 LANG = "python"
 
 
@@ -43,6 +45,21 @@ QUERY = r"""
 (typed_default_parameter type: (type) @type)
 (function_definition return_type: (type) @type)
 (assignment type: (type) @type)
+(assignment left: (identifier) @aname)
+(assignment left: (attribute object: (identifier) @aobj))
+(assignment left: (pattern_list) @apat)
+(assignment left: (tuple_pattern) @apat)
+(assignment left: (list_pattern) @apat)
+(for_statement left: (_) @bind)
+(for_in_clause left: (_) @bind)
+(as_pattern_target) @bind
+(named_expression name: (identifier) @bind)
+(lambda_parameters) @bind
+(global_statement) @glob
+(nonlocal_statement) @glob
+(parameters (typed_parameter (identifier) @ptyped))
+(parameters (typed_default_parameter name: (identifier) @ptyped))
+(class_definition body: (block (expression_statement (assignment left: (identifier) @cname))))
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)
@@ -198,6 +215,162 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
             stack.extend(n.named_children)
 
 
+
+# ------------------------------------------------------------------------------------------ receiver types
+#
+# Type expressions (``texpr``) name what a receiver holds, written so the resolver can evaluate them:
+# ``Foo`` / ``mod.Foo`` (a type), ``Foo()`` / ``mod.make()`` (what calling that name returns: an instance of a
+# class, or a function's return annotation), ``@`` (the enclosing type, ``self`` / ``cls``), each optionally
+# followed by ``>attr`` segments (the type of an attribute of that type). A method call on a typed receiver is
+# the reference ``["typed_call", "<texpr>:<method>", owner, count]``.
+
+#: value nodes whose type is a builtin (method calls on them never reach the graph)
+_LITERAL_TYPES = {
+    "string": "str",
+    "concatenated_string": "str",
+    "list": "list",
+    "list_comprehension": "list",
+    "dictionary": "dict",
+    "dictionary_comprehension": "dict",
+    "set": "set",
+    "set_comprehension": "set",
+    "tuple": "tuple",
+    "integer": "int",
+    "float": "float",
+    "true": "bool",
+    "false": "bool",
+}
+UNKNOWN = UNKNOWN_TYPE
+_SELF_NAMES = ("self", "cls")
+
+
+def _is_none(node: Any) -> bool:
+    if node.type == "type" and node.named_child_count == 1:
+        node = node.named_child(0)
+    return node.type == "none"
+
+
+def annotation_type(node: Any) -> str | None:
+    """Type expression of an annotation when it names one type: ``Foo``, ``mod.Foo``, ``"Foo"``,
+    ``Optional[Foo]``, ``Foo | None``, ``Union[Foo, None]``, ``Final[Foo]``, ``list[Foo]`` (-> ``list``);
+    otherwise None."""
+    for _ in range(8):
+        t = node.type
+        if t == "type":
+            if node.named_child_count != 1:
+                return None
+            node = node.named_child(0)
+        elif t in ("identifier", "attribute"):
+            return _dotted(node)
+        elif t == "string":  # a forward reference
+            kids = node.named_children
+            if len(kids) == 3 and kids[1].type == "string_content":
+                return _string_annotation(kids[1].text)
+            return None
+        elif t == "binary_operator":  # Foo | None
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                return None
+            if _is_none(right):
+                node = left
+            elif _is_none(left):
+                node = right
+            else:
+                return None
+        elif t in ("generic_type", "subscript"):
+            if t == "generic_type":
+                head = node.named_child(0)
+                params = node.named_child(1) if node.named_child_count > 1 else None
+                args = params.named_children if params is not None else []
+            else:
+                head = node.child_by_field_name("value")
+                args = node.children_by_field_name("subscript")
+            if head is None or head.type not in ("identifier", "attribute"):
+                return None
+            h = _dotted(head)
+            if h is None:
+                return None
+            last = h.rsplit(".", 1)[-1]
+            if last in ("Optional", "Union"):
+                args = [a for a in args if not _is_none(a)]
+                if len(args) != 1:
+                    return None
+                node = args[0]
+            elif last in ("Annotated", "Final", "ClassVar"):
+                if not args:
+                    return None
+                node = args[0]
+            else:
+                return h
+        else:
+            return None
+    return None
+
+
+_OPTIONAL_TEXT = re.compile(rb"(?:typing\.)?Optional\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]")
+
+
+def _string_annotation(txt: bytes) -> str | None:
+    """A forward reference written as a string: ``"Foo"``, ``"mod.Foo"``, ``"Foo | None"``, ``"Optional[Foo]"``."""
+    txt = txt.strip()
+    m = _OPTIONAL_TEXT.fullmatch(txt)
+    if m is not None:
+        txt = m.group(1)
+    elif b"|" in txt:
+        parts = [p.strip() for p in txt.split(b"|") if p.strip() != b"None"]
+        if len(parts) != 1:
+            return None
+        txt = parts[0]
+    if _DOTTED.fullmatch(txt):
+        return txt.decode("utf-8", "replace")
+    return None
+
+
+def _value_type(node: Any) -> str | None:
+    """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
+    ``=x`` for another name (resolved later), None for ``None`` (no information), else UNKNOWN."""
+    for _ in range(4):
+        t = node.type
+        if t == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_child(0)
+            continue
+        if t == "assignment":  # a = b = Foo()
+            nxt = node.child_by_field_name("right")
+            if nxt is None:
+                return UNKNOWN
+            node = nxt
+            continue
+        break
+    t = node.type
+    if t == "none":
+        return None
+    lit = _LITERAL_TYPES.get(t)
+    if lit is not None:
+        return lit
+    if t == "call":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "attribute"):
+            d = _dotted(fn)
+            if d is not None:
+                return d + "()"
+        return UNKNOWN
+    if t == "identifier":
+        return "=" + node.text.decode("utf-8", "replace")
+    return UNKNOWN
+
+
+def _pattern_names(node: Any, out: list[Any]) -> None:
+    """Identifier and ``self.x`` attribute targets inside a binding pattern."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "identifier" or t == "attribute":
+            out.append(n)
+        elif t not in ("subscript", "call", "string", "comment"):
+            stack.extend(n.named_children)
+
+
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
     blob, root = parse_or_blob(LANG, EXTRACTOR_VERSION, relpath, data)
     if root is None:
@@ -235,41 +408,60 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                     strip_tail=":",
                 )
                 doc = _docstring(body)
+            ret = None
+            if cap == "fn":
+                rt = node.child_by_field_name("return_type")
+                if rt is not None:
+                    ret = annotation_type(rt)
             s, e = outer.start_byte, outer.end_byte
             # test_* functions anywhere; test*/Test* (unittest style) only inside test files
             is_test = (
                 kind == "fn" and (name.startswith("test_") or (file_test and name.startswith("test")))
             ) or (kind == "class" and file_test and name.startswith("Test"))
             spans.append((s, e, len(defs)))
-            defs.append(
-                make_def(
-                    kind,
-                    name,
-                    outer.start_point[0] + 1,
-                    outer.end_point[0] + 1,
-                    sig,
-                    doc,
-                    sha256(data[s:e]),
-                    is_test,
-                )
+            d = make_def(
+                kind,
+                name,
+                outer.start_point[0] + 1,
+                outer.end_point[0] + 1,
+                sig,
+                doc,
+                sha256(data[s:e]),
+                is_test,
             )
+            if ret:
+                d["ret"] = ret
+            if cap == "fn":
+                d["_node"] = node
+            defs.append(d)
     owners = finish_defs(defs, spans)
+    fn_nodes = {i: d.pop("_node") for i, d in enumerate(defs) if "_node" in d}
 
     # imports
     imports: list[dict[str, Any]] = []
     bound: set[str] = set()
     is_init = relpath.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+    acall_texts = [node.text for node in caps.get("acall", ())]
+    wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for t in acall_texts}}
+    wanted.discard("self")
+    wanted.discard("cls")
+    types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
+        o = owners.owner(node.start_byte)
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
                 mod = child.child_by_field_name("name").text.decode("utf-8", "replace")
                 alias = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 bound.add(alias)
+                if o >= 0:
+                    types.bind(o, alias, UNKNOWN)
             else:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
+                if o >= 0:
+                    types.bind(o, mod.split(".", 1)[0], UNKNOWN)
             imports.append(
                 import_binding(mod, line, alias=alias)
             )
@@ -303,6 +495,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 nm = child.text.decode("utf-8", "replace")
                 names.append([nm, nm])
                 bound.add(nm)
+        o = owners.owner(node.start_byte)
+        if o >= 0:
+            for _, local in names:
+                types.bind(o, local, UNKNOWN)
         if mod == "__future__":
             continue
         imports.append(
@@ -311,6 +507,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
+    _collect_types(caps, defs, owners, types)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
     get = counts.get
@@ -338,12 +535,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         key = ("call", node.text.decode("utf-8", "replace"), owner_of[bisect_right(bounds, sb) - 1])
         counts[key] = get(key, 0) + 1
 
-    for node in caps.get("acall", ()):
+    for node, t in zip(caps.get("acall", ()), acall_texts):
         sb = node.start_byte
         if sb in dec_calls:
             continue
         o = owner_of[bisect_right(bounds, sb) - 1]
-        t = node.text
         if _DOTTED.fullmatch(t) is None:
             t2 = _WSB.sub(b"", t)
             if t2.startswith(b"super().") and _IDENT.fullmatch(t2, 8):
@@ -351,20 +547,32 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 counts[key] = get(key, 0) + 1
                 continue
             if _DOTTED.fullmatch(t2) is None:
-                attr = node.child_by_field_name("attribute")
-                key = ("method_call", attr.text.decode("utf-8", "replace"), o)
+                m = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
+                recv = _value_type(node.child_by_field_name("object"))
+                if recv and recv[0] != "=":  # "x".join(), Foo(a).m(), [..].index()
+                    key = ("typed_call", f"{recv}:{m}", o)
+                else:
+                    key = ("method_call", m, o)
                 counts[key] = get(key, 0) + 1
                 continue
             t = t2
         d = t.decode("utf-8", "replace")
         head, _, rest = d.partition(".")
-        if head in PY_BUILTIN_TYPES and head not in heads:
-            continue  # str.join(...), dict.fromkeys(...), int.from_bytes(...)
         if head == "self" or head == "cls":
             if "." in rest:
-                key = ("method_call", rest.rsplit(".", 1)[1], o)
+                mid, _, m = rest.rpartition(".")
+                key = ("typed_call", "@>" + mid.replace(".", ">") + ":" + m, o)
             else:
                 key = ("self", rest, o)
+            counts[key] = get(key, 0) + 1
+            continue
+        # (a name that is also imported or defined at top level keeps the qualified rule: `os = fresh('os')`)
+        recv = types.lookup(o, head) if head in types.typed_names and head not in heads else None
+        if recv:
+            mid, _, m = rest.rpartition(".")
+            key = ("typed_call", (recv + ">" + mid.replace(".", ">") if mid else recv) + ":" + m, o)
+        elif head in PY_BUILTIN_TYPES and head not in heads:
+            continue  # str.join(...), dict.fromkeys(...), int.from_bytes(...)
         elif head in heads:
             key = ("qualified", d, o)
         else:
@@ -400,6 +608,11 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             counts[key] = get(key, 0) + 1
 
     refs = [[k, n, o, c] for (k, n, o), c in counts.items()]
+    for i, d in enumerate(defs):
+        if d["kind"] == "class":
+            attrs = types.attrs(i)
+            if attrs:
+                d["attrs"] = attrs
 
     blob["definitions"] = defs
     blob["references"] = refs
@@ -408,3 +621,106 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     # module docstring
     blob["doc"] = _docstring(root)
     return blob
+
+
+def _param_names(node: Any) -> frozenset[str]:
+    names: list[str] = []
+    prms = node.child_by_field_name("parameters")
+    for prm in prms.named_children if prms is not None else ():
+        t = prm.type
+        if t in ("default_parameter", "typed_default_parameter"):
+            prm = prm.child_by_field_name("name")
+        elif t != "identifier" and prm.named_child_count:
+            prm = prm.named_child(0)
+        if prm is not None and prm.type == "identifier":
+            names.append(prm.text.decode("utf-8", "replace"))
+    return frozenset(names)
+
+
+def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes) -> None:
+    """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
+    names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
+    owner = owners.owner
+    kind_of = [d["kind"] for d in defs]
+    wanted = types.wanted
+    # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
+    asgs: list[tuple[Any, int, int, Any]] = []
+    for node in caps.get("aname", ()):
+        if node.text.decode("utf-8", "replace") in wanted:
+            asgs.append((node, owner(node.start_byte), -1, node.parent))
+    for node in caps.get("cname", ()):
+        o = owner(node.start_byte)
+        if o >= 0 and kind_of[o] == "class":
+            asgs.append((node, o, o, node.parent))
+    for node in caps.get("aobj", ()):
+        if node.text.decode("utf-8", "replace") in _SELF_NAMES:
+            o = owner(node.start_byte)
+            cls = types.class_of_method(o)
+            if cls >= 0:
+                left = node.parent
+                asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
+    rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
+    for right in rights:  # `x = y`: y's type is wanted too
+        if right is not None and right.type == "identifier":
+            wanted.add(right.text.decode("utf-8", "replace"))
+    # a nested definition binds its name in the enclosing scope
+    for d in defs:
+        p = d["parent"]
+        if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
+            types.bind(p, d["name"], UNKNOWN)
+    for node in caps.get("ptyped", ()):
+        name = node.text.decode("utf-8", "replace")
+        if name in wanted:
+            ty = node.parent.child_by_field_name("type")
+            texpr = annotation_type(ty) if ty is not None else None
+            types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
+    found: list[Any] = []
+    for cap in ("bind", "apat"):
+        for node in caps.get(cap, ()):
+            o = owner(node.start_byte)
+            found.clear()
+            _pattern_names(node, found)
+            for n in found:
+                _bind_target(types, kind_of, o, n, UNKNOWN)
+    for node in caps.get("glob", ()):
+        o = owner(node.start_byte)
+        for n in node.named_children:
+            if n.type != "identifier":
+                continue
+            nm = n.text.decode("utf-8", "replace")
+            types.bind(-1, nm, UNKNOWN)
+            s = o
+            while s >= 0:  # nonlocal: the enclosing functions' binding changes too
+                types.bind(s, nm, UNKNOWN)
+                s = types.parent_scope(s)
+    for (target, o, cls, asg), right in zip(asgs, rights):
+        ty = asg.child_by_field_name("type")
+        if ty is not None:
+            val = annotation_type(ty) or UNKNOWN
+        else:
+            if right is None:
+                continue
+            val = _value_type(right)
+        name = target.text.decode("utf-8", "replace")
+        if cls >= 0:
+            types.bind_attr(cls, name, val, o, declared=ty is not None)
+        else:
+            types.bind(o, name, val, declared=ty is not None)
+
+
+def _bind_target(types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:
+    """Bind an assignment target: a name of scope ``o``, ``self.x`` in a method, a class-level name."""
+    if n.type == "identifier":
+        nm = n.text.decode("utf-8", "replace")
+        if o >= 0 and kind_of[o] == "class":
+            types.bind_attr(o, nm, val, o, declared=declared)
+        else:
+            types.bind(o, nm, val, declared=declared)
+        return
+    obj = n.child_by_field_name("object")
+    if obj is None or obj.type != "identifier" or obj.text.decode("utf-8", "replace") not in _SELF_NAMES:
+        return
+    cls = types.class_of_method(o)
+    if cls >= 0:
+        attr = n.child_by_field_name("attribute")
+        types.bind_attr(cls, attr.text.decode("utf-8", "replace"), val, o, declared=declared)
