@@ -797,6 +797,10 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     chosen = []
     for x, lst in by_target.items():
         lst.sort(key=lambda s: (-s[0], FAMILY_ORDER[s[1].family]))
+        if t.is_test[x] or t.is_test[f]:
+            # between a test and its subject, a route found both as a call and through the tests edge is reported
+            # as test coverage: the more specific fact (receiver types now link a test's calls to what it tests)
+            lst.sort(key=lambda s: s[1].family != "test_coverage")
         best = lst[0]
         also = sorted({s[1].family for s in lst[1:]} - {best[1].family}, key=FAMILY_ORDER.__getitem__)
         chosen.append((best, also))
