@@ -73,6 +73,8 @@ class CodeGraph:
         self.queries_processed = 0
         self.started = time.time()
         self.last_persist_ms = now_ms()
+        # learn-log rows and per-agent node feedback, valid for one (newest learn_log id, graph generation)
+        self._feedback_cache: dict[Any, Any] = {}
 
     def close(self) -> None:
         w = self.__dict__.get("_semantic_warmup")  # issue 13: never exit while the warm-up is inside ONNX Runtime
@@ -258,11 +260,11 @@ class CodeGraph:
         newest = self.store.newest_feedback_id()
         if newest == 0:
             return {}, {}
-        cache = self.__dict__.setdefault("_feedback_cache", {})
+        cache = self._feedback_cache
         if cache.get("key") != (newest, g.graph_generation):
             cache.clear()
             cache["key"] = (newest, g.graph_generation)
-            cache["rows"] = self.store.feedback_log()[1]
+            cache["rows"] = self.store.feedback_log()
         hit = cache.get(("agent", agent_id))
         if hit is None:
             hit = cache[("agent", agent_id)] = feedback_factors(cache["rows"], agent_id, g.nodes.index)

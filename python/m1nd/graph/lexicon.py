@@ -344,9 +344,6 @@ class TermIndex:
         return cls(n=n, terms=unpack_strings(a["terms"], v), bodies=bodies, **{k: a[k] for k in cls._ARRAYS})
 
     # -- queries ---------------------------------------------------------------------------------------------------
-    def drop_query_caches(self) -> None:
-        """Nothing per query is cached here: a query costs its posting lists, read by the native kernel."""
-
     def keys(self, terms: Sequence[str]) -> np.ndarray:
         ids = [self.term_id.get(w) for w in terms]
         return np.asarray([k for k in ids if k is not None], np.int64)

@@ -67,13 +67,10 @@ class Graph:
         return self.extra["src"], self.engine.csr.indices
 
     def drop_query_caches(self) -> None:
-        """Forget every per-query cache of this generation (token matches, query similarities, and those of any
+        """Forget every per-query cache of this generation (query similarities, and those of any
         ``extra`` entry with a ``drop_query_caches`` method): the next query costs what a never-seen one does.
         For benchmarks of cold queries and for memory pressure; results never depend on it."""
-        self.seeds.drop_query_caches()
         self.trigram.drop_query_caches()
-        if self.lexicon is not None:
-            self.lexicon.drop_query_caches()
         for v in list(self.extra.values()):
             drop = getattr(v, "drop_query_caches", None)
             if callable(drop):

@@ -160,9 +160,6 @@ class SeedIndex:
         i = self.lookup(text)
         return default if i is None else i
 
-    def drop_query_caches(self) -> None:
-        """Nothing per query is kept here (the lexicon and trigram indexes hold the query caches)."""
-
     @classmethod
     def build(cls, t: NodeTable) -> SeedIndex:
         file_rel = {}

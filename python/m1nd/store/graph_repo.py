@@ -235,13 +235,11 @@ class GraphStore:
         return (int(self.db.scalar("SELECT COUNT(*) FROM nodes", default=0)),
                 int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
 
-    def feedback_log(self) -> tuple[int, list[tuple[str, str, str, float, str]]]:
-        """(newest learn_log id, every row as (agent_id, query, feedback, strength, node_ids_json)) for node
-        feedback."""
-        newest = int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM learn_log", default=0) or 0)
-        rows = [(a or "", q or "", f or "", float(s or 0.0), j or "{}") for a, q, f, s, j in self.db.execute(
+    def feedback_log(self) -> list[tuple[str, str, str, float, str]]:
+        """Every learn_log row as (agent_id, query, feedback, strength, node_ids_json), oldest first (node
+        feedback)."""
+        return [(a or "", q or "", f or "", float(s or 0.0), j or "{}") for a, q, f, s, j in self.db.execute(
             "SELECT agent_id, query, feedback, strength, node_ids_json FROM learn_log ORDER BY id")]
-        return newest, rows
 
     def newest_feedback_id(self) -> int:
         return int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM learn_log", default=0) or 0)

@@ -322,6 +322,14 @@ def _pattern_idents(node: Any, out: list[str]) -> None:
             stack.extend(n.named_children)
 
 
+def _bind_unknown(types: ScopeTypes, owner: int, pattern: Any, names: list[str]) -> None:
+    """Every name a binding pattern introduces in ``owner`` gets an unknown type (``names`` is a reused buffer)."""
+    names.clear()
+    _pattern_idents(pattern, names)
+    for nm in names:
+        types.bind(owner, nm, UNKNOWN_TYPE)
+
+
 def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: Any, wanted: set[str]) -> ScopeTypes:
     """Receiver types per scope: ``const x = new Foo()``, ``x: Foo``, parameters, ``this.x = new Foo()``, class
     fields and TS parameter properties; every other binding of a name makes its type unknown."""
@@ -361,16 +369,9 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: 
                     if cls >= 0:
                         types.bind_attr(cls, nm, val, o, declared=ty is not None)
                 continue
-            names.clear()
-            _pattern_idents(prm, names)
-            for nm in names:
-                types.bind(o, nm, UNKNOWN_TYPE)
+            _bind_unknown(types, o, prm, names)
     for node in caps.get("jpat", ()):
-        o = own(node.start_byte)
-        names.clear()
-        _pattern_idents(node, names)
-        for nm in names:
-            types.bind(o, nm, UNKNOWN_TYPE)
+        _bind_unknown(types, own(node.start_byte), node, names)
     for node in caps.get("jfield", ()):
         o = own(node.start_byte)
         if o < 0 or kind_of[o] != "class":
