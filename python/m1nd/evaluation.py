@@ -285,7 +285,9 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
     ``args`` are extra ``activate`` arguments (``dimensions``, ``max_hops``, ``max_seeds``...); ``embeddings=False``
     runs it without the embedding model (:func:`embeddings_off`).
     """
-    from m1nd.mcp.registry import call_tool  # the tool layer is what agents call; imported late (it loads tools)
+    from m1nd.mcp.registry import (
+        call_tool,  # the tool layer is what agents call; imported late (it loads tools)
+    )
 
     base = {"agent_id": agent_id, "top_k": top_k, "coactivation_ltp": False, "include_ghost_edges": False,
             "max_output_chars": 100000, **(args or {})}

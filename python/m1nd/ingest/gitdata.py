@@ -18,9 +18,9 @@ import logging
 import os
 import re
 import time
-from datetime import datetime, timezone
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from m1nd.ingest._git import run_git, toplevel_and_prefix

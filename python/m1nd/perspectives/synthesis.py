@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from m1nd.graph.activation import DIMENSIONS, co_change_partners, ranking_priors, scatter_dense
-from m1nd.graph.ranking import fuse, query_prior
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
 from m1nd.graph.nodes import KIND_CODE
+from m1nd.graph.ranking import fuse, query_prior
 from m1nd.graph.schema import (
     CALLS,
     CO_CHANGES,
