@@ -94,6 +94,18 @@ def ranking_priors(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pr
 
 
+def dense_prior(g: Graph, tests_wanted: bool, docs_wanted: bool) -> np.ndarray:
+    """prior(n) for every node, one array per (tests wanted, docs wanted) and generation: the semantic scores of a
+    query cover every node, and this keeps that product off a per-query pass over the path priors."""
+    key = ("dense_prior", tests_wanted, docs_wanted)
+    p = g.extra.get(key)
+    if p is None:
+        prior, testy, docsy = ranking_priors(g)
+        p = g.extra[key] = R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=tests_wanted,
+                                         docs_wanted=docs_wanted)
+    return p
+
+
 def lexicon_of(g: Graph) -> TermIndex:
     """The graph's BM25F index; a graph built without stored terms gets one over names, paths, signatures and
     docstrings."""
@@ -124,8 +136,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
         rel[np.searchsorted(cand, d)] = 1.0
     lex = scatter_dense(g.n, cand, rel)
     if semantic is not None:
-        sem = (semantic * R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=tests_wanted,
-                                        docs_wanted=docs_wanted)).astype(np.float32)
+        sem = (semantic * dense_prior(g, tests_wanted, docs_wanted)).astype(np.float32)
         seed = R.sem_join(lex, sem)
         cand = np.flatnonzero(seed > 0)
     else:
