@@ -130,31 +130,74 @@ def oversized_error() -> bytes:
                           f"invalid request: message exceeds {MAX_MESSAGE_BYTES} bytes (4 MiB)")
 
 
+def _refuse_constant(name: str) -> Any:
+    # NaN / Infinity are not JSON (Python's parser accepts them); refusing them here keeps every id and argument
+    # serialisable in the answer.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return x
+
+
+def _parse(raw: bytes | str) -> Any:
+    return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _batch_errors(items: list[Any]) -> bytes | None:
+    """Answer a batch: one error per request in it, each echoing its id (m1nd does not run batches; MCP dropped
+    them in 2025-06-18). A batch of notifications and responses only gets no answer, as JSON-RPC requires."""
+    if not items:
+        return error_response(None, INVALID_REQUEST, "invalid request: empty batch (batches are not supported)")
+    errors = []
+    for item in items:
+        if isinstance(item, dict) and "id" in item and not ("method" not in item and ("result" in item
+                                                                                     or "error" in item)):
+            errors.append({"jsonrpc": "2.0", "id": item["id"], "error": {
+                "code": INVALID_REQUEST, "message": "invalid request: batches are not supported; send each "
+                                                    "message on its own"}})
+        elif not (isinstance(item, dict) and (isinstance(item.get("method"), str) or "result" in item
+                                              or "error" in item)):
+            errors.append({"jsonrpc": "2.0", "id": None, "error": {
+                "code": INVALID_REQUEST, "message": "invalid request: batches are not supported; send each "
+                                                    "message on its own"}})
+    return to_wire(dumps(errors)) if errors else None
+
+
 def decode(raw: bytes | str) -> Message:
-    """Parse one line/body. Raises :class:`DecodeError` carrying the error response to send."""
+    """Parse one line/body. Raises :class:`DecodeError` carrying the error response to send; a message needing no
+    answer at all (a batch of notifications) decodes to kind ``ignored``."""
     if len(raw) > MAX_MESSAGE_BYTES:
         raise DecodeError(oversized_error())
     try:
-        obj = json.loads(raw)
+        obj = _parse(raw)
     except json.JSONDecodeError as e:
         raise DecodeError(error_response(None, PARSE_ERROR,
                                          f"parse error: {e.msg} at line {e.lineno} column {e.colno}")) from None
-    except (UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # bad UTF-8, NaN, 1e999, integers over 4300 digits, deep nesting
         raise DecodeError(error_response(None, PARSE_ERROR, f"parse error: {e}")) from None
     if isinstance(obj, list):
-        raise DecodeError(error_response(None, INVALID_REQUEST, "batches are not supported"))
+        batch = _batch_errors(obj)
+        if batch is None:
+            return Message("ignored")
+        raise DecodeError(batch)
     if not isinstance(obj, dict):
         raise DecodeError(error_response(None, INVALID_REQUEST, "invalid request: expected a JSON object"))
     has_id = "id" in obj
     req_id = obj.get("id")
-    if has_id and not _valid_id(req_id):
-        raise DecodeError(error_response(None, INVALID_REQUEST,
-                                         "invalid request: 'id' must be a string or an integer"))
     method = obj.get("method")
     if "method" not in obj and ("result" in obj or "error" in obj):
         return Message("response", id=req_id)
     if not has_id and isinstance(method, str):
         return Message("notification", method=method, params=obj.get("params"))  # never answered, even if bad
+    if has_id and not _valid_id(req_id):
+        # The id is echoed as given (JSON-RPC: the response carries the request's id), so the client can match
+        # the refusal to what it sent.
+        raise DecodeError(error_response(req_id, INVALID_REQUEST,
+                                         "invalid request: 'id' must be a string or an integer"))
     if obj.get("jsonrpc") != "2.0":
         raise DecodeError(error_response(req_id, INVALID_REQUEST, "invalid request: 'jsonrpc' must be \"2.0\""))
     if not isinstance(method, str):
@@ -281,7 +324,7 @@ class McpServer:
     def handle(self, msg: Message, session: Session) -> bytes | None:
         """Answer one message; ``None`` when nothing must be sent."""
         session.last_seen = time.time()
-        if msg.kind == "response":
+        if msg.kind in ("response", "ignored"):
             return None
         if msg.kind == "notification":
             self._notification(msg, session)
@@ -683,7 +726,7 @@ class StdioTransport:
         if msg.kind == "notification" and msg.method == "notifications/cancelled":
             self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
             return None
-        if msg.kind == "response":
+        if msg.kind in ("response", "ignored"):
             return None
         return msg
 
