@@ -174,11 +174,8 @@ def test_stdio_round_trip_overhead(benchmark, corpus, inproc, server, tool_args,
                      f"p10 {q_local * 1e3:.3f} vs {q_remote * 1e3:.3f} ms = {ratio_p10:.2f}x "
                      f"[{corpus['nodes']} nodes, {corpus['edges']} edges]\n")
     benchmark.pedantic(server.call, args=(tool, args), rounds=20, iterations=1, warmup_rounds=2)
-    # The target is < 1.5x; the assertion leaves room for a loaded CI machine, the figures are what count. learn
-    # is reported only: each learn commits and bumps the weights generation, so both sides keep re-syncing the
-    # other's writes from the shared store and its timings mostly measure that.
-    if tool != "learn":
-        assert ratio_p10 < 2 * RATIO_TARGET, RESULTS[tool]
+    # The target is < 1.5x. Timing is reported (extra_info, stderr, the benchmark's own table), never asserted: a
+    # ratio of wall-clock medians fails on a busy machine without anything being wrong (issue 14).
 
 
 def _p10(xs: list[float]) -> float:
@@ -203,4 +200,4 @@ def test_start_to_first_answered_call(benchmark, corpus) -> None:
     sys.stderr.write(f"\nstart -> first tools/call: median {med * 1e3:.0f} ms, min {best * 1e3:.0f} ms "
                      f"[{corpus['nodes']} nodes]\n")
     benchmark.pedantic(_start_to_first_call, args=(corpus["env"],), rounds=3, iterations=1)
-    assert med < 3 * START_TARGET_S
+    benchmark.extra_info["target_s"] = START_TARGET_S  # reported against the target, not asserted

@@ -7,8 +7,8 @@ transport), over a spread of queries and routes; medians and 90th percentiles ar
 12 queries three times (an agent's vocabulary recurs, and per-query caches serve the repeats); ``start_cold`` drops
 every per-query cache before each call (words the process has never seen).
 
-The guards assert the CPU-time median under 4x the target (a shared CI machine inflates wall time); the printed
-figures are what counts.
+Timing is reported against the target (extra_info and stderr), never asserted: a loaded machine must not fail the
+suite (issue 14). The printed figures are what counts.
 
 Run with timing:            pytest bench/test_perspectives_bench.py -s
 As correctness checks (CI): pytest bench/test_perspectives_bench.py --benchmark-disable
@@ -112,7 +112,6 @@ def test_start(benchmark, corpus) -> None:
         _call(ws, "perspective_close", perspective_id=s["perspective_id"])
 
     benchmark.pedantic(once, rounds=10, iterations=1)
-    assert RESULTS["start"]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS["start"]
 
 
 def test_start_new_vocabulary(benchmark, corpus) -> None:
@@ -137,7 +136,6 @@ def test_start_new_vocabulary(benchmark, corpus) -> None:
         _call(ws, "perspective_close", perspective_id=s["perspective_id"])
 
     benchmark.pedantic(once, rounds=10, iterations=1)
-    assert RESULTS["start_cold"]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS["start_cold"]
 
 
 def test_follow(benchmark, corpus, opened) -> None:
@@ -163,7 +161,6 @@ def test_follow(benchmark, corpus, opened) -> None:
         assert f["new_focus"]
 
     benchmark.pedantic(once, rounds=10, iterations=1)
-    assert RESULTS["follow"]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS["follow"]
 
 
 @pytest.mark.parametrize("op", ["inspect", "peek"])
@@ -192,4 +189,3 @@ def test_inspect_and_peek(benchmark, corpus, opened, op: str) -> None:
     rid = next(r["route_id"] for r in opened[0]["routes"] if r["peek_available"])
     benchmark.pedantic(lambda: _call(ws, tool, agent_id="reader", perspective_id=pid, route_id=rid,
                                      route_set_version=v), rounds=20, iterations=1)
-    assert RESULTS[op]["cpu_median_ms"] < 4 * TARGET_MS, RESULTS[op]

@@ -286,14 +286,10 @@ def test_shutdown_flushes_learned_weights(raw_server, server_env: dict[str, str]
 
 def test_start_to_first_call_on_a_persisted_graph(raw_server, server_env: dict[str, str],
                                                   fixture_repo: Path) -> None:
-    import time
-
+    # How fast is measured by bench/test_mcp_bench.py (a benchmark); here only that it works.
     ingest_fixture(server_env, fixture_repo)
-    started = time.perf_counter()
     s: RawServer = raw_server()
     s.initialize()
     res = s.call("activate", {"agent_id": "a", "query": "connect"})
-    elapsed = time.perf_counter() - started
     assert res["isError"] is False
     assert s.close() == 0
-    assert elapsed < 10  # generous here; bench/test_mcp_bench.py measures it properly
