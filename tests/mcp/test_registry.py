@@ -86,3 +86,67 @@ def test_shaping_refuses_when_the_skeleton_cannot_fit() -> None:
 def test_small_result_untouched() -> None:
     out = shape(_tool(params=()), {"a": 1}, 8000)
     assert out == {"a": 1, "response_chars": len('{"a":1,"response_chars":24}')}
+
+
+# -- the boundary: integer range and Unicode for every tool (issue 14) ----------------------------------------------
+HUGE = 2**63
+LONE = "ab\udc80cd"
+
+
+@pytest.mark.parametrize("bad", [HUGE, -(2**63) - 1, 10**30, LONE, {"k": [1, {"deep": HUGE}]}, ["x", LONE],
+                                 {"\ud800": 1}],
+                         ids=["2^63", "-2^63-1", "1e30", "lone-surrogate", "nested-int", "nested-str", "bad-key"])
+def test_every_argument_of_every_tool_is_range_and_encoding_checked(bad) -> None:
+    for tool in load_all().values():
+        for p in tool.all_params:
+            with pytest.raises(InvalidInputError) as e:
+                validate_arguments(tool, {"agent_id": "me", p.name: bad})
+            assert "out of range" in e.value.message or "not valid Unicode" in e.value.message, \
+                (tool.name, p.name, e.value.message)
+
+
+def test_integers_within_64_bits_pass() -> None:
+    tool = _tool(params=(Param("n", "integer"), Param("blob", "object")))
+    out = validate_arguments(tool, {"agent_id": "me", "n": 2**63 - 1, "blob": {"x": [-(2**63)]}})
+    assert out["n"] == 2**63 - 1
+
+
+def test_a_float_integer_past_64_bits_is_refused() -> None:
+    tool = _tool(params=(Param("n", "integer"),))
+    with pytest.raises(InvalidInputError, match="within 64 bits"):
+        validate_arguments(tool, {"agent_id": "me", "n": 1e300})
+
+
+@pytest.fixture
+def live_ws(tmp_path, monkeypatch):
+    from m1nd.config import Settings
+    from m1nd.workspace import Workspace
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    ws = Workspace(Settings(home=tmp_path / "home", workspace_key=repo, busy_timeout_ms=10000), transport="cli")
+    yield ws
+    ws.close()
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("memory_sessions", {"action": "close", "session_id": LONE}),
+    ("memory_sessions", {"action": "create", "session_id": "s" + LONE}),
+    ("perspective_start", {"query": LONE}),
+    ("memory_search", {"query": LONE, "mode": "semantic"}),
+    ("memory_search", {"query": "x", "min_resonance": HUGE}),
+    ("memory_list", {"min_resonance": HUGE}),
+    ("memory_add", {"category": "insight", "title": "t", "content": "c", "wake_order": HUGE}),
+    ("memory_add", {"category": "insight", "title": LONE, "content": "c"}),
+    ("trail_save", {"label": LONE}),
+    ("activate", {"query": LONE}),
+])
+def test_real_tools_answer_invalid_argument_never_internal(live_ws, tool: str, args: dict) -> None:
+    from m1nd.mcp.registry import call_tool
+
+    if tool not in load_all() or any(p not in {q.name for q in load_all()[tool].all_params} for p in args):
+        pytest.fail(f"{tool} does not take {sorted(args)}: update this table")
+    res = call_tool(live_ws, tool, {"agent_id": "me", **args})
+    assert res.is_error, res.structured
+    assert res.structured["error"]["code"] == "invalid_argument", res.structured

@@ -24,6 +24,11 @@ log = logging.getLogger(__name__)
 AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
 _AGENT_RE = re.compile(AGENT_ID_PATTERN)
 _MISSING: Any = object()
+# Every integer ends up in SQLite or a NumPy int64 somewhere; larger ones are refused at the boundary instead of
+# overflowing deep inside a tool as an internal error.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# A lone surrogate (JSON "\\udXXX" without its pair) is not Unicode text: it cannot be stored or encoded.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
                "object": "object", "string[]": "array", "object[]": "array", "integer[]": "array"}
 
@@ -221,6 +226,8 @@ def _check_value(p: Param, v: Any) -> Any:
                 if not v.is_integer():
                     raise bad(_describe_range(p))
                 v = int(v)
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise bad(f"{_describe_range(p)} within 64 bits")
         elif not math.isfinite(v):
             raise bad(_describe_range(p))
         if (p.minimum is not None and v < p.minimum) or (p.maximum is not None and v > p.maximum):
@@ -257,10 +264,46 @@ def _check_value(p: Param, v: Any) -> Any:
     raise RuntimeError(f"unknown parameter type {t}")  # a declaration bug, not user input
 
 
+def check_wire_values(args: dict[str, Any]) -> None:
+    """Range- and encoding-check every value (keys too) at any depth: integers must fit in 64 bits and strings must
+    be valid Unicode. One walk for every tool, before any declaration-specific check."""
+    stack: list[tuple[str, Any]] = [(k, v) for k, v in args.items()]
+    while stack:
+        where, v = stack.pop()
+        name = where.split(".", 1)[0].split("[", 1)[0]
+        if isinstance(v, str):
+            m = _SURROGATE_RE.search(v)
+            if m:
+                raise InvalidInputError(
+                    f"argument '{where}' is not valid Unicode: lone surrogate \\u{ord(m.group()):04x} at character "
+                    f"{m.start()}", recover="send text as valid UTF-8 (surrogate pairs must be complete)",
+                    details={"argument": name})
+        elif isinstance(v, int) and not isinstance(v, bool):
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise InvalidInputError(
+                    f"argument '{where}' is out of range: integers must be between -2^63 and 2^63-1 "
+                    f"(got {len(str(abs(v)))} digits)", recover="pass a smaller number",
+                    details={"argument": name})
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if _SURROGATE_RE.search(k):
+                    raise InvalidInputError(f"argument '{where}' has a key that is not valid Unicode (lone "
+                                            "surrogate)", recover="send keys as valid UTF-8",
+                                            details={"argument": name})
+                stack.append((f"{where}.{k}", x))
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", x) for i, x in enumerate(v))
+
+
 def validate_arguments(tool: Tool, args: Any) -> dict[str, Any]:
     """Check ``args`` against the declaration; return a new dict with defaults filled in."""
     if not isinstance(args, dict):
         raise InvalidInputError("arguments must be a JSON object")
+    for key in args:
+        if _SURROGATE_RE.search(key):
+            raise InvalidInputError("an argument name is not valid Unicode (lone surrogate)",
+                                    recover="send argument names as valid UTF-8")
+    check_wire_values(args)
     names = [p.name for p in tool.all_params]
     for key in args:
         if key not in names:
