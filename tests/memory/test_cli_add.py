@@ -28,7 +28,7 @@ def test_add_text_output_and_row(cli) -> None:
     row = cli.rows("SELECT id, title, body, category, visibility, owner, source_agent, source_type, resonance, "
                    "resonance_type, session_id, wake_phrases, code_refs, dedup_scope, rev FROM entries")[0]
     assert row == (eid, "Retry with backoff", "Use jitter.", "insight", "public", None, "alice", "manual", 7,
-                   "operational", "ses-1", '["one", "two"]', '["file::src/a.py::fn::retry"]', "alice", 1)
+                   "operational", "ses-1", '["one", "two"]', '["file::src/a.py::fn::retry"]', "public:alice", 1)
     assert cli.rows("SELECT tag FROM entry_tags ORDER BY rowid") == [("net",), ("reliability",)]
     assert cli.rows("SELECT applicability_id FROM entry_applicability ORDER BY rowid") == [("python",), ("cli",)]
     # the unknown session was registered on first use
@@ -179,9 +179,13 @@ def test_dedup_skip_scope_and_allow_duplicate(cli) -> None:
 def test_dedup_never_reveals_anothers_private_entry(cli) -> None:
     cli.add("--category", "insight", "-t", "Secret", "--content", "x", "--session-id", "s1", "--private",
             agent="bob")
-    # alice writes a public entry claiming bob as source agent: same dedup scope, but bob's row is invisible to her
+    # alice cannot claim bob as source agent (issue 14), so she can never reach his dedup scope
     r = cli("add", "--category", "insight", "-t", "Secret", "--content", "x", "--session-id", "s1",
             "--source-agent", "bob", "--json", agent="alice")
+    assert r.code == 1 and "another agent" in r.err
+    # her own equal entry is hers, not a duplicate of his
+    r = cli("add", "--category", "insight", "-t", "Secret", "--content", "x", "--session-id", "s1", "--json",
+            agent="alice")
     assert r.code == 0 and "skipped" not in r.json()
     assert count(cli) == 2
 

@@ -177,9 +177,9 @@ def test_migrate_and_skip_schema(tmp_path: Path, make_cli) -> None:
     r = cli("stats", env={"M1ND_SKIP_SCHEMA": "1"})
     assert r.code == 1  # no schema yet
     r = cli("migrate", env={"M1ND_SKIP_SCHEMA": "1"})
-    assert r.out == "Applied 1 migration(s); schema version 1\n"
-    assert cli("migrate").out == "Schema up to date (version 1)\n"
-    assert cli.scalar("PRAGMA user_version") == 1
+    assert r.out == "Applied 2 migration(s); schema version 2\n"
+    assert cli("migrate").out == "Schema up to date (version 2)\n"
+    assert cli.scalar("PRAGMA user_version") == 2
     assert len(cli.scalar("SELECT value FROM meta WHERE key = 'wake_secret'")) == 64
     assert cli.scalar("PRAGMA journal_mode") == "wal"
 

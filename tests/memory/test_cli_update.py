@@ -84,9 +84,11 @@ def test_visibility_rules(cli) -> None:
     assert cli.rows("SELECT visibility, owner FROM entries WHERE id = ?", (bloom,)) == [("public", None)]
     r = cli("update", bloom, "--owner", "bob", agent="alice")
     assert r.err.startswith("Error: Cannot set owner on public entry.")
-    assert cli("update", bloom, "--private", "--owner", "bob", agent="alice").code == 0
+    r = cli("update", bloom, "--private", "--owner", "bob", agent="alice")  # issue 14: not into bob's space
+    assert r.code == 1 and "another agent" in r.err
+    assert cli("update", bloom, "--private", "--owner", "bob", agent="bob").code == 0
     assert cli.rows("SELECT visibility, owner, dedup_scope FROM entries WHERE id = ?", (bloom,)) == [
-        ("private", "bob", "bob")]
+        ("private", "bob", "private:bob")]
     assert cli("show", bloom, agent="alice").code == 1  # now bob's
 
 

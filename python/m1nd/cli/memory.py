@@ -1235,7 +1235,7 @@ def sessions_group() -> None:
 @json_option
 @handled
 def sessions_list_cmd(project: str | None, as_json: bool) -> None:
-    rows = _service().sessions(project=project)
+    rows = _service().sessions(agent=_agent(), project=project)
     if as_json:
         emit_json(rows)
         return

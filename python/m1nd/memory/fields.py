@@ -203,10 +203,26 @@ class AddPlan:
     auto_anchor: bool = True
 
 
+def check_acting_agent(agent: str | None, *, owner: str | None = None, source_agent: str | None = None) -> None:
+    """The one rule for writing on someone's behalf (issue 14): an agent writes as itself. A given owner or source
+    agent must be the acting agent (without one, the source agent is the actor, so the owner must match it). MCP
+    takes neither field (the acting agent is ``agent_id``); the CLI accepts them only when they name the actor."""
+    actor = agent or source_agent
+    if agent and source_agent and source_agent != agent:
+        raise InvalidInputError(f"cannot write as another agent: source agent '{source_agent}' is not the acting "
+                                f"agent '{agent}'", recover="drop --source-agent (entries are written by the acting "
+                                "agent: --agent or M1ND_CURRENT_AGENT)", details={"argument": "source_agent"})
+    if owner and actor and owner != actor:
+        raise InvalidInputError(f"cannot write into another agent's private space: owner '{owner}' is not the "
+                                f"acting agent '{actor}'", recover="drop --owner (a private entry belongs to the "
+                                "acting agent: --agent or M1ND_CURRENT_AGENT)", details={"argument": "owner"})
+
+
 def parse_add(raw: dict[str, Any], *, agent: str | None, base_dir: Path | None = None,
               default_source_type: str = "manual") -> AddPlan:
     """Validate an add request given as batch-style keys. Raises :class:`InvalidInputError` naming the problem."""
     g = raw.get
+    check_acting_agent(agent, source_agent=g("source_agent"))
     fact_type = g("type")
     if g("session") is not None and g("session_id") is not None and g("session") != g("session_id"):
         raise InvalidInputError("'session' and 'session_id' name different sessions; pass one")
@@ -281,6 +297,7 @@ def parse_add(raw: dict[str, Any], *, agent: str | None, base_dir: Path | None =
         raise InvalidInputError("Cannot set owner on public entry. Use --visibility private to make entry private "
                                 "first.")
     if visibility == "private":
+        check_acting_agent(agent, owner=owner, source_agent=source_agent)
         owner = owner or agent
         if not owner:
             raise InvalidInputError("Cannot make entry private without an owner. Provide --owner or set "

@@ -33,6 +33,12 @@ def dedup_hash(title: str, body: str) -> str:
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()
 
 
+def dedup_scope(visibility: str, owner: str | None, source_agent: str) -> str:
+    """Whose duplicate an entry can be: a private entry is its owner's, a public one its source agent's. Visibility
+    is part of the identity, so a public entry equal to a private one is a different entry (issue 14)."""
+    return f"private:{owner}" if visibility == "private" else f"public:{source_agent}"
+
+
 def content_hash(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 

@@ -44,7 +44,7 @@ from m1nd.memory.ids import (
     normalize_entry_id,
     prefix_candidate,
 )
-from m1nd.memory.normalize import content_hash, dedup_hash, thread_key
+from m1nd.memory.normalize import content_hash, dedup_hash, dedup_scope, thread_key
 from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.store.db import Database, PerThread, open_db
 from m1nd.store.memory_repo import Entry, MemoryRepo, Where, visible_sql
@@ -260,7 +260,7 @@ class MemoryService:
         self._validate_refs(repo, plan, agent, regs)
         now = now_ms()
         ts = format_ms(now)
-        scope = plan.owner or plan.source_agent
+        scope = dedup_scope(plan.visibility, plan.owner, plan.source_agent)
         dh = dedup_hash(plan.title, plan.body)
         notes: list[str] = []
         dedup_note = None
@@ -743,10 +743,10 @@ class MemoryService:
                 if "body" in values:
                     values["content_hash"] = content_hash(values["body"])
                 if "title" in values or "body" in values or "category" in values or "owner" in values \
-                        or "session_id" in values:
+                        or "visibility" in values or "session_id" in values:
                     src = repo.db.scalar("SELECT source_agent FROM entries WHERE rowid = ?", (entry.rowid,))
-                    owner = values.get("owner", entry["owner"])
-                    scope = owner or src
+                    scope = dedup_scope(values.get("visibility", entry["visibility"]),
+                                        values.get("owner", entry["owner"]), src)
                     dh = dedup_hash(new_title, new_body)
                     values["dedup_hash"], values["dedup_scope"] = dh, scope
                     if repo.dedup_taken(values.get("session_id", entry["session_id"]), scope,
@@ -920,6 +920,7 @@ class MemoryService:
                 s["visibility"], s["owner"] = "public", None
                 lines.append("visibility: private -> public")
         else:
+            F.check_acting_agent(agent, owner=owner)
             new_owner = owner or e["owner"] or agent
             if not new_owner:
                 raise InvalidInputError("Cannot make entry private without an owner. Provide --owner or set "
@@ -1309,13 +1310,19 @@ class MemoryService:
     # =========================================================================================================
     # Sessions
     # =========================================================================================================
-    def sessions(self, *, project: str | None = None) -> list[dict[str, Any]]:
+    def sessions(self, *, agent: str | None, project: str | None = None) -> list[dict[str, Any]]:
+        """Sessions ``agent`` may know of: its own, empty ones, and those holding an entry it can see. A session
+        that exists only through another agent's private entries stays hidden (its id and ``created_by`` would
+        reveal that agent's private work)."""
         with self._read() as repo:
             if project is not None and not repo.registry_has("projects", project):
                 raise InvalidInputError(f"Unknown project '{project}'; register it with m1nd memory projects add")
-            rows = repo.db.all("SELECT id, session_type, project, started_at, ended_at, created_by FROM sessions "
-                               + ("WHERE project = ? " if project else "") + "ORDER BY started_at DESC, id",
-                               (project,) if project else ())
+            rows = repo.db.all(
+                "SELECT s.id, s.session_type, s.project, s.started_at, s.ended_at, s.created_by FROM sessions s "
+                "WHERE (s.created_by IS :agent OR NOT EXISTS (SELECT 1 FROM entries e WHERE e.session_id = s.id) "
+                f"OR EXISTS (SELECT 1 FROM entries e WHERE e.session_id = s.id AND {visible_sql()}))"
+                + (" AND s.project = :project" if project else "") + " ORDER BY s.started_at DESC, s.id",
+                {"agent": agent, "project": project})
         return [dict(zip(("id", "session_type", "project", "started_at", "ended_at", "created_by"), r, strict=True))
                 for r in rows]
 
@@ -1481,7 +1488,7 @@ class MemoryService:
         title, body = snap["title"], snap.get("body") or ""
         owner = snap.get("owner") if snap.get("visibility") == "private" else None
         source_agent = snap.get("source_agent_id") or owner or agent or "unknown"
-        scope = owner or source_agent
+        scope = dedup_scope("private" if owner else "public", owner, source_agent)
         dh = dedup_hash(title, body)
         sid = snap.get("session_id")
         if sid and (sessions_seen is None or sid not in sessions_seen):

@@ -354,4 +354,13 @@ def _split(script: str) -> list[str]:
     return out
 
 
-MIGRATIONS: list[Migration] = [_v1]
+# v2 (issue 14): visibility is part of a duplicate's identity. The scope was the owner (private) or the source
+# agent (public), so an agent's public entry collided with its own private twin and was never written. Splitting
+# scopes by visibility only separates rows that shared a key before, so the unique index cannot be violated.
+_V2 = """
+UPDATE entries SET dedup_scope = CASE WHEN visibility = 'private' THEN 'private:' || coalesce(owner, source_agent)
+  ELSE 'public:' || source_agent END;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+"""
+
+MIGRATIONS: list[Migration] = [_v1, _V2]

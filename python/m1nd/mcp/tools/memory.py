@@ -498,7 +498,7 @@ def _memory_sessions(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
             raise InvalidInputError(f"action '{action}' needs argument '{key}'", details={"argument": key})
         return a[key]
     if action == "list":
-        return {"action": action, "sessions": m.sessions(project=a.get("project"))}
+        return {"action": action, "sessions": m.sessions(agent=agent, project=a.get("project"))}
     if action == "create":
         return {"action": action, "session": m.create_session(session_type=a.get("session_type"),
                                                               project=a.get("project"),
