@@ -43,8 +43,12 @@ NO_CONTENT = "(no content)"
 
 # Separators in priority order and where the cut goes relative to the match start.
 _SEPARATORS = ((b"\n---\n", 5), (b"\n## ", 1), (b"\n### ", 1), (b"\n\n", 2), (b"\n", 1))
-_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SENTENCE = re.compile(r"\S.*?[.!?](?=\s|$)", re.DOTALL)
+# Text scanners are linear in their input (issue 14: ``\S.*?[.!?](?=\s|$)`` was quadratic on text without a full
+# stop, 8 s for 20 kB): no pattern here may retry a scan from every start position.
+_ATX_OPEN = re.compile(r" {0,3}#{1,6}(?=[ \t]|$)")
+_ATX_CLOSE = re.compile(r"[ \t]#+$")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_NON_SPACE = re.compile(r"\S")
 _PART = re.compile(r" \(Part \d+/\d+\)$")
 
 # Opens every wake-log report (and ``wake-log report --help``).
@@ -217,10 +221,10 @@ def _scan(text: str) -> _Doc:
             flush()
             continue
         lines.append(s)
-        m = _ATX.match(line)
-        if m:
+        heading = atx_heading(line)
+        if heading is not None:
             flush()
-            headings.append((m.group(1) or "").strip())
+            headings.append(heading)
             continue
         para.append(s)
     flush()
@@ -232,8 +236,37 @@ def _first_heading(doc: _Doc) -> str | None:
     return h if h and len(h) <= HEADING_MAX else None
 
 
+def atx_heading(line: str) -> str | None:
+    """The text of an ATX heading line (``## Title ##`` -> ``Title``), None for any other line. Linear: the
+    optional closing run of ``#`` is stripped from the right instead of matched lazily."""
+    m = _ATX_OPEN.match(line)
+    if m is None:
+        return None
+    rest = line[m.end():].strip(" \t")
+    close = _ATX_CLOSE.search(rest)
+    if close is not None:
+        rest = rest[:close.start()]
+    return rest.strip()
+
+
 def sentences(paragraph: str) -> list[str]:
-    return [" ".join(m.group(0).split()) for m in _SENTENCE.finditer(paragraph)]
+    """Runs of text from a non-space character up to the first ``.``, ``!`` or ``?`` followed by whitespace or the
+    end (at least two characters); text after the last such mark is not a sentence. One left-to-right pass."""
+    out: list[str] = []
+    start_search = 0
+    start = -1
+    for m in _SENTENCE_END.finditer(paragraph):
+        end = m.start()
+        if start < start_search:
+            found = _NON_SPACE.search(paragraph, start_search)
+            if found is None:
+                break
+            start = found.start()
+        if end <= start:  # the mark is the sentence's first character: it needs one more
+            continue
+        out.append(" ".join(paragraph[start:end + 1].split()))
+        start_search = end + 1
+    return out
 
 
 def auto_phrase(content: str, title: str) -> str:
