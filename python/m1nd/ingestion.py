@@ -227,6 +227,8 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 languages[f.lang] = languages.get(f.lang, 0) + 1
         warnings = list(walked.warnings) + list(parts.warnings)
         warnings += [f"parse error in {rel}: {extracts[rel]['parse_error']}" for rel in parse_errors[:20]]
+        cut = sorted(rel for rel, b in extracts.items() if b.get("cut"))
+        warnings += [f"extraction bounded in {rel}: {extracts[rel]['cut']}" for rel in cut[:20]]
         if not walked.files:
             warnings.append("no files matched")
 
@@ -235,6 +237,10 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 "root": str(root), "namespace": namespace, "mode": mode, "files_scanned": len(walked.files),
                 "files_parsed": len(fresh), "files_reused": reused, "files_removed": len(removed_files),
                 "skipped": {k: skipped.get(k, 0) for k in ("large", "binary", "ignored", "parse_error")},
+                # files whose extraction hit a per-file bound (depth, captured nodes, captured bytes): what was
+                # cut, so a partial graph never passes for a complete one
+                "files_cut": [{"path": rel, "cut": extracts[rel]["cut"]} for rel in cut[:50]],
+                "files_cut_total": len(cut),
                 "nodes": counts["nodes"], "edges": counts["edges"],
                 "unresolved_refs": parts.unresolved_refs, "ambiguous_refs": parts.ambiguous_refs,
                 "languages": dict(sorted(languages.items())),

@@ -239,3 +239,17 @@ def test_cli_ingest_stores_the_graph_in_the_workspace_of_its_path(repo, tmp_path
     found = run(["activate", "cart add item", "--json"], repo)
     assert found.returncode == 0, found.stderr
     assert '"activated"' in found.stdout and "file::src/shop/cart.py" in found.stdout
+
+
+def test_ingest_reports_files_cut_by_the_per_file_bounds(repo, ws_factory) -> None:
+    ws = ws_factory(repo)
+    n = 50_000
+    (repo / "src" / "deep.py").write_bytes(b"def shallow():\n    pass\n\nx = " + b"f(" * n + b")" * n + b"\n")
+    (repo / "src" / "chain.py").write_bytes(b"x = a" + b".b()" * 20_000 + b"\n")
+    r = ingest(ws, repo)
+    cut = {f["path"]: f["cut"] for f in r["files_cut"]}
+    assert r["files_cut_total"] == 2 and set(cut) == {"src/deep.py", "src/chain.py"}
+    assert "deeper than 4000 levels" in cut["src/deep.py"]
+    assert any("extraction bounded in src/chain.py" in w for w in r["warnings"])
+    nodes, _ = snapshot(ws)
+    assert "file::src/deep.py::fn::shallow" in nodes  # what the bounds keep is still in the graph

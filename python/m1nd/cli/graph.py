@@ -95,8 +95,11 @@ def render_health(r: dict[str, Any]) -> list[str]:
 
 
 def render_ingest(r: dict[str, Any]) -> list[str]:
-    return [(f"Ingested {r['root']}: {r['files_parsed']} parsed, {r['files_reused']} reused, {r['files_removed']} "
-             f"removed; {r['nodes']['total']} nodes, {r['edges']['total']} edges; generation {r['graph_generation']}")]
+    out = [(f"Ingested {r['root']}: {r['files_parsed']} parsed, {r['files_reused']} reused, {r['files_removed']} "
+            f"removed; {r['nodes']['total']} nodes, {r['edges']['total']} edges; generation {r['graph_generation']}")]
+    for f in r.get("files_cut") or []:
+        out.append(f"  partly extracted: {f['path']}: {f['cut']}")
+    return out
 
 
 # -- generic flag mapping --------------------------------------------------------------------------------------

@@ -112,6 +112,9 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
     """Extract one file; never raises for bad content (a crash inside an extractor becomes ``parse_error``)."""
     mod = _module(lang)
     fn: Callable[..., dict[str, Any]] = mod.extract
+    from m1nd.ingest.treesitter import take_cuts
+
+    take_cuts()  # forget anything left over from a file that failed
     try:
         if lang in ("typescript", "tsx", "javascript"):
             blob = fn(relpath, data, lang)
@@ -121,6 +124,9 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
             blob["imports"].sort(key=lambda imp: imp["line"])
         attach_terms(blob, data)
         blob["version"] = extractor_version(lang)
+        cuts = take_cuts()
+        if cuts:  # the per-file bounds dropped part of the file (reported by ingest)
+            blob["cut"] = "; ".join(cuts)
         return blob
     except RecursionError:
         msg = "file too deeply nested to extract"

@@ -43,7 +43,8 @@ register(Tool(
         Param("embed", "string", default="background", enum=("background", "sync", "skip")),
     ),
     handler=_ingest, destructive=True,
-    output_required=("files_scanned", "nodes", "edges", "graph_generation", "changed"), shrinkable=("warnings",),
+    output_required=("files_scanned", "nodes", "edges", "graph_generation", "changed"),
+    shrinkable=("warnings", "files_cut"),
 ))
 
 
