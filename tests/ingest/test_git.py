@@ -162,3 +162,35 @@ def test_worktree_state(repo) -> None:
     finally:
         p.write_text(old)
     assert worktree_state(repo / "sub") == s1
+
+
+OUTPUT_DIRS = ("build", "env", "dist", "vendor", "target")
+
+
+def test_tracked_files_in_output_named_directories_are_ingested(tmp_path: Path) -> None:
+    # issue 14: a project may keep sources in build/ or vendored code in vendor/; what git tracks is the project
+    top = tmp_path / "proj"
+    write_files(top, {f"{d}/src_{d}.py": f"def in_{d}():\n    pass\n" for d in OUTPUT_DIRS})
+    write_files(top, {"app.py": "x = 1\n"})
+    git(top, "init", "-q", "-b", "main")
+    _commit(top, "init", BASE)
+    write_files(top, {f"{d}/generated_{d}.py": "y = 2\n" for d in OUTPUT_DIRS})  # untracked, not ignored
+    write_files(top, {"node_modules/m/index.js": "module.exports = 1;\n"})
+    git(top, "add", "-f", "node_modules/m/index.js")
+    rels = {f.relpath for f in walk(top).files}
+    assert rels == {"app.py", *(f"{d}/src_{d}.py" for d in OUTPUT_DIRS)}
+
+
+def test_without_git_gitignore_files_are_honoured(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, {
+        ".gitignore": "secret/\n*.gen.py\n!keep.gen.py\n/top_only.py\n",
+        "a.py": "x = 1\n", "x.gen.py": "x = 1\n", "keep.gen.py": "x = 1\n", "top_only.py": "x = 1\n",
+        "secret/s.py": "x = 1\n", "sub/top_only.py": "x = 1\n", "sub/.gitignore": "local.py\n!x.gen.py\n",
+        "sub/local.py": "x = 1\n", "sub/x.gen.py": "x = 1\n", "other/local.py": "x = 1\n",
+        "build/out.py": "x = 1\n",
+    })
+    w = walk(root)
+    assert w.source == "scandir"
+    assert {f.relpath for f in w.files} == {"a.py", "keep.gen.py", "sub/top_only.py", "sub/x.gen.py",
+                                            "other/local.py"}

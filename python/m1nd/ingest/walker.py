@@ -1,11 +1,12 @@
 """File discovery for one ingest root (graph.md §10).
 
-``walk(root)`` lists the files to ingest: inside a git work tree the list comes from
-``git ls-files --cached --others --exclude-standard`` (so ``.gitignore`` is honoured), otherwise from an
-``os.scandir`` walk. On top of that list the same rules always apply, in this order:
+``walk(root)`` lists the files to ingest: inside a git work tree the list comes from ``git ls-files --cached`` and
+``git ls-files --others --exclude-standard`` (so ``.gitignore`` is honoured), otherwise from an ``os.scandir`` walk
+that honours the ``.gitignore`` files it meets. On top of that list the same rules always apply, in this order:
 
 1. relpaths containing ``::`` or ``#`` are skipped with a warning (they would break external ids, §3);
-2. always-skipped directories (``.git node_modules __pycache__ ...``) anywhere in the path;
+2. always-skipped directories (``.git node_modules __pycache__ ...``) anywhere in the path, and the conventional
+   output directories (``build env dist vendor target``) unless git tracks the file;
 3. hidden files / directories (a path component starting with ``.``) unless ``include_dotfiles`` or one of the
    ``dotfile_patterns`` (gitignore-style: ``x/**``, ``x/*``, exact names) matches;
 4. lockfiles; files whose language cannot be detected (see :func:`detect_lang`);
@@ -40,17 +41,15 @@ ALWAYS_SKIPPED_DIRS = frozenset(
         "__pycache__",
         ".venv",
         "venv",
-        "env",
         ".tox",
         ".mypy_cache",
         ".pytest_cache",
-        "target",
-        "dist",
-        "build",
         ".next",
-        "vendor",
     }
 )
+#: conventional output / dependency directories: skipped unless git tracks the file (a project may well keep
+#: sources in ``build/`` or vendored code in ``vendor/``: what is committed is part of the project, issue 14)
+UNTRACKED_SKIPPED_DIRS = frozenset({"env", "target", "dist", "build", "vendor"})
 LOCKFILES = frozenset(
     {
         "package-lock.json",
@@ -227,16 +226,48 @@ class GitignoreMatcher:
 
     def matches(self, relpath: str) -> bool:
         """True when the file ``relpath`` (or one of its parent directories) is matched (after negations)."""
+        return bool(self.decide(relpath))
+
+    def decide(self, relpath: str, *, is_dir: bool = False) -> bool | None:
+        """True (ignored), False (re-included by a negation) or None (no pattern speaks of ``relpath``)."""
         if not self._rules:
-            return False
+            return None
         parts = relpath.split("/")
         dirs = ["/".join(parts[:i]) for i in range(1, len(parts))]
-        state = False
+        state = None
         for neg, dir_only, rx in self._rules:
-            hit = any(rx.match(d) for d in dirs) or (not dir_only and rx.match(relpath) is not None)
+            hit = any(rx.match(d) for d in dirs) or ((is_dir or not dir_only) and rx.match(relpath) is not None)
             if hit:
                 state = not neg
         return state
+
+
+class GitignoreFiles:
+    """The ``.gitignore`` files of a tree walked without git: each applies below its own directory, and a deeper
+    file's verdict overrides a shallower one's (as git does)."""
+
+    def __init__(self) -> None:
+        self._by_dir: list[tuple[str, GitignoreMatcher]] = []
+
+    def load(self, absdir: str, reldir: str) -> None:
+        try:
+            with open(os.path.join(absdir, ".gitignore"), encoding="utf-8", errors="replace") as fh:
+                m = GitignoreMatcher(fh.read().splitlines())
+        except OSError:
+            return
+        if m:
+            self._by_dir.append((reldir, m))
+            self._by_dir.sort(key=lambda dm: dm[0].count("/") + bool(dm[0]))
+
+    def ignored(self, relpath: str, *, is_dir: bool = False) -> bool:
+        verdict = None
+        for d, m in self._by_dir:
+            if d and not relpath.startswith(d + "/"):
+                continue
+            got = m.decide(relpath[len(d) + 1:] if d else relpath, is_dir=is_dir)
+            if got is not None:
+                verdict = got
+        return bool(verdict)
 
 
 def _glob_to_regex(pat: str) -> str:
@@ -278,27 +309,35 @@ def _glob_to_regex(pat: str) -> str:
 # ----------------------------------------------------------------------------------------------------- walk
 
 
-def _git_list(root: Path, warnings: list[str]) -> list[str] | None:
-    """Root-relative paths from git, or None when the root is not (usefully) inside a git work tree."""
-    rc, out, err = run_git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+def _git_list(root: Path, warnings: list[str]) -> tuple[list[str], set[str]] | None:
+    """Root-relative paths from git and the subset git tracks, or None when the root is not (usefully) inside a
+    git work tree."""
+    rc, out, err = run_git(root, "ls-files", "--cached", "-z")
     if rc != 0:
         if rc == -1:
             log.debug("git unavailable for walk: %s", err)
         return None
-    paths = [os.fsdecode(p) for p in out.split(b"\0") if p]
-    if not paths:
+    tracked = [os.fsdecode(p) for p in out.split(b"\0") if p]
+    rc, out, err = run_git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    if rc != 0:
+        return None
+    others = [os.fsdecode(p) for p in out.split(b"\0") if p]
+    if not tracked and not others:
         rc2, _, _ = run_git(root, "check-ignore", "-q", ".")
         if rc2 == 0:
             warnings.append("the root is ignored by its git repository; listing files with a directory walk")
             return None
-    return paths
+    return tracked + others, set(tracked)
 
 
 def _scandir_list(root: Path, prune_hidden: bool, excl: GitignoreMatcher | None = None) -> list[str]:
+    """Files under ``root`` without git: the ``.gitignore`` files found on the way are honoured."""
     out: list[str] = []
+    ignores = GitignoreFiles()
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         absdir, reldir = stack.pop()
+        ignores.load(absdir, reldir)
         try:
             it = os.scandir(absdir)
         except OSError as e:
@@ -313,12 +352,15 @@ def _scandir_list(root: Path, prune_hidden: bool, excl: GitignoreMatcher | None 
                 except OSError:
                     continue
                 if is_dir:
-                    if name in ALWAYS_SKIPPED_DIRS or (prune_hidden and name.startswith(".")):
+                    if name in ALWAYS_SKIPPED_DIRS or name in UNTRACKED_SKIPPED_DIRS \
+                            or (prune_hidden and name.startswith(".")):
                         continue
                     if excl is not None and excl.prunes_dir(rel):
                         continue
+                    if ignores.ignored(rel, is_dir=True):
+                        continue
                     stack.append((entry.path, rel))
-                else:
+                elif not ignores.ignored(rel):
                     out.append(rel)
     return out
 
@@ -351,9 +393,12 @@ def walk(
     dot_matcher = GitignoreMatcher(dotfile_patterns)
     excl_matcher = GitignoreMatcher(exclude)
 
-    rels = _git_list(root, warnings)
+    listed = _git_list(root, warnings)
     source = "git"
-    if rels is None:
+    tracked: set[str] = set()
+    if listed is not None:
+        rels, tracked = listed
+    else:
         source = "scandir"
         rels = _scandir_list(
             root,
@@ -378,7 +423,8 @@ def walk(
             warnings.append(f"skipped {rel!r}: a path containing '::' or '#' cannot be given a node id")
             continue
         parts = rel.split("/")
-        if any(p in ALWAYS_SKIPPED_DIRS for p in parts[:-1]):
+        if any(p in ALWAYS_SKIPPED_DIRS for p in parts[:-1]) or (
+                raw not in tracked and any(p in UNTRACKED_SKIPPED_DIRS for p in parts[:-1])):
             skipped["ignored"] += 1
             continue
         if not include_dotfiles and any(p.startswith(".") for p in parts) and not dot_matcher.matches(rel):
