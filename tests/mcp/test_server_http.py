@@ -172,7 +172,10 @@ def test_http_transport_rules(http_server) -> None:
     assert status == 400 and json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {
         "code": -32700, "message": "parse error: Expecting property name enclosed in double quotes at line 1 column 2"}}
     status, _, body = raw.do("POST", [ping, tools_list], {"Mcp-Session-Id": sid})
-    assert status == 400 and json.loads(body)["error"]["message"] == "batches are not supported"
+    assert status == 400 and [e["id"] for e in json.loads(body)] == [2, 3]
+    assert "batches are not supported" in json.loads(body)[0]["error"]["message"]
+    notes = [{"jsonrpc": "2.0", "method": "notifications/initialized"}] * 2
+    assert raw.do("POST", notes, {"Mcp-Session-Id": sid})[:3:2] == (202, b"")
 
     # Oversized body -> 413 (not read), the server keeps serving.
     status, _, _ = raw.do("POST", b" " * ((4 << 20) + 1), {"Mcp-Session-Id": sid})
@@ -232,3 +235,126 @@ def test_http_shutdown_flushes_learning(http_server, server_env: dict[str, str],
     assert strengthened > 0
     assert srv.stop(signal.SIGTERM) == 0
     assert f"m1nd: shutting down (SIGTERM); flushed {strengthened} learned weights" in srv.stderr
+
+
+# -- hostile and clumsy clients (issue 14) ----------------------------------------------------------------------------
+PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+
+def _raw_socket(raw: Raw) -> Any:
+    import socket
+
+    return socket.create_connection((raw.host, raw.port), timeout=30)
+
+
+def _read_all(sock: Any) -> bytes:
+    out = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except OSError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
+def test_host_origin_content_type_and_accept_guards(http_server) -> None:
+    srv: HttpServerProcess = http_server()
+    raw = Raw(srv.url)
+    sid = raw.session()
+    h = {"Mcp-Session-Id": sid}
+    # DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends its own Host.
+    assert raw.do("POST", PING, {**h, "Host": "evil.example"})[0] == 403
+    assert raw.do("POST", PING, {**h, "Host": f"evil.example:{raw.port}"})[0] == 403
+    assert raw.do("POST", PING, {**h, "Host": f"localhost:{raw.port}"})[0] == 200
+    assert raw.do("POST", PING, {**h, "Host": f"[::1]:{raw.port}"})[0] == 200
+    assert raw.do("GET", headers={**h, "Host": "evil.example"})[0] == 403
+    assert raw.do("POST", PING, {**h, "Origin": "https://localhost.evil.example"})[0] == 403
+    with _raw_socket(raw) as s:  # HTTP/1.1 without any Host header
+        s.sendall(b"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        assert _read_all(s).startswith(b"HTTP/1.1 403")
+    # Content-Type and Accept.
+    status, _, body = raw.do("POST", PING, {**h, "Content-Type": "text/plain"})
+    assert status == 415 and b"application/json" in body
+    assert raw.do("POST", PING, {**h, "Content-Type": "application/json; charset=utf-8"})[0] == 200
+    assert raw.do("POST", PING, {**h, "Accept": "text/html"})[0] == 406
+    assert raw.do("POST", PING, {**h, "Accept": "*/*"})[0] == 200
+    assert raw.do("POST", PING, {**h, "Accept": ""})[0] == 200
+    assert raw.do("POST", PING, h)[0] == 200  # the server kept serving
+    assert "Traceback" not in srv.stderr
+
+
+def test_a_full_session_table_refuses_new_sessions_and_keeps_live_ones(http_server) -> None:
+    srv: HttpServerProcess = http_server({"M1ND_HTTP_MAX_SESSIONS": "3"})
+    raw = Raw(srv.url)
+    first = raw.session()
+    raw.session()
+    raw.session()
+    for _ in range(20):  # before issue 14, new initialize calls evicted the oldest sessions
+        status, headers, body = raw.do("POST", INIT)
+        assert status == 503 and headers.get("retry-after") and json.loads(body)["id"] == 1
+    assert raw.do("POST", PING, {"Mcp-Session-Id": first})[0] == 200
+    assert raw.do("DELETE", headers={"Mcp-Session-Id": first})[0] == 204
+    assert raw.session()  # room again
+
+
+def test_idle_sessions_expire_but_one_in_use_never_does() -> None:
+    from m1nd.mcp.http import SessionTable
+    from m1nd.mcp.server import Session
+
+    table = SessionTable(capacity=2, idle_s=0.05)
+    busy, idle = Session(id="busy"), Session(id="idle")
+    assert table.add(busy) and table.add(idle)
+    assert table.acquire("busy") is busy  # a request of this session is being answered
+    busy.last_seen = idle.last_seen = 0.0  # both idle far past the limit
+    fresh = Session(id="fresh")
+    assert table.add(fresh)  # the idle one expired to make room...
+    assert table.get("idle") is None and table.get("busy") is busy  # ...the one in use did not
+    assert not table.add(Session(id="more"))  # full of live sessions: refused, nothing evicted
+    table.release(busy)
+    assert table.get("busy") is busy and table.get("fresh") is fresh
+
+
+def test_connection_cap_read_timeout_and_quiet_disconnects(http_server) -> None:
+    srv: HttpServerProcess = http_server({"M1ND_HTTP_MAX_CONNECTIONS": "3", "M1ND_HTTP_READ_TIMEOUT_S": "1"})
+    raw = Raw(srv.url)
+    sid = raw.session()
+    # A short body: the server stops waiting for the rest and frees the connection.
+    with _raw_socket(raw) as s:
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                  b"Mcp-Session-Id: " + sid.encode() + b"\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"")
+        s.settimeout(30)  # liveness guard only: the server drops the connection after its 1 s read timeout
+        assert _read_all(s) == b""
+    # The cap: idle connections fill it, one more gets a canned 503 without a thread.
+    held = [_raw_socket(raw) for _ in range(3)]
+    try:
+        import time
+
+        time.sleep(0.3)  # let the server accept them
+        with _raw_socket(raw) as s:
+            got = _read_all(s)
+        assert got.startswith(b"HTTP/1.1 503") and b"too many connections" in got
+    finally:
+        for s in held:
+            s.close()
+    # Clients that vanish mid-request or before reading the answer.
+    for body in (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "health", '
+                 b'"arguments": {"agent_id": "gone"}}}', b""):
+        with _raw_socket(raw) as s:
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                      b"Mcp-Session-Id: " + sid.encode() + b"\r\nContent-Length: " + str(len(body) or 50).encode()
+                      + b"\r\n\r\n" + body)
+    for _ in range(50):  # the freed connections are usable again
+        status = raw.do("POST", PING, {"Mcp-Session-Id": sid})[0]
+        if status == 200:
+            break
+    assert status == 200
+    assert srv.stop() == 0
+    assert "Traceback" not in srv.stderr, srv.stderr
+
+
+def test_listen_backlog() -> None:
+    from m1nd.mcp.http import _HttpServer
+
+    assert _HttpServer.request_queue_size >= 128

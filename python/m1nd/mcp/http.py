@@ -3,10 +3,21 @@
 One endpoint, ``/mcp`` on a loopback address: ``POST`` carries exactly one JSON-RPC message (≤ 4 MiB, else 413) and
 gets ``200 application/json`` with the response, or ``202`` for notifications and client responses; ``GET`` is 405
 (no server-initiated stream); ``DELETE`` ends the session (204). ``initialize`` issues ``Mcp-Session-Id`` (32 random
-hex digits), which every later message must carry (400 when missing, 404 when unknown or ended).
-``MCP-Protocol-Version`` must be a supported version when present (absent means 2025-03-26). A present ``Origin``
-other than ``http://localhost[:port]`` / ``http://127.0.0.1[:port]`` / ``http://[::1][:port]`` is refused with 403
-(DNS-rebinding guard).
+hex digits), which every later message must carry (400 when missing, 404 when unknown, ended or expired).
+``MCP-Protocol-Version`` must be a supported version when present (absent means 2025-03-26).
+
+Guards (issue 14), in the order they are checked:
+
+- DNS rebinding: the ``Host`` header must name a loopback host (``localhost``, ``127.0.0.1``, ``[::1]``, any port),
+  and a present ``Origin`` must be ``http://`` one of those; otherwise 403.
+- ``POST`` needs ``Content-Type: application/json`` (415) and, when ``Accept`` is sent, one that admits JSON (406).
+- Sessions: at most ``M1ND_HTTP_MAX_SESSIONS`` (1000). A session idle for ``M1ND_HTTP_SESSION_IDLE_S`` (1 h) with no
+  request in progress expires; a session in use is never evicted. A new ``initialize`` when the table is full of
+  live sessions gets 503 with ``Retry-After``.
+- Connections: at most ``M1ND_HTTP_MAX_CONNECTIONS`` (64) at once; one more gets a canned 503 and is closed without
+  taking a thread. Every read waits at most ``M1ND_HTTP_READ_TIMEOUT_S`` (10 s; also the keep-alive idle limit) and a
+  body must arrive within 3x that, else the connection is dropped. The listen backlog is 128.
+- A client that disconnects mid-request is logged at debug level, never with a traceback.
 
 Connections are served by short-lived I/O threads; tool calls run on the server's pool of ``--workers`` threads, all
 sharing one :class:`~m1nd.workspace.Workspace` (one graph in memory for every agent).
@@ -16,6 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import re
 import secrets
 import socket
@@ -49,10 +61,36 @@ log = logging.getLogger(__name__)
 ENDPOINT = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-MAX_SESSIONS = 1000
 DRAIN_LIMIT = 64 * 1024 * 1024
-SESSION_IDLE_S = 24 * 3600.0
-_ORIGIN_RE = re.compile(r"^http://(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$", re.IGNORECASE)
+LISTEN_BACKLOG = 128
+_LOOPBACK = r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?"
+_ORIGIN_RE = re.compile(r"^http://" + _LOOPBACK + "$", re.IGNORECASE)
+_HOST_RE = re.compile("^" + _LOOPBACK + "$", re.IGNORECASE)
+_DISCONNECTS = (ConnectionError, TimeoutError, socket.timeout)
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        v = float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return v if v > 0 else default
+
+
+def max_sessions() -> int:
+    return int(_env_number("M1ND_HTTP_MAX_SESSIONS", 1000))
+
+
+def session_idle_s() -> float:
+    return _env_number("M1ND_HTTP_SESSION_IDLE_S", 3600.0)
+
+
+def max_connections() -> int:
+    return int(_env_number("M1ND_HTTP_MAX_CONNECTIONS", 64))
+
+
+def read_timeout_s() -> float:
+    return _env_number("M1ND_HTTP_READ_TIMEOUT_S", 10.0)
 
 
 class HostRefused(M1ndError):
@@ -79,25 +117,71 @@ def origin_allowed(origin: str | None) -> bool:
     return origin is None or bool(_ORIGIN_RE.match(origin.strip()))
 
 
+def host_allowed(host: str | None) -> bool:
+    """The ``Host`` header names this machine's loopback interface (a DNS-rebinding page sends its own name)."""
+    return host is not None and bool(_HOST_RE.match(host.strip()))
+
+
+def media_type(value: str | None) -> str:
+    return (value or "").split(";", 1)[0].strip().lower()
+
+
+def accepts_json(accept: str | None) -> bool:
+    if accept is None or not accept.strip():
+        return True
+    ranges = {media_type(r) for r in accept.split(",")}
+    return bool(ranges & {"application/json", "application/*", "*/*"})
+
+
 class SessionTable:
-    def __init__(self) -> None:
+    """Sessions by id. Never evicts a session in use: only sessions idle past the limit with no request in
+    progress expire; when the table is full of live sessions a new one is refused (the caller answers 503)."""
+
+    def __init__(self, capacity: int | None = None, idle_s: float | None = None) -> None:
+        self.capacity = capacity if capacity is not None else max_sessions()
+        self.idle_s = idle_s if idle_s is not None else session_idle_s()
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
+    def _expired(self, s: Session, now: float) -> bool:
+        return s.in_use == 0 and now - s.last_seen > self.idle_s
+
+    def acquire(self, sid: str) -> Session | None:
+        """The live session ``sid`` marked in use (pair with :meth:`release`), or None."""
+        with self._lock:
+            s = self._sessions.get(sid)
+            if s is None:
+                return None
+            if self._expired(s, time.time()):
+                del self._sessions[sid]
+                log.info("session %s expired after %.0f s idle", sid, self.idle_s)
+                return None
+            s.in_use += 1
+            s.last_seen = time.time()
+            return s
+
+    def release(self, s: Session) -> None:
+        with self._lock:
+            s.in_use -= 1
+            s.last_seen = time.time()
+
     def get(self, sid: str) -> Session | None:
         with self._lock:
-            return self._sessions.get(sid)
+            s = self._sessions.get(sid)
+            return None if s is None or self._expired(s, time.time()) else s
 
-    def add(self, session: Session) -> None:
+    def add(self, session: Session) -> bool:
+        """Store ``session``; False when the table is full of live sessions."""
+        assert session.id is not None
         with self._lock:
-            now = time.time()
-            if len(self._sessions) >= MAX_SESSIONS:
-                for sid, s in sorted(self._sessions.items(), key=lambda kv: kv[1].last_seen):
-                    if len(self._sessions) < MAX_SESSIONS and now - s.last_seen < SESSION_IDLE_S:
-                        break
+            if len(self._sessions) >= self.capacity:
+                now = time.time()
+                for sid in [sid for sid, s in self._sessions.items() if self._expired(s, now)]:
                     del self._sessions[sid]
-            assert session.id is not None
+            if len(self._sessions) >= self.capacity:
+                return False
             self._sessions[session.id] = session
+            return True
 
     def remove(self, sid: str) -> bool:
         with self._lock:
@@ -107,12 +191,65 @@ class SessionTable:
         return len(self._sessions)
 
 
+_BUSY_TEXT = b"too many connections; retry in a moment\n"
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\n"
+         b"Connection: close\r\nContent-Length: " + str(len(_BUSY_TEXT)).encode() + b"\r\n\r\n" + _BUSY_TEXT)
+
+
 class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     mcp: McpServer
     sessions: SessionTable
     closing: threading.Event
+
+    def server_activate(self) -> None:
+        self.max_connections = max_connections()
+        self.connections = 0
+        self._conn_lock = threading.Lock()
+        super().server_activate()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conn_lock:
+            full = self.connections >= self.max_connections
+            if not full:
+                self.connections += 1
+        if full:  # answered on the accepting thread without reading the request: no thread is spent on it
+            try:
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._connection_done()
+            raise
+
+    def _connection_done(self) -> None:
+        with self._conn_lock:
+            self.connections -= 1
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connection_done()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # The default prints a traceback to stderr for every dropped connection.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, _DISCONNECTS) or isinstance(exc, OSError):
+            log.debug("connection from %s ended: %r", client_address, exc)
+        else:
+            log.error("request from %s failed: %s: %s", client_address, type(exc).__name__, exc)
+
+
+class BodyTimeout(Exception):
+    pass
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -120,13 +257,23 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "m1nd-mcp"
     sys_version = ""
     server: _HttpServer
-    timeout = 300  # idle keep-alive connections are dropped after 5 minutes
+
+    def setup(self) -> None:
+        self.timeout = read_timeout_s()  # every read of this connection, and the keep-alive idle limit
+        super().setup()
 
     def version_string(self) -> str:
         return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except _DISCONNECTS as e:  # the client went away or stalled: nothing to answer
+            log.debug("connection from %s dropped: %r", self.address_string(), e)
+            self.close_connection = True
 
     # -- responses ----------------------------------------------------------------------------------------------------
     def _send(self, status: int, body: bytes = b"", *, content_type: str | None = None,
@@ -149,18 +296,39 @@ class Handler(BaseHTTPRequestHandler):
     def _text(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
         self._send(status, (text + "\n").encode(), content_type="text/plain; charset=utf-8", headers=headers)
 
-    def _rpc_error(self, status: int, req_id: Any, code: int, message: str) -> None:
-        self._json(status, error_response(req_id, code, message))
+    def _rpc_error(self, status: int, req_id: Any, code: int, message: str,
+                   headers: dict[str, str] | None = None) -> None:
+        self._json(status, error_response(req_id, code, message), headers)
+
+    def _read_body(self, length: int) -> bytes:
+        """``length`` bytes within the body deadline (a trickling client cannot hold the thread)."""
+        deadline = time.monotonic() + 3 * read_timeout_s()
+        parts: list[bytes] = []
+        left = length
+        while left > 0:
+            if time.monotonic() > deadline:
+                raise BodyTimeout
+            chunk = self.rfile.read1(min(left, 1 << 20))
+            if not chunk:
+                raise ConnectionResetError("the client closed the connection mid-body")
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
 
     # -- common checks ------------------------------------------------------------------------------------------------
     def _preflight(self) -> bool:
-        """Path and Origin checks shared by every method; False when a response was already sent."""
-        path = self.path.split("?", 1)[0]
-        if path != ENDPOINT:
-            self._text(404, f"not found: the MCP endpoint is {ENDPOINT}")
+        """Host, Origin and path checks shared by every method; False when a response was already sent."""
+        if not host_allowed(self.headers.get("Host")):
+            self.close_connection = True
+            self._text(403, "forbidden: the Host header must name a loopback address (localhost, 127.0.0.1 or "
+                            "[::1]); DNS-rebinding guard")
             return False
         if not origin_allowed(self.headers.get("Origin")):
             self._text(403, "forbidden: foreign Origin (only http://localhost and http://127.0.0.1 may call)")
+            return False
+        path = self.path.split("?", 1)[0]
+        if path != ENDPOINT:
+            self._text(404, f"not found: the MCP endpoint is {ENDPOINT}")
             return False
         return True
 
@@ -207,6 +375,15 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._text(400, "bad Content-Length")
             return
+        if media_type(self.headers.get("Content-Type")) != "application/json":
+            self.close_connection = length > 0  # the body is not read
+            self._text(415, "unsupported media type: send the JSON-RPC message with Content-Type: application/json")
+            return
+        if not accepts_json(self.headers.get("Accept")):
+            self.close_connection = length > 0
+            self._text(406, "not acceptable: responses are application/json; send Accept: application/json, "
+                            "text/event-stream")
+            return
         if length > MAX_MESSAGE_BYTES:
             # Discard a moderately oversized body so the client can read the answer (a client still sending would
             # see a broken pipe instead); anything bigger just loses the connection.
@@ -219,13 +396,20 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._text(413, f"payload too large: one message may be at most {MAX_MESSAGE_BYTES} bytes (4 MiB)")
             return
-        body = self.rfile.read(length)
+        try:
+            body = self._read_body(length)
+        except BodyTimeout:
+            self.close_connection = True
+            self._text(408, "request timeout: the body did not arrive in time")
+            return
         try:
             msg = decode(body)
         except DecodeError as e:
             self._json(400, e.response)
             return
-        mcp = self.server.mcp
+        if msg.kind == "ignored":  # a batch of notifications: nothing to answer
+            self._send(202)
+            return
         if msg.is_request and msg.method == "server/discover":
             self._json(200, error_response(msg.id, METHOD_NOT_FOUND, "method not found: server/discover",
                                            {"method": "server/discover"}))
@@ -236,15 +420,10 @@ class Handler(BaseHTTPRequestHandler):
                             f"unsupported {VERSION_HEADER}: {version} (supported: {', '.join(SUPPORTED_VERSIONS)})")
             return
         sid = self.headers.get(SESSION_HEADER)
-        session = self.server.sessions.get(sid) if sid else None
-        if msg.is_request and msg.method == "initialize" and session is None:
-            session = Session(id=secrets.token_hex(16))
-            reply = mcp.handle(msg, session)
-            if session.initialized:
-                self.server.sessions.add(session)
-                self._json(200, reply or b"", {SESSION_HEADER: session.id or ""})
-            else:
-                self._json(200, reply or b"")
+        table = self.server.sessions
+        session = table.acquire(sid) if sid else None
+        if session is None and msg.is_request and msg.method == "initialize":
+            self._initialize(msg)  # a new session (an unknown or expired id starts afresh)
             return
         if session is None:
             if msg.is_request and msg.method == "ping" and not sid:
@@ -255,13 +434,29 @@ class Handler(BaseHTTPRequestHandler):
                 self._rpc_error(400, req_id, INVALID_REQUEST,
                                 f"missing {SESSION_HEADER} header; send initialize first")
             else:
-                self._rpc_error(404, req_id, INVALID_REQUEST, "unknown or ended session; initialize again")
+                self._rpc_error(404, req_id, INVALID_REQUEST, "unknown, ended or expired session; initialize again")
             return
-        reply = mcp.handle(msg, session)
+        try:
+            reply = self.server.mcp.handle(msg, session)
+        finally:
+            table.release(session)
         if reply is None:
             self._send(202)
         else:
             self._json(200, reply)
+
+    def _initialize(self, msg: Any) -> None:
+        session = Session(id=secrets.token_hex(16))
+        reply = self.server.mcp.handle(msg, session)
+        if not session.initialized:
+            self._json(200, reply or b"")
+        elif self.server.sessions.add(session):
+            self._json(200, reply or b"", {SESSION_HEADER: session.id or ""})
+        else:
+            log.warning("session table full (%d live sessions); refusing a new one", len(self.server.sessions))
+            self._rpc_error(503, msg.id, INVALID_REQUEST,
+                            f"too many sessions ({self.server.sessions.capacity} in use); end idle ones with "
+                            "DELETE or retry later", {"Retry-After": "5"})
 
 
 def _server_class(host: str) -> type[_HttpServer]:

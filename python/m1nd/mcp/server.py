@@ -102,8 +102,8 @@ def tool_result_response(req_id: Any, res: ToolResult) -> bytes:
 # -- decoding -------------------------------------------------------------------------------------------------------
 @dataclass
 class Message:
-    """One decoded JSON-RPC message. ``kind`` is ``request``, ``notification`` or ``response`` (a client's answer to
-    a server request; m1nd sends none, so those are ignored)."""
+    """One decoded JSON-RPC message. ``kind`` is ``request``, ``notification``, ``response`` (a client's answer to
+    a server request; m1nd sends none, so those are ignored) or ``ignored`` (a batch needing no answer)."""
 
     kind: str
     method: str | None = None
@@ -232,6 +232,7 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     inflight: dict[tuple[str, Any], _Call] = field(default_factory=dict)
     cancelled: set[tuple[str, Any]] = field(default_factory=set)
+    in_use: int = 0  # requests of this session being answered (HTTP: such a session never expires)
 
     def cancel(self, req_id: Any) -> None:
         if not _valid_id(req_id):
