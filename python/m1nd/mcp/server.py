@@ -147,6 +147,23 @@ def _parse(raw: bytes | str) -> Any:
     return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
+def _salvage_id(raw: bytes | str) -> Any:
+    """The id of a message refused only for a number JSON cannot carry (NaN, 1e999 elsewhere in it), so the error
+    still names the request; None when there is no such id."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    got = obj.get("id")
+    try:
+        dumps(got)
+    except (ValueError, TypeError):
+        return None
+    return got
+
+
 def _batch_errors(items: list[Any]) -> bytes | None:
     """Answer a batch: one error per request in it, each echoing its id (m1nd does not run batches; MCP dropped
     them in 2025-06-18). A batch of notifications and responses only gets no answer, as JSON-RPC requires."""
@@ -178,7 +195,7 @@ def decode(raw: bytes | str) -> Message:
         raise DecodeError(error_response(None, PARSE_ERROR,
                                          f"parse error: {e.msg} at line {e.lineno} column {e.colno}")) from None
     except (ValueError, RecursionError) as e:  # bad UTF-8, NaN, 1e999, integers over 4300 digits, deep nesting
-        raise DecodeError(error_response(None, PARSE_ERROR, f"parse error: {e}")) from None
+        raise DecodeError(error_response(_salvage_id(raw), PARSE_ERROR, f"parse error: {e}")) from None
     if isinstance(obj, list):
         batch = _batch_errors(obj)
         if batch is None:
