@@ -155,10 +155,7 @@ def test_embedding_throughput_against_a_bare_onnxruntime_loop(benchmark, model, 
           f"{r_uniform_bare:.0f}, ours {r_uniform_ours:.0f} ({info['uniform_ratio']}x); mixed code texts: bare "
           f"{r_mixed_bare:.0f}, fixed-128 {r_mixed_fixed:.0f}, ours {r_mixed_ours:.0f} "
           f"({info['mixed_ratio_vs_bare']}x bare, {info['mixed_ratio_vs_fixed128']}x fixed-128)")
-    if full:
-        assert info["uniform_ratio"] >= 0.9
-        assert info["mixed_ratio_vs_bare"] > 1.0
-        assert info["mixed_ratio_vs_fixed128"] >= 1.5
+    # Targets (reported above, never asserted: issue 14): uniform >= 0.9x bare, mixed > 1x bare, >= 1.5x fixed-128.
 
 
 # =====================================================================================================================
