@@ -140,3 +140,20 @@ def test_ritual_step_latency(benchmark, store) -> None:
         assert s["chunks"] == total == judged + s["unjudged"]
     benchmark.extra_info["p50_ms"] = round(statistics.median(times) * 1000, 3)
     benchmark.extra_info["steps"] = len(times)
+
+
+@pytest.mark.parametrize("shape", ["prose", "no-full-stop"])
+def test_wake_text_scan_of_one_megabyte(benchmark, shape: str) -> None:
+    """The wake-text scanners on a 1 MB entry (issue 14: the sentence regex was quadratic without a full stop, so
+    such an entry stalled a wake for minutes). Reported by pytest-benchmark; the assertion checks the result only."""
+    from m1nd.memory import waketext
+
+    unit = "the pool hands out sessions. " if shape == "prose" else "the pool hands out sessions "
+    text = (unit * ((1 << 20) // len(unit) + 1))[: 1 << 20]
+
+    def scan() -> tuple[str, int]:
+        return waketext.auto_phrase(text, "title"), len(waketext.split_chunks(text))
+
+    phrase, chunks = benchmark.pedantic(scan, rounds=3, iterations=1)
+    assert chunks >= (1 << 20) // 28000
+    assert phrase == ("the pool hands out sessions." if shape == "prose" else text.strip())
