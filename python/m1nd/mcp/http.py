@@ -15,8 +15,9 @@ Guards (issue 14), in the order they are checked:
   request in progress expires; a session in use is never evicted. A new ``initialize`` when the table is full of
   live sessions gets 503 with ``Retry-After``.
 - Connections: at most ``M1ND_HTTP_MAX_CONNECTIONS`` (64) at once; one more gets a canned 503 and is closed without
-  taking a thread. Every read waits at most ``M1ND_HTTP_READ_TIMEOUT_S`` (10 s; also the keep-alive idle limit) and a
-  body must arrive within 3x that, else the connection is dropped. The listen backlog is 128.
+  taking a thread. Within a request every read waits at most ``M1ND_HTTP_READ_TIMEOUT_S`` (10 s) and the body must
+  arrive within 3x that, else the connection is dropped; a kept-alive connection may idle ``M1ND_HTTP_IDLE_TIMEOUT_S``
+  (60 s) between requests. The listen backlog is 128.
 - A client that disconnects mid-request is logged at debug level, never with a traceback.
 
 Connections are served by short-lived I/O threads; tool calls run on the server's pool of ``--workers`` threads, all
@@ -91,6 +92,10 @@ def max_connections() -> int:
 
 def read_timeout_s() -> float:
     return _env_number("M1ND_HTTP_READ_TIMEOUT_S", 10.0)
+
+
+def idle_timeout_s() -> float:
+    return _env_number("M1ND_HTTP_IDLE_TIMEOUT_S", 60.0)
 
 
 class HostRefused(M1ndError):
@@ -259,8 +264,16 @@ class Handler(BaseHTTPRequestHandler):
     server: _HttpServer
 
     def setup(self) -> None:
-        self.timeout = read_timeout_s()  # every read of this connection, and the keep-alive idle limit
+        self.timeout = idle_timeout_s()  # waiting for the next request on a kept-alive connection
         super().setup()
+
+    def parse_request(self) -> bool:
+        # The request line has arrived: from here on (headers, body) every read waits at most the read timeout.
+        self.connection.settimeout(read_timeout_s())
+        return super().parse_request()
+
+    def _idle(self) -> None:
+        self.connection.settimeout(idle_timeout_s())
 
     def version_string(self) -> str:
         return self.server_version
@@ -271,6 +284,8 @@ class Handler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         try:
             super().handle_one_request()
+            if not self.close_connection:
+                self._idle()
         except _DISCONNECTS as e:  # the client went away or stalled: nothing to answer
             log.debug("connection from %s dropped: %r", self.address_string(), e)
             self.close_connection = True
