@@ -51,6 +51,7 @@ class Client:
         self.raw, self.i, self.acked, self.problems, self.stop = raw, index, acked, problems, stop
         self.rng = random.Random(index)
         self.sid = ""
+        self.stalled: list[socket.socket] = []  # half-sent requests kept open: only the server's timeout frees them
 
     def connect(self) -> socket.socket:
         return socket.create_connection((self.raw.host, self.raw.port), timeout=60)
@@ -110,6 +111,11 @@ class Client:
 
     def drop(self, k: int) -> None:
         body = self.call(k)
+        if len(self.stalled) < 3 and self.rng.random() < 0.1:
+            s = self.connect()
+            s.sendall(_headers(self.sid, len(body)) + body[: len(body) // 3])
+            self.stalled.append(s)  # never finished, never closed (until the test ends)
+            return
         with self.connect() as s:
             if self.rng.random() < 0.5:
                 s.sendall(_headers(self.sid, len(body)) + body[: len(body) // 2])  # never finished
@@ -141,12 +147,17 @@ def test_http_soak_no_lost_write_no_stuck_thread(http_server, server_env: dict[s
     assert not problems, problems[:10]
     assert len(acked) > CLIENTS  # the soak really wrote
 
-    # No stuck thread: once the dropped connections time out, the server is back to its idle thread count.
+    assert sum(len(c.stalled) for c in clients) > 0
+    # No stuck thread: once the dropped and stalled connections time out, the server is back to its idle thread
+    # count (the stalled sockets are still open on this side).
     deadline = time.monotonic() + 60
     while _threads(srv.proc.pid) > baseline and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _threads(srv.proc.pid) <= baseline, (baseline, _threads(srv.proc.pid))
     assert raw.do("POST", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"Mcp-Session-Id": warm.sid})[0] == 200
+    for c in clients:
+        for sock in c.stalled:
+            sock.close()
 
     # No lost write: every acknowledged write is in the database.
     assert srv.stop() == 0
