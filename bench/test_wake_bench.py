@@ -65,8 +65,12 @@ def store(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config)
     size = _sizes(pytestconfig)
     rng = np.random.default_rng(7)
     svc = MemoryService(tmp_path_factory.mktemp("wake-bench") / "memory.db")
-    res = svc.add_batch(_lines(size["entries"], size["blooms"], rng), agent=AGENT, no_embed=True)
-    assert not res["failed"], res["failed"][:3]
+    lines = _lines(size["entries"], size["blooms"], rng)
+    # An agent writes as itself (issue 14): the other agent's private entries come in its own batch.
+    for agent in (AGENT, "other"):
+        mine = [line for line in lines if json.loads(line)["source_agent"] == agent]
+        res = svc.add_batch(mine, agent=agent, no_embed=True)
+        assert not res["failed"], res["failed"][:3]
     # anchors from every bloom to three ordinary entries of resonance ≥ 5 (bridge candidates)
     with svc.db.write() as db:
         blooms = [r[0] for r in db.all("SELECT rowid FROM entries WHERE category = 'bloom' ORDER BY rowid")]

@@ -47,8 +47,8 @@ def _answer(sock: socket.socket) -> tuple[int, bytes]:
 
 
 class Client:
-    def __init__(self, raw: Raw, index: int, acked: list[str], problems: list[str], stop: float) -> None:
-        self.raw, self.i, self.acked, self.problems, self.stop = raw, index, acked, problems, stop
+    def __init__(self, raw: Raw, index: int, acked: list[str], problems: list[str], duration_s: float) -> None:
+        self.raw, self.i, self.acked, self.problems, self.duration_s = raw, index, acked, problems, duration_s
         self.rng = random.Random(index)
         self.sid = ""
         self.stalled: list[socket.socket] = []  # half-sent requests kept open: only the server's timeout frees them
@@ -77,9 +77,10 @@ class Client:
 
     def run(self) -> None:
         try:
+            stop = time.monotonic() + self.duration_s
             self.sid = self._session()
             k = 0
-            while time.monotonic() < self.stop:
+            while time.monotonic() < stop:
                 k += 1
                 if self.i in SLOW:
                     self.slow(k)
@@ -136,8 +137,7 @@ def test_http_soak_no_lost_write_no_stuck_thread(http_server, server_env: dict[s
 
     acked: list[str] = []
     problems: list[str] = []
-    stop = time.monotonic() + SOAK_S
-    clients = [Client(raw, i, acked, problems, stop) for i in range(CLIENTS)]
+    clients = [Client(raw, i, acked, problems, SOAK_S) for i in range(CLIENTS)]
     threads = [threading.Thread(target=c.run, daemon=True) for c in clients]
     for t in threads:
         t.start()

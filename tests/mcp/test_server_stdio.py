@@ -144,7 +144,7 @@ async def test_sdk_auto_mode_falls_back_to_initialize(server_env: dict[str, str]
 BAD_INPUTS = [
     (b'{"jsonrpc": "2.0", "id": 1 "method": "ping"}', -32700, "parse error: Expecting ',' delimiter", None),
     (b"\xff\xfe\xfd", -32700, "parse error", None),
-    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "batches are not supported", None),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "batches are not supported", 1),
     (b'{"id": 5, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\"", 5),
     (b'{"jsonrpc": "2.0", "id": 6, "method": "resources/list"}', -32601, "method not found: resources/list", 6),
     (b'{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {}}', -32600, "already initialized", 7),
@@ -165,6 +165,9 @@ def test_raw_bad_input_keeps_the_server_serving(raw_server) -> None:
     for raw, code, message, req_id in BAD_INPUTS:
         s.send_raw(raw + b"\n")
         r = s.recv()
+        if raw.startswith(b"["):  # a batch is answered by an array: one error per request, by its id
+            assert isinstance(r, list) and len(r) == 1, r
+            r = r[0]
         assert r["error"]["code"] == code, (raw, r)
         assert message in r["error"]["message"], (raw, r)
         assert r["id"] == req_id
@@ -196,8 +199,9 @@ def test_raw_bad_input_keeps_the_server_serving(raw_server) -> None:
     assert s.close() == 0
     # stdout hygiene: every line is one JSON-RPC message.
     for line in s.raw_stdout:
-        msg = json.loads(line)
-        assert msg["jsonrpc"] == "2.0" and ("result" in msg or "error" in msg)
+        got = json.loads(line)
+        for msg in got if isinstance(got, list) else [got]:  # a batch with requests is answered by an array
+            assert msg["jsonrpc"] == "2.0" and ("result" in msg or "error" in msg)
 
 
 def test_stdout_stays_clean_when_something_prints(raw_server, tmp_path: Path) -> None:
