@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
+from m1nd.graph.ranking import in_test_dir
 from m1nd.ingest._git import run_git, toplevel_and_prefix
 from m1nd.ingest.extract._common import is_test_path
 from m1nd.ingest.gitdata import _unquote
@@ -123,8 +124,9 @@ def source_files(root: str | Path, *, exclude: Sequence[str] = ()) -> dict[str, 
 
 
 def is_source(relpath: str, lang: str | None) -> bool:
-    """A file that can be an answer: code (not markdown/config), not a test by the graph's rule, not under docs/."""
-    return (lang in CODE_LANGS and not is_test_path(relpath, lang)
+    """A file that can be an answer: code (not markdown/config), not a test by the graph's rule nor under a test
+    directory (the ranking's rule, :func:`m1nd.graph.ranking.in_test_dir`), not under docs/."""
+    return (lang in CODE_LANGS and not is_test_path(relpath, lang) and not in_test_dir(relpath)
             and not DOC_DIRS.intersection(relpath.split("/")[:-1]))
 
 

@@ -57,6 +57,12 @@ _DOC_WORDS = frozenset({"doc", "docs", "documentation", "example", "examples", "
                         "benchmark", "benchmarks", "bench"})
 
 
+def in_test_dir(relpath: str) -> bool:
+    """A path under a test directory (``test/``, ``__tests__/``, ``spec/``, fixtures...): ranked as a test whatever
+    the language's own test-file rule says (JavaScript projects keep their tests in ``test/`` by convention)."""
+    return bool(_TEST_DIRS.search(relpath))
+
+
 def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(prior for ordinary queries, is-test mask, is-docs mask), float32/bool per node, computed per unique path."""
     n = t.n
@@ -69,7 +75,7 @@ def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         p = paths[i]
         hit = by_path.get(p)
         if hit is None:
-            f, is_t, is_d = 1.0, bool(_TEST_DIRS.search(p)), False
+            f, is_t, is_d = 1.0, in_test_dir(p), False
             base = p.rsplit("/", 1)[-1]
             if _DOCS_DIRS.search(p) or base.lower().endswith((".md", ".rst", ".txt")):
                 is_d = True
@@ -147,15 +153,15 @@ def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np
     return p
 
 
-_CONVENTIONAL_PREFIX = re.compile(r"^\s*([A-Za-z]+)(?:\([^)]{0,60}\))?!?:\s+")
+_CONVENTIONAL_PREFIX = re.compile(r"^\s*([A-Za-z]+)(?:\(([^)]{0,60})\))?!?:\s+")
 
 
 def wants(query: str) -> tuple[bool, bool]:
     """Does the query ask for tests, for docs? A conventional-commit type word (``test: …``, ``docs(x): …``) says
-    what kind of change it is, not where it lives, so it does not count."""
+    what kind of change it is, not where it lives, so it does not count; its scope (``chore(examples): …``) does."""
     m = _CONVENTIONAL_PREFIX.match(query)
     if m and m.group(1).casefold() in CONVENTIONAL_TYPES:
-        query = query[m.end():]
+        query = f"{m.group(2) or ''} {query[m.end():]}"
     s = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
     return bool(s & _TEST_WORDS), bool(s & _DOC_WORDS)
 
