@@ -28,15 +28,23 @@ def table(paths: list[str]) -> NodeTable:
 
 
 def reference(commits: list[tuple[int, str, list[str]]], query: str, before: int | None) -> dict[str, float]:
-    """Plain BM25 over per-file documents made of the subjects of the commits (older than ``before``)."""
-    docs: dict[str, Counter] = {}
-    for t, subject, paths in commits:
-        words = Counter(weighted_query_terms(subject).keys())
-        if (before is not None and t >= before) or not words or not any(p in FILES for p in paths):
+    """Plain BM25 over per-file documents made of the subjects of the commits (older than ``before``), each commit's
+    words weighted by its size and age."""
+    kept = [(t, Counter(weighted_query_terms(s).keys()), {p for p in paths if p in FILES}) for t, s, paths in commits]
+    kept = [(t, words, files) for t, words, files in kept if words and files]
+    if not kept:
+        return {}
+    ref = before if before is not None else max(t for t, _w, _f in kept)
+    docs: dict[str, Counter] = {}  # the words (lengths)
+    weighted: dict[str, dict[str, float]] = {}  # the weighted term frequencies
+    for t, words, files in kept:
+        if before is not None and t >= before:
             continue
-        for p in set(paths):
-            if p in FILES:
-                docs.setdefault(p, Counter()).update(words)
+        w = len(files) ** -H.SIZE_EXP * 2 ** (-(ref - t) / (H.HALF_LIFE_DAYS * 86400))
+        for p in files:
+            docs.setdefault(p, Counter()).update(words)
+            for term, n in words.items():
+                weighted.setdefault(p, {})[term] = weighted.get(p, {}).get(term, 0.0) + n * w
     if not docs:
         return {}
     n = len(docs)
@@ -48,8 +56,8 @@ def reference(commits: list[tuple[int, str, list[str]]], query: str, before: int
             continue
         idf = math.log1p((n - df + 0.5) / (df + 0.5))
         for p, d in docs.items():
-            tf = d.get(term, 0)
-            if tf:
+            tf = weighted[p].get(term, 0.0)
+            if term in d:
                 norm = H.K1 * (1 - H.B + H.B * sum(d.values()) / avg)
                 out[p] = out.get(p, 0.0) + q * idf * tf * (H.K1 + 1) / (tf + norm)
     return out
@@ -61,9 +69,9 @@ def histories(draw):
     for _ in range(draw(st.integers(0, 25))):
         words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
         paths = draw(st.lists(st.sampled_from(FILES + ["gone.py"]), min_size=1, max_size=3))
-        commits.append((draw(st.integers(1000, 1100)), " ".join(words), paths))
+        commits.append((draw(st.integers(0, 10**8)), " ".join(words), paths))
     query = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)))
-    before = draw(st.none() | st.integers(1000, 1101))
+    before = draw(st.none() | st.integers(0, 10**8 + 1))
     return commits, query, before
 
 
