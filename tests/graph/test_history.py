@@ -88,6 +88,9 @@ def test_scores_match_a_plain_bm25_as_of_the_time(case) -> None:
     for p in want:
         assert math.isclose(got[p], want[p], rel_tol=1e-4), (p, got[p], want[p])
     assert np.all(np.diff(files) > 0)
+    if before is None and idx.commits:  # the precomputed path and the as-of path agree
+        f2, s2 = idx.score(weighted_query_terms(query), int(idx.c_time.max()) + 1)
+        assert np.array_equal(files, f2) and np.allclose(scores, s2, rtol=1e-4)
 
 
 def test_a_later_commit_never_counts_as_of_an_earlier_time() -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from m1nd.graph.engine import PostingLists
 from m1nd.graph.lexicon import weighted_query_terms
 from m1nd.graph.nodes import FILE, NodeTable
 from m1nd.graph.seeds import pack_strings, unpack_strings
@@ -35,7 +36,7 @@ K1 = 1.2
 B = 0.3
 SIZE_EXP = 0.5  # a commit's words count 1/files^SIZE_EXP for each of its files: a small commit says more
 HALF_LIFE_DAYS = 365.0  # and 2^(-age/half-life), age from ``before`` (or the newest commit): recent words say more
-VERSION = 2  # bump when what is read into the index changes: a cached index of the same generation is rebuilt
+VERSION = 3  # bump when what is read into the index changes: a cached index of the same generation is rebuilt
 
 
 @dataclass
@@ -48,8 +49,10 @@ class HistoryIndex:
     tc_commit: np.ndarray  # int32 commit per (term, commit)
     tc_tf: np.ndarray  # float32 term frequency in that commit's subject
     terms: list[str]
+    n: int  # node count of the graph (file nodes are below it)
     term_id: dict[str, int] = field(init=False, repr=False)
     _full: tuple[np.ndarray, np.ndarray, int, float] | None = field(default=None, init=False, repr=False)
+    _now: tuple[PostingLists, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     _ARRAYS = ("c_time", "c_len", "cf_off", "cf_file", "tc_off", "tc_commit", "tc_tf")
 
@@ -93,22 +96,23 @@ class HistoryIndex:
         return cls(c_time=np.asarray(times, np.int64), c_len=np.asarray(lens, np.float32),
                    cf_off=np.asarray(cf_off, np.int64), cf_file=np.asarray(cf_file, np.int32), tc_off=tc_off,
                    tc_commit=np.asarray(post_commit, np.int32)[order], tc_tf=np.asarray(post_tf, np.float32)[order],
-                   terms=list(vocab))
+                   terms=list(vocab), n=t.n)
 
     # -- cache -----------------------------------------------------------------------------------------------------
     def arrays(self) -> dict[str, np.ndarray]:
         out = {k: getattr(self, k) for k in self._ARRAYS}
         out["terms"] = pack_strings(self.terms)
-        out["meta"] = np.asarray([len(self.terms), VERSION], np.int64)
+        out["meta"] = np.asarray([len(self.terms), VERSION, self.n], np.int64)
         return out
 
     @staticmethod
     def compatible(a: Mapping[str, np.ndarray] | None) -> bool:
-        return a is not None and "meta" in a and len(a["meta"]) == 2 and int(a["meta"][1]) == VERSION
+        return a is not None and "meta" in a and len(a["meta"]) == 3 and int(a["meta"][1]) == VERSION
 
     @classmethod
     def from_arrays(cls, a: Mapping[str, np.ndarray]) -> HistoryIndex:
-        return cls(terms=unpack_strings(a["terms"], int(a["meta"][0])), **{k: a[k] for k in cls._ARRAYS})
+        return cls(terms=unpack_strings(a["terms"], int(a["meta"][0])), n=int(a["meta"][2]),
+                   **{k: a[k] for k in cls._ARRAYS})
 
     # -- queries ---------------------------------------------------------------------------------------------------
     def _expand(self, commits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -132,12 +136,48 @@ class HistoryIndex:
             self._full = got
         return got
 
+    def _commit_weights(self, commits: np.ndarray, ref: float) -> np.ndarray:
+        """The size and age factor of each given commit's term frequencies (module docstring)."""
+        w = np.ones(len(commits), np.float64)
+        if SIZE_EXP:
+            w /= (self.cf_off[commits + 1] - self.cf_off[commits]).astype(np.float64) ** SIZE_EXP
+        if HALF_LIFE_DAYS:
+            w *= np.exp2(-(ref - self.c_time[commits]) / (HALF_LIFE_DAYS * 86400.0))
+        return w
+
+    def _now_index(self) -> tuple[PostingLists, np.ndarray]:
+        """Posting lists term → (file, saturated BM25 weight) and idf per term over the whole history, built on the
+        first query without ``before``: a query then costs one native accumulation, like the code index."""
+        if self._now is None:
+            docs, lens, n_docs, avg = self._lengths(None)
+            v = len(self.terms)
+            tc_commit = self.tc_commit.astype(np.int64)
+            tfw = self.tc_tf * self._commit_weights(tc_commit, float(self.c_time.max()))
+            files, owner = self._expand(tc_commit)
+            term = np.repeat(np.arange(v, dtype=np.int64), np.diff(self.tc_off))[owner]
+            uniq, inv = np.unique(term * max(self.n, 1) + files, return_inverse=True)
+            tf = np.bincount(inv, weights=tfw[owner], minlength=len(uniq))
+            t_of, f_of = uniq // max(self.n, 1), uniq % max(self.n, 1)
+            f_len = lens[np.searchsorted(docs, f_of)]
+            weight = tf * (K1 + 1) / (tf + K1 * (1 - B + B * f_len / avg))
+            df = np.bincount(t_of, minlength=v)
+            off = np.zeros(v + 1, np.int64)
+            np.cumsum(df, out=off[1:])
+            idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+            self._now = (PostingLists(f_of, off, self.n, weight), idf)
+        return self._now
+
     def score(self, weighted: Mapping[str, float], before: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of every file whose history holds a query term: (ascending int64 file nodes, float32 scores);
         ``weighted`` is term → query weight (:func:`weighted_query_terms`), ``before`` a time in seconds."""
         keys = [(self.term_id[w], q) for w, q in weighted.items() if w in self.term_id]
         if not keys or not self.commits:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        if before is None:
+            post, idf = self._now_index()
+            k = np.asarray([i for i, _ in keys], np.int64)
+            ids, sums, _ = post.accumulate(k, idf[k] * np.asarray([q for _, q in keys], np.float32))
+            return ids.astype(np.int64), sums.astype(np.float32)
         docs, lens, n_docs, avg = self._lengths(before)
         if not n_docs:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -145,17 +185,11 @@ class HistoryIndex:
         for k, q in keys:
             lo, hi = int(self.tc_off[k]), int(self.tc_off[k + 1])
             commits, tf = self.tc_commit[lo:hi], self.tc_tf[lo:hi]
-            if before is not None:
-                keep = self.c_time[commits] < before
-                commits, tf = commits[keep], tf[keep]
+            keep = self.c_time[commits] < before
+            commits, tf = commits[keep], tf[keep]
             if not len(commits):
                 continue
-            tf = tf.astype(np.float64)
-            if SIZE_EXP:
-                tf = tf / (self.cf_off[commits + 1] - self.cf_off[commits]) ** SIZE_EXP
-            if HALF_LIFE_DAYS:
-                ref = float(self.c_time.max()) if before is None else float(before)
-                tf = tf * np.exp2(-(ref - self.c_time[commits]) / (HALF_LIFE_DAYS * 86400.0))
+            tf = tf * self._commit_weights(commits.astype(np.int64), float(before))
             files, owner = self._expand(commits.astype(np.int64))
             uniq, inv = np.unique(files, return_inverse=True)
             f_tf = np.bincount(inv, weights=tf[owner], minlength=len(uniq))
