@@ -604,6 +604,7 @@ class CodeGraph:
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
             "embedder": embedder, "lexicon": lexicon,
+            "history": {"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],

@@ -48,6 +48,9 @@ def test_activate_fuses_the_history_only_as_of_the_given_time(tmp_path: Path) ->
         assert file_score(now, "src/shop/pricing.py") > file_score(before_any, "src/shop/pricing.py")
         # the code match is unchanged by the history: store.py (reserve, stock) keeps its score
         assert abs(file_score(now, "src/shop/store.py") - file_score(before_any, "src/shop/store.py")) < 1e-6
+        health = call_tool(ws, "health", {"agent_id": "t"}).structured
+        assert health["history"] == {"commits": 4, "terms": health["history"]["terms"]}
+        assert health["history"]["terms"] > 0
         bad = call_tool(ws, "activate", {**q, "history_before": -1})
         assert bad.is_error and bad.structured["error"]["code"] == "invalid_argument"
     finally:
