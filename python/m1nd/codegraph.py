@@ -360,12 +360,22 @@ class CodeGraph:
     def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
         from m1nd.ingestion import run_ingest_isolated
 
+        from m1nd import baselines
+
         with self.lock:
             self.flush()
+            before = baselines.record_before_ingest(self)
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
-        report = run_ingest_isolated(self.settings, path, opts)
+        try:
+            report = run_ingest_isolated(self.settings, path, opts)
+        except BaseException:
+            if before is not None:
+                baselines.forget(self, before)
+            raise
         with self.lock:
+            if before is not None and not report.get("changed", True):
+                baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
             from m1nd.code_vectors import code_vectors_for
