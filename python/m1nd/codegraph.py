@@ -49,6 +49,7 @@ class AgentState:
     last_seen: float = field(default_factory=time.time)
     query_count: int = 0
     boosts: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # ext id -> (boost, created_ms, source)
+    boosts_dirty: bool = False  # decayed since last persisted (written at the next flush)
     query_log: deque = field(default_factory=lambda: deque(maxlen=100))  # (normalised query, [seed ext ids])
 
 
@@ -240,9 +241,17 @@ class CodeGraph:
     def agent(self, agent_id: str) -> AgentState:
         st = self.agents.get(agent_id)
         if st is None:
+            # priming boosts outlive the process that set them (a CLI `trail resume` primes the next CLI `activate`)
             st = self.agents[agent_id] = AgentState()
+            for ext, b, created, src in self.store.agent_boosts(agent_id, now_ms() - BOOST_TTL_MS):
+                st.boosts[ext] = (b, created, src)
         st.last_seen = time.time()
         return st
+
+    def _save_boosts(self, agent_id: str, st: AgentState) -> None:
+        self.store.save_agent_boosts(agent_id, [(e, b, c, s) for e, (b, c, s) in st.boosts.items()],
+                                     now_ms() - BOOST_TTL_MS)
+        st.boosts_dirty = False
 
     def count_query(self, agent_id: str) -> None:
         """Every graph/learning/perspective call counts; every 50th flushes learned weights."""
@@ -290,6 +299,7 @@ class CodeGraph:
 
     def decay_boosts(self, agent_id: str) -> None:
         st = self.agent(agent_id)
+        st.boosts_dirty = st.boosts_dirty or bool(st.boosts)
         for ext, (b, created, src) in list(st.boosts.items()):
             nb = b * BOOST_DECAY
             if nb < 0.01:
@@ -307,6 +317,7 @@ class CodeGraph:
         if len(st.boosts) > MAX_BOOSTS:
             for ext, _ in sorted(st.boosts.items(), key=lambda kv: kv[1][0])[: len(st.boosts) - MAX_BOOSTS]:
                 del st.boosts[ext]
+        self._save_boosts(agent_id, st)  # warmup and trail resume are writes: their boosts are durable at once
 
     # -- learned weights ------------------------------------------------------------------------------------------
     def dirty_positions(self) -> np.ndarray:
@@ -334,8 +345,12 @@ class CodeGraph:
         return n
 
     def flush(self) -> int:
-        """Persist dirty learned weights (learning.md §4). Returns the number of edges written."""
+        """Persist dirty learned weights (learning.md §4) and decayed priming boosts. Returns the number of edges
+        written."""
         with self.lock:
+            for agent_id, st in self.agents.items():
+                if st.boosts_dirty:
+                    self._save_boosts(agent_id, st)
             if self._graph is None:
                 return 0
             g = self._graph
@@ -497,6 +512,7 @@ class CodeGraph:
             if boost_strength == 0:
                 for ext in [e for e, v in st.boosts.items() if v[2] == "warmup"]:
                     del st.boosts[ext]
+                self._save_boosts(agent_id, st)
                 run = None
                 primed: dict[str, float] = {}
             else:

@@ -243,6 +243,19 @@ class GraphStore:
         return (int(self.db.scalar("SELECT COUNT(*) FROM nodes", default=0)),
                 int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
 
+    def agent_boosts(self, agent_id: str, since_ms: int) -> list[tuple[str, float, int, str]]:
+        """An agent's persisted priming boosts created at or after ``since_ms``: (ext id, boost, created_ms, source)."""
+        return [(e, float(b), int(c), s) for e, b, c, s in self.db.all(
+            "SELECT ext_id, boost, created_ms, source FROM agent_boosts WHERE agent_id = ? AND created_ms >= ?",
+            (agent_id, since_ms))]
+
+    def save_agent_boosts(self, agent_id: str, rows: Iterable[tuple[str, float, int, str]], expired_ms: int) -> None:
+        """Replace an agent's persisted boosts, and drop every agent's boosts created before ``expired_ms``."""
+        with self.db.write():
+            self.db.execute("DELETE FROM agent_boosts WHERE agent_id = ? OR created_ms < ?", (agent_id, expired_ms))
+            self.db.executemany("INSERT INTO agent_boosts(agent_id, ext_id, boost, created_ms, source) "
+                                "VALUES (?,?,?,?,?)", [(agent_id, e, b, c, s) for e, b, c, s in rows])
+
     def feedback_log(self) -> list[tuple[str, str, str, float, str]]:
         """Every learn_log row as (agent_id, query, feedback, strength, node_ids_json), oldest first (node
         feedback)."""

@@ -75,4 +75,10 @@ GRAPH_MIGRATIONS: list[str] = [
     DROP TABLE baselines;
     ALTER TABLE baselines_v5 RENAME TO baselines;
     """,
+    # 6: each agent's priming boosts (warmup, trail resume), so that they outlive the process that set them
+    """
+    CREATE TABLE agent_boosts (
+        agent_id TEXT NOT NULL, ext_id TEXT NOT NULL, boost REAL NOT NULL, created_ms INTEGER NOT NULL,
+        source TEXT NOT NULL, PRIMARY KEY (agent_id, ext_id)) WITHOUT ROWID;
+    """,
 ]
