@@ -269,7 +269,8 @@ def _server_class(host: str) -> type[_HttpServer]:
     return type("_Server", (_HttpServer,), {"address_family": family})
 
 
-def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8) -> int:
+def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8,
+               profile: str = "core", agent: str | None = None) -> int:
     """Run ``m1nd serve --http`` until SIGTERM/SIGINT; returns the exit code (2: refused host, 1: cannot start)."""
     try:
         host = check_host(host)
@@ -288,7 +289,7 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
     except Exception as e:  # noqa: BLE001
         httpd.server_close()
         return start_failed(e)
-    httpd.mcp = McpServer(ws, workers=workers)
+    httpd.mcp = McpServer(ws, workers=workers, profile=profile, agent=agent)
     httpd.sessions = SessionTable()
     httpd.closing = threading.Event()
     bound_port = httpd.server_address[1]

@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import queue
+import re
+import secrets
 import signal
 import sys
 import threading
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from m1nd.errors import M1ndError
+from m1nd.mcp.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
 from m1nd.mcp.registry import ToolResult, call_tool, load_all, unknown_tool_message
 
 log = logging.getLogger(__name__)
@@ -189,6 +192,14 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     inflight: dict[tuple[str, Any], _Call] = field(default_factory=dict)
     cancelled: set[tuple[str, Any]] = field(default_factory=set)
+    # Names this connection when the client passes no agent_id (HTTP: the session id; stdio: random per process).
+    token: str = field(default_factory=lambda: secrets.token_hex(4))
+
+    def agent(self) -> str:
+        """The connection's agent: the client's name from ``initialize`` and the session, e.g. ``cursor@3fa2c91b``."""
+        name = (self.client_info or {}).get("name")
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name if isinstance(name, str) else "").strip("-._")[:48]
+        return f"{slug or 'client'}@{(self.id or self.token)[:8]}"
 
     def cancel(self, req_id: Any) -> None:
         if not _valid_id(req_id):
@@ -237,14 +248,18 @@ class McpServer:
     """Protocol methods of spec mcp.md §2 over one shared :class:`~m1nd.workspace.Workspace`."""
 
     def __init__(self, workspace: Any, *, workers: int = 4, tool_timeout: float | None = None,
-                 inline_tools: bool = False) -> None:
+                 inline_tools: bool = False, profile: str = DEFAULT_PROFILE, agent: str | None = None) -> None:
         from m1nd import __version__
 
         self.workspace = workspace
         self.version = __version__
         self.tool_timeout = tool_timeout if tool_timeout is not None else _env_float("M1ND_TOOL_TIMEOUT_S",
                                                                                       TOOL_TIMEOUT_S)
-        self.tools = load_all()
+        registered = load_all()
+        self.profile = profile
+        self.tools = {n: registered[n] for n in profile_tools(profile, registered)}
+        # Server-level --agent: every call without agent_id acts as this agent (else the connection's own).
+        self.agent = agent
         # inline_tools: the transport runs tools on its own thread and enforces the time limit and cancellation
         # itself (stdio); otherwise calls run on a pool and the caller waits with the limit (HTTP).
         self.inline_tools = inline_tools
@@ -343,7 +358,8 @@ class McpServer:
 
     def _tools_list(self, req_id: Any) -> bytes:
         if self._listing is None:
-            self._listing = to_wire(dumps([t.listing() for t in self.tools.values()]))
+            listed = [t.listing(listed_params(self.profile, n)) for n, t in self.tools.items()]
+            self._listing = to_wire(dumps(listed))
         return b'{"jsonrpc":"2.0","id":' + to_wire(dumps(req_id)) + b',"result":{"tools":' + self._listing + b"}}"
 
     def _tools_call(self, req_id: Any, params: dict[str, Any], session: Session) -> bytes | None:
@@ -356,6 +372,12 @@ class McpServer:
         if not isinstance(args, dict):
             return error_response(req_id, INVALID_PARAMS, "invalid params: 'arguments' must be an object")
         if name not in self.tools:
+            others = profiles_with(name, load_all())
+            if others:
+                return error_response(req_id, INVALID_PARAMS, f"tool '{name}' is not in the '{self.profile}' tool "
+                                      f"profile this server offers (profiles with it: {', '.join(others)}); "
+                                      f"restart it with --tools {others[0]} (or M1ND_TOOLS={others[0]})",
+                                      {"tool": name, "profile": self.profile})
             return error_response(req_id, INVALID_PARAMS, unknown_tool_message(name), {"tool": name})
         res = self.run_tool(name, args, session, req_id)
         if res is None:
@@ -368,8 +390,9 @@ class McpServer:
 
     def run_tool(self, name: str, args: dict[str, Any], session: Session, req_id: Any = None) -> ToolResult | None:
         """Run one tool on the pool with the time limit; ``None`` when the request was cancelled meanwhile."""
+        agent = self.agent or session.agent()
         if self._pool is None:
-            return call_tool(self.workspace, name, args)
+            return call_tool(self.workspace, name, args, default_agent=agent)
         call = _Call()
         key = _id_key(req_id) if req_id is not None else None
         if key is not None:
@@ -381,7 +404,7 @@ class McpServer:
 
         def work() -> None:
             try:
-                call.result = call_tool(self.workspace, name, args)
+                call.result = call_tool(self.workspace, name, args, default_agent=agent)
             finally:
                 call.done.set()
 
@@ -799,7 +822,7 @@ class StdioTransport:
         return True
 
 
-def serve_stdio(settings: Any) -> int:
+def serve_stdio(settings: Any, *, profile: str = DEFAULT_PROFILE, agent: str | None = None) -> int:
     """Run ``m1nd serve`` over stdio until EOF or a signal; returns the exit code."""
     proto_fd = claim_stdout()
     shutdown = Shutdown()
@@ -808,12 +831,12 @@ def serve_stdio(settings: Any) -> int:
         ws = start_workspace(settings, "stdio")
     except Exception as e:  # noqa: BLE001 — report on stderr, never a traceback on the protocol stream
         return start_failed(e)
-    server = McpServer(ws, inline_tools=True)
+    server = McpServer(ws, inline_tools=True, profile=profile, agent=agent)
     transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
     if shutdown.event.is_set():  # a signal arrived while the graph was loading
         return finish(ws, shutdown)
     transport.start()
-    log.info("serving MCP on stdio (%d tools)", len(server.tools))
+    log.info("serving MCP on stdio (%d tools, profile %s)", len(server.tools), profile)
     shutdown.wait()
     transport.stopping.set()
     # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the queue is drained already.

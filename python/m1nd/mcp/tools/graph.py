@@ -66,12 +66,11 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
 
 register(Tool(
     name="activate", title="Find related code", group="graph",
-    description=("Rank the code most related to a query: a weighted text match over every definition's name, body "
-                 "and path (BM25F; identifiers and backticked words count double), then spreading activation over "
-                 "the code graph (calls, imports, tests, change history). Tests and docs rank below the "
-                 "implementation unless the query asks for them. Use first when starting a task, with a change "
-                 "description or issue text as the query; group_by=file for distinct files; then learn (feedback), "
-                 "why, impact or perspective_start."),
+    description=("Rank the code most related to a query: a text match over every definition's name, body and path "
+                 "(BM25F; identifiers and backticked words count double), then spreading activation over the code "
+                 "graph (calls, imports, tests, change history); implementation ranks above tests and docs unless "
+                 "the query asks for them. Use first on a task, with the change or issue text as the query; "
+                 "group_by=file for distinct files; then learn, why, impact or perspective_start."),
     params=(
         Param("query", "string", "Words, identifiers, a file path or an external id.", required=True, min_length=1,
               max_length=2000),
@@ -91,8 +90,8 @@ register(Tool(
         Param("coactivation_ltp", "boolean", "Strengthen co-activated edges.", default=True),
         Param("max_per_file", "integer", "Results of one file placed before every other file has had its turn "
               "(diversity); 0 keeps the raw score order.", default=3, minimum=0, maximum=200),
-        Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files, each with its "
-              "best nodes and their line ranges.", default="node", enum=("node", "file")),
+        Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files with their "
+              "best nodes and line ranges.", default="node", enum=("node", "file")),
     ),
     handler=_activate,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
