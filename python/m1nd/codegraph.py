@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.errors import GraphEmptyError, InvalidInputError
+from m1nd.errors import InvalidInputError, graph_empty_error
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
@@ -103,7 +103,7 @@ class CodeGraph:
     def require_graph(self) -> Graph:
         g = self.graph()
         if g.n == 0:
-            raise GraphEmptyError("the graph is empty: call ingest with path=<repo root> first")
+            raise graph_empty_error(self.settings.workspace_key)
         return g
 
     def _load(self, gen: int) -> None:
@@ -591,6 +591,7 @@ class CodeGraph:
             warnings.append(f"embedding model unavailable: {embedder['error']}")
         out: dict[str, Any] = {
             "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
+            "workspace": str(self.settings.workspace_key),
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
             "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
             "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,

@@ -307,4 +307,4 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
     httpd.server_close()
     if not httpd.mcp.wait_idle(SHUTDOWN_GRACE_S):
         log.warning("%d calls still in progress after %.0f s", httpd.mcp.active, SHUTDOWN_GRACE_S)
-    return finish(ws, shutdown)
+    return finish(httpd.mcp.all_workspaces(), shutdown)
