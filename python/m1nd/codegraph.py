@@ -457,6 +457,15 @@ class CodeGraph:
         out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
+    def neighbourhood(self, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import queries
+        from m1nd.graph.model import mask_from_names
+
+        rel = kw.pop("relations", None)
+        with self.lock:
+            g = self.require_graph()
+            return queries.neighbourhood(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
+
     def impact(self, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names

@@ -137,16 +137,38 @@ def _collect(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def write_picture(text: str, out: str | None) -> None:
+    """A diagram to stdout, or to ``--out FILE``."""
+    if out is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise click.BadParameter(f"cannot write {out}: {e.strerror}", param_hint="--out") from e
+    click.echo(f"wrote {out}", err=True)
+
+
 def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable[[dict[str, Any], dict[str, Any]],
-                  list[str]], help_text: str, command_name: str | None = None) -> click.Command:
+                  list[str]], help_text: str, command_name: str | None = None,
+                  picture: str | None = None) -> click.Command:
+    """``picture``: the :mod:`m1nd.diagram` function turning the result into a diagram (adds --format/--out)."""
     from m1nd.mcp.registry import load_all
 
     tool = load_all()[tool_name]
 
     def callback(**kwargs: Any) -> None:
         as_json = kwargs.pop("json_out")
+        fmt = kwargs.pop("picture_format", None)
+        out = kwargs.pop("picture_out", None)
         args = _collect(tool, kwargs)
         result = run_tool(tool_name, args, as_json=as_json)
+        if fmt is not None:
+            from m1nd import diagram
+
+            write_picture(diagram.render(getattr(diagram, picture)(result), fmt), out)
+            return
         if as_json:
             _print_json(result)
         else:
@@ -164,6 +186,10 @@ def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable
             continue
         _option_for(p)(cmd)
     click.option("--json", "json_out", is_flag=True, help="Print the tool's structured result as JSON.")(cmd)
+    if picture is not None:
+        click.option("--out", "picture_out", metavar="FILE", help="Write the diagram to FILE (with --format).")(cmd)
+        click.option("--format", "picture_format", type=click.Choice(["mermaid", "dot", "svg"]),
+                     help="Draw the result as a diagram instead (svg needs Graphviz's dot).")(cmd)
     return cmd
 
 
@@ -173,15 +199,37 @@ def register(cli: click.Group) -> None:
         "Rank the code most related to QUERY (words, identifiers, a path or an external id)."))
     cli.add_command(make_shortcut(
         "why", ("source", "target"), lambda r, a: render_why(r, a.get("max_hops", 6)),
-        "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths."))
+        "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths.", picture="from_why"))
     cli.add_command(make_shortcut(
         "impact", ("node_id",), lambda r, a: render_impact(r),
-        "Blast radius of changing NODE_ID: what it reaches forward and what depends on it."))
+        "Blast radius of changing NODE_ID: what it reaches forward and what depends on it.",
+        picture="from_impact"))
+    cli.add_command(graph_cmd)
     cli.add_command(make_shortcut(
         "health", (), lambda r, a: render_health(r), "Graph, store, embedder and git health."))
     cli.add_command(ingest_cmd)
     cli.add_command(tools_cmd)
     cli.add_command(call_cmd)
+
+
+@click.command("graph")
+@click.argument("node_id")
+@click.option("--depth", type=click.IntRange(1, 4), default=1, show_default=True, help="Hops from NODE_ID.")
+@click.option("--max-nodes", type=click.IntRange(2, 200), default=40, show_default=True, help="Nodes drawn at most.")
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid", show_default=True,
+              help="Mermaid or Graphviz DOT text, or SVG (needs Graphviz's dot).")
+@click.option("--out", metavar="FILE", help="Write the diagram to FILE instead of stdout.")
+def graph_cmd(node_id: str, depth: int, max_nodes: int, fmt: str, out: str | None) -> None:
+    """Draw the neighbourhood of NODE_ID (an external id): the nodes within --depth hops and the edges among them."""
+    result = run_tool("diagram", {"node_id": node_id, "depth": depth, "max_nodes": max_nodes,
+                                  "format": "mermaid" if fmt == "mermaid" else "dot", "max_output_chars": 100000},
+                      as_json=False)
+    text = result["diagram"]
+    if fmt == "svg":
+        from m1nd.diagram import dot_to_svg
+
+        text = dot_to_svg(text)
+    write_picture(text, out)
 
 
 @click.command("ingest")
