@@ -457,6 +457,16 @@ class CodeGraph:
         out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
+    def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
+        from m1nd.graph.suspects import suspects
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            out = suspects(g, frames, top_k=top_k, max_hops=max_hops)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
     def neighbourhood(self, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names

@@ -205,6 +205,7 @@ def register(cli: click.Group) -> None:
         "Blast radius of changing NODE_ID: what it reaches forward and what depends on it.",
         picture="from_impact"))
     cli.add_command(graph_cmd)
+    cli.add_command(trace_cmd)
     cli.add_command(make_shortcut(
         "health", (), lambda r, a: render_health(r), "Graph, store, embedder and git health."))
     cli.add_command(ingest_cmd)
@@ -230,6 +231,48 @@ def graph_cmd(node_id: str, depth: int, max_nodes: int, fmt: str, out: str | Non
 
         text = dot_to_svg(text)
     write_picture(text, out)
+
+
+def render_trace(r: dict[str, Any]) -> list[str]:
+    out = [f"{len(r['mapped'])} of {r['frames_total']} frames mapped"]
+    if r.get("hint"):
+        out.append(r["hint"])
+    for k, s in enumerate(r["suspects"], 1):
+        mark = "frame" if s["in_trace"] else f"+{s['hops_from_trace']} hop"
+        out.append(f"{k:>2}. {s['score']:.3f}  {mark:<7} {s['kind']:<6} {s['node_id']} "
+                   f"(lines {s['line_start']}-{s['line_end']})")
+    if r["unmapped"]:
+        out.append("Not mapped:")
+        out += [f"  {f['path'] or f['text']}:{f['line'] or '?'}  ({f['reason']})" for f in r["unmapped"]]
+    return out
+
+
+@click.command("trace")
+@click.argument("source", required=False, default="-", metavar="[FILE]")
+@click.option("--top-k", type=click.IntRange(1, 100), default=10, show_default=True, help="Suspects returned.")
+@click.option("--max-hops", type=click.IntRange(0, 6), default=3, show_default=True,
+              help="How far suspicion spreads from the frames.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's structured result as JSON.")
+def trace_cmd(source: str, top_k: int, max_hops: int, as_json: bool) -> None:
+    """Rank the code suspected by an error output or stack trace read from FILE (default: stdin): frames are mapped
+    to nodes by file and line, then suspicion spreads over the graph."""
+    try:
+        if source == "-":
+            text = click.get_text_stream("stdin").read()
+        else:
+            with open(source, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+    except OSError as e:
+        raise click.BadParameter(f"cannot read {source}: {e.strerror}", param_hint="FILE") from e
+    if not text.strip():
+        raise click.BadParameter("the trace is empty: pass a file or pipe the error output in", param_hint="FILE")
+    r = run_tool("trace", {"trace": text, "top_k": top_k, "max_hops": max_hops, "max_output_chars": 100000},
+                 as_json=as_json)
+    if as_json:
+        _print_json(r)
+    else:
+        for line in render_trace(r):
+            click.echo(line)
 
 
 @click.command("ingest")
