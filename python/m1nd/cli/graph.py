@@ -325,16 +325,21 @@ def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclud
 
 @click.command("tools")
 @click.option("--json", "json_out", is_flag=True, help="Print the tools/list entries as JSON.")
-def tools_cmd(json_out: bool) -> None:
-    """List every tool with its description."""
+@click.option("--profile", default="all", show_default=True, metavar="PROFILE",
+              help="List what `m1nd serve --tools PROFILE` offers: core, graph, memory, perspectives or all.")
+def tools_cmd(json_out: bool, profile: str) -> None:
+    """List the tools (of a profile) with their descriptions."""
+    from m1nd.mcp.profiles import check_profile, listed_params, profile_tools
     from m1nd.mcp.registry import load_all
 
     tools = load_all()
+    profile = check_profile(profile, "--profile")
+    names = profile_tools(profile, tools)
     if json_out:
-        _print_json([t.listing() for t in tools.values()])
+        _print_json([tools[n].listing(listed_params(profile, n)) for n in names])
         return
-    for t in tools.values():
-        click.echo(f"{t.name:<22} {t.description}")
+    for n in names:
+        click.echo(f"{n:<22} {tools[n].description}")
 
 
 @click.command("call")

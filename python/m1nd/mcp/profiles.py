@@ -51,7 +51,7 @@ def check_profile(name: str, source: str = "--tools") -> str:
     value = name.strip().lower()
     if value not in PROFILES:
         raise InvalidInputError(f"unknown tool profile {name!r} (from {source}); profiles: {', '.join(PROFILES)}",
-                                recover=f"pass one of {', '.join(PROFILES)}, e.g. --tools core")
+                                recover=f"pass one of {', '.join(PROFILES)} (core is the default)")
     return value
 
 
