@@ -21,6 +21,7 @@ from test_server_support import (  # noqa: F401 — fixtures are used by name
     anyio_backend,
     fixture_repo,
     full_env,
+    http_server,
     server_env,
 )
 
@@ -205,3 +206,19 @@ def test_raw_session_agent_is_client_name_at_session(server_env: dict[str, str])
         assert "raw-test@" in text
     finally:
         s.close()
+
+
+@pytest.mark.anyio
+async def test_http_sessions_without_agent_id_are_separate_agents(http_server) -> None:
+    """The same rule over HTTP: the client's name and the Mcp-Session-Id name the agent."""
+    srv = http_server(env={"M1ND_TOOLS": "core"})
+    info = Implementation(name="vscode", version="1")
+    async with Client(srv.url, mode="legacy", client_info=info) as a, \
+            Client(srv.url, mode="legacy", client_info=info) as b:
+        assert len((await a.list_tools()).tools) == len(CORE)
+        mine = await _add_private(a, "heron retry gotcha")
+        theirs = await _add_private(b, "heron timeout gotcha")
+        assert await _search(a, "heron gotcha") == {mine}
+        assert await _search(b, "heron gotcha") == {theirs}
+    async with Client(srv.url, mode="legacy", client_info=info) as again:
+        assert await _search(again, "heron gotcha") == set()  # a new session is a new agent
