@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -21,6 +22,7 @@ from mcp.types import ListRootsResult, Root
 from test_server_support import (  # noqa: F401 — fixtures are used by name
     anyio_backend,
     fixture_repo,
+    http_server,
     server_env,
     write_fixture_repo,
 )
@@ -123,6 +125,27 @@ async def test_without_roots_workspace_flag_then_current_directory(server_env: d
         empty = await client.call_tool("why", {"source": "a", "target": "b"})
         err = empty.structured_content["error"]
         assert err["code"] == "graph_empty" and f"workspace {fixture_repo} is empty" in err["message"]
+
+
+async def test_http_client_roots_choose_its_session_workspace(http_server, fixture_repo: Path,
+                                                              tmp_path: Path) -> None:
+    """Over HTTP the roots/list request travels on the session's GET event stream; a session without roots keeps
+    the server's workspace (here --workspace by variable, a different directory)."""
+    server_ws = elsewhere(tmp_path)
+    srv = http_server(env={"M1ND_WORKSPACE": str(server_ws), "M1ND_TOOLS": "core"})
+    callback, _ = roots_of(fixture_repo)
+    async with Client(srv.url, mode="legacy", list_roots_callback=callback) as client:
+        # The client opens its event stream right after initialize; the first calls may precede the answer.
+        for _ in range(200):
+            if await workspace_of(client) == str(fixture_repo):
+                break
+            await anyio.sleep(0.05)
+        assert await workspace_of(client) == str(fixture_repo)
+        async with Client(srv.url, mode="legacy") as plain:
+            assert await workspace_of(plain) == str(server_ws)
+        assert (await client.call_tool("ingest", {"path": str(fixture_repo)})).is_error is False
+        act = await client.call_tool("activate", {"query": "session pool acquire", "top_k": 3})
+        assert act.structured_content["activated"][0]["node_id"] == ACQUIRE
 
 
 # -- README host configurations -------------------------------------------------------------------------------------

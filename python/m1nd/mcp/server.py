@@ -226,7 +226,8 @@ class Session:
     # MCP roots (issue 15): a client announcing the capability is asked for its roots; its first root selects the
     # workspace this session is served from. Tool calls wait (bounded) while a roots/list answer is outstanding.
     roots_capable: bool = False
-    send: Callable[[bytes], bool] | None = None  # how the server reaches the client (stdio only)
+    send: Callable[[bytes], bool] | None = None  # how the server reaches the client (stdio; HTTP: a GET stream)
+    stream: Any = None  # HTTP: the session's open event stream
     workspace: Any = None  # None: the server's default workspace
     roots_request: str | None = None
     roots_ready: threading.Event = field(default_factory=lambda: _set_event())
