@@ -119,8 +119,8 @@ def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hop
     nodes, act, hops = g.engine.spread_sparse(seeds, amps, decay=0.55, threshold=0.01, max_hops=max_hops,
                                               mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO)
     score = dict(zip(nodes.tolist(), act.tolist()))
-    for s in seed_energy:
-        score[s] = max(score.get(s, 0.0), seed_energy[s])
+    for s, energy in seed_energy.items():
+        score[s] = max(score.get(s, 0.0), energy)
     # Directories and files the spread merely passes through are not suspects; code units are.
     keep = [i for i in score if t.kind[i] != DIR and (t.kind[i] != FILE or i in seed_energy)]
     keep.sort(key=lambda i: (-score[i], i not in seed_energy, t.ext_id[i]))
