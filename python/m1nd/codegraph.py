@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.errors import GraphEmptyError, InvalidInputError
+from m1nd.errors import InvalidInputError, graph_empty_error
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine
 from m1nd.graph.history import HistoryIndex
@@ -105,7 +105,7 @@ class CodeGraph:
     def require_graph(self) -> Graph:
         g = self.graph()
         if g.n == 0:
-            raise GraphEmptyError("the graph is empty: call ingest with path=<repo root> first")
+            raise graph_empty_error(self.settings.workspace_key)
         return g
 
     def _load(self, gen: int) -> None:
@@ -488,6 +488,25 @@ class CodeGraph:
         out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
+    def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
+        from m1nd.graph.suspects import suspects
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            out = suspects(g, frames, top_k=top_k, max_hops=max_hops)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
+    def neighbourhood(self, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import queries
+        from m1nd.graph.model import mask_from_names
+
+        rel = kw.pop("relations", None)
+        with self.lock:
+            g = self.require_graph()
+            return queries.neighbourhood(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
+
     def impact(self, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
@@ -623,6 +642,7 @@ class CodeGraph:
             warnings.append(f"embedding model unavailable: {embedder['error']}")
         out: dict[str, Any] = {
             "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
+            "workspace": str(self.settings.workspace_key),
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
             "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
             "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,
