@@ -52,6 +52,12 @@ CORPORA: dict[str, tuple[str, ...]] = {
     "go": ("spf13/cobra", "gin-gonic/gin", "caddyserver/caddy"),
     "rust": ("BurntSushi/ripgrep", "serde-rs/serde", "clap-rs/clap"),
     "java": ("google/gson", "jhy/jsoup"),
+    "c": ("curl/curl", "redis/redis"),
+    "cpp": ("catchorg/Catch2", "aria2/aria2", "google/leveldb"),
+    "csharp": ("JamesNK/Newtonsoft.Json", "serilog/serilog"),
+    "ruby": ("rubocop/rubocop", "jekyll/jekyll", "heartcombo/devise"),
+    "php": ("composer/composer", "thephpleague/commonmark"),
+    "kotlin": ("square/okhttp", "InsertKoinIO/koin"),
 }
 HELD_OUT = frozenset({"webpack/webpack", "tokio-rs/tokio"})
 
@@ -63,10 +69,17 @@ FILE_LANGS: dict[str, tuple[str, ...]] = {
     "go": ("go",),
     "rust": ("rust",),
     "java": ("java",),
+    "c": ("c",),
+    "cpp": ("cpp",),
+    "csharp": ("csharp",),
+    "ruby": ("ruby",),
+    "php": ("php",),
+    "kotlin": ("kotlin",),
 }
 #: ctags parser name per table row
 CTAGS_LANG = {"python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "go": "Go",
-              "rust": "Rust", "java": "Java"}
+              "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#", "ruby": "Ruby", "php": "PHP",
+              "kotlin": "Kotlin"}
 
 #: (language, ctags kind) -> graph kinds that count as the same definition
 KIND_MAP: dict[str, dict[str, frozenset[str]]] = {
@@ -94,6 +107,31 @@ KIND_MAP: dict[str, dict[str, frozenset[str]]] = {
     "java": {
         "class": frozenset({"class"}), "interface": frozenset({"interface"}), "enum": frozenset({"enum"}),
         "method": frozenset({"fn"}), "annotation": frozenset({"interface"}),
+    },
+    "c": {
+        "function": frozenset({"fn"}), "struct": frozenset({"struct"}), "union": frozenset({"struct"}),
+        "enum": frozenset({"enum"}), "typedef": frozenset({"type"}),
+    },
+    "cpp": {
+        "function": frozenset({"fn"}), "class": frozenset({"class"}), "struct": frozenset({"struct"}),
+        "union": frozenset({"struct"}), "enum": frozenset({"enum"}), "typedef": frozenset({"type"}),
+        "namespace": frozenset({"mod"}),
+    },
+    "csharp": {
+        "class": frozenset({"class"}), "struct": frozenset({"struct"}), "interface": frozenset({"interface"}),
+        "enum": frozenset({"enum"}), "method": frozenset({"fn"}), "namespace": frozenset({"mod"}),
+    },
+    "ruby": {
+        "class": frozenset({"class"}), "module": frozenset({"mod"}), "method": frozenset({"fn"}),
+        "singletonMethod": frozenset({"fn"}),
+    },
+    "php": {
+        "class": frozenset({"class"}), "interface": frozenset({"interface"}), "trait": frozenset({"trait"}),
+        "enum": frozenset({"enum"}), "function": frozenset({"fn"}), "namespace": frozenset({"mod"}),
+    },
+    "kotlin": {
+        "class": frozenset({"class", "enum", "interface"}), "interface": frozenset({"interface"}),
+        "object": frozenset({"class"}), "method": frozenset({"fn"}), "typealias": frozenset({"type"}),
     },
 }
 
@@ -238,6 +276,8 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
     cmd = [exe, "--output-format=json", "--fields=+n+K+l", "--extras=-F", f"--languages={cl}", "-f", "-", "-L", "-"]
     if lang == "javascript":
         cmd.insert(1, "--map-JavaScript=+.cjs")
+    if lang in ("c", "cpp"):  # ctags maps ``.h`` to C++; here it is whatever the graph decided for the file
+        cmd.insert(1, f"--map-{cl}=+.h")
     if lang == "typescript":
         cmd.insert(1, "--map-TypeScript=+.mts")
         cmd.insert(1, "--map-TypeScript=+.cts")
@@ -246,6 +286,7 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
     keep = KIND_MAP[lang]
     seen: set[tuple[str, int, str]] = set()
     out: list[Tag] = []
+    macros: set[str] = set()
     for line in proc.stdout.splitlines():
         try:
             t = json.loads(line)
@@ -254,13 +295,25 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
         if t.get("_type") != "tag" or t.get("language") != cl:
             continue
         kind, name = t.get("kind"), t.get("name", "")
-        if kind not in keep or not name or name.startswith(("AnonymousFunction", "__anon")):
+        if kind == "macro":
+            macros.add(name)
+        # anonymous: JS ``AnonymousFunction…``, C ``__anon…``, Kotlin ``<lambda>``
+        if kind not in keep or not name or name.startswith(("AnonymousFunction", "__anon", "<")):
             continue
         key = (t["path"], int(t["line"]), name)
         if key in seen:
             continue
         seen.add(key)
         tag = Tag(t["path"].removeprefix("./"), int(t["line"]), name, kind)
+        if lang == "kotlin":
+            # ctags' Kotlin parser garbles backticked names (``fun `a test`()`` comes out as bytes of memory): a name
+            # that does not occur on its line is not a definition of that name
+            src = lines.get(tag.path)
+            if src is None:
+                src = lines[tag.path] = (root / tag.path).read_text("utf-8", "replace").splitlines()
+            if not (0 < tag.line <= len(src) and name in src[tag.line - 1]):
+                dropped.append(tag)
+                continue
         if lang in ("javascript", "typescript"):
             src = lines.get(tag.path)
             if src is None:
@@ -269,16 +322,23 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
                 dropped.append(tag)
                 continue
         out.append(tag)
+    if lang in ("c", "cpp"):
+        # ``TEST_BEGIN(test_x) {…}`` / ``JEMALLOC_ATTR(malloc) void *f(…)``: ctags reads the invocation of a macro of
+        # the corpus as a function named after the macro; that is not a definition of that name
+        kept = [t for t in out if not (t.kind == "function" and t.name in macros)]
+        dropped.extend(t for t in out if t.kind == "function" and t.name in macros)
+        out = kept
     return out
 
 
 def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: int | None = None) -> Result:
     """Coverage of ``lang`` over its corpora (those found); ``Result.corpora`` is empty when none is present."""
-    from m1nd.graph.schema import KIND_NAMES
+    from m1nd.graph.schema import KIND_NAMES, KINDS
     from m1nd.ingest.pipeline import build_graph_parts
 
     res = Result(lang)
     keep = KIND_MAP[lang]
+    file_kind = KINDS["file"]
     for repo in repos or CORPORA[lang]:
         root = locate(repo)
         if root is None:
@@ -286,7 +346,9 @@ def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: 
         res.corpora.append(repo)
         opts = {"exclude": STDLIB_EXCLUDE} if repo == STDLIB else {}
         parts, wr, _git, _stats = build_graph_parts(root, workers=workers, git_window_days=1, **opts)
-        files = sorted(wf.relpath for wf in wr.files if wf.lang in FILE_LANGS[lang])
+        # the graph's file languages (a ``.h`` file is C or C++ by its text, not by its name)
+        files = sorted(n.source_path for n in parts.nodes
+                       if n.kind == file_kind and n.lang in FILE_LANGS[lang])
         res.files += len(files)
         by_file: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)
         for n in parts.nodes:

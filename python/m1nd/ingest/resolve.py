@@ -139,11 +139,17 @@ FAMILY = {
     "go": "go",
     "rust": "rs",
     "java": "java",
+    "c": "c",
+    "cpp": "c",
+    "csharp": "cs",
+    "ruby": "rb",
+    "php": "php",
+    "kotlin": "kt",
     "other": "other",
     "markdown": "md",
     "config": "cfg",
 }
-CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "other"})
+CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "c", "cs", "rb", "php", "kt", "other"})
 
 #: graph.md §7 common-method stoplist (unknown receivers)
 STOPLIST = _words("""

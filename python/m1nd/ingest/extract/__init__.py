@@ -82,6 +82,12 @@ _MODULES: dict[str, str] = {
     "go": "go",
     "rust": "rust",
     "java": "java",
+    "c": "c",
+    "cpp": "c",
+    "csharp": "csharp",
+    "ruby": "ruby",
+    "php": "php",
+    "kotlin": "kotlin",
     "markdown": "markdown",
     "config": "config",
     "other": "other",
@@ -113,7 +119,7 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
     mod = _module(lang)
     fn: Callable[..., dict[str, Any]] = mod.extract
     try:
-        if lang in ("typescript", "tsx", "javascript"):
+        if lang in ("typescript", "tsx", "javascript", "c", "cpp"):
             blob = fn(relpath, data, lang)
         else:
             blob = fn(relpath, data)
