@@ -55,7 +55,7 @@ CORPORA: dict[str, tuple[str, ...]] = {
     "c": ("curl/curl", "redis/redis"),
     "cpp": ("catchorg/Catch2", "aria2/aria2", "google/leveldb"),
     "csharp": ("JamesNK/Newtonsoft.Json", "serilog/serilog"),
-    "ruby": ("rubocop/rubocop", "jekyll/jekyll", "heartcombo/devise"),
+    "ruby": ("hashicorp/vagrant", "jekyll/jekyll", "heartcombo/devise"),
     "php": ("composer/composer", "thephpleague/commonmark"),
     "kotlin": ("square/okhttp", "InsertKoinIO/koin"),
 }
@@ -236,6 +236,24 @@ def _js_defines(line: str, name: str) -> bool:
     return any(re.search(p.format(n=n), line) for p in _JS_DEF_LINE)
 
 
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _kotlin_defines(line: str, name: str, kind: str) -> bool:
+    """Does this Kotlin line declare ``name`` (``fun``, ``class``, ``object``, ``interface``, ``typealias``)?
+
+    ctags' Kotlin parser also tags lambda parameters (``{ a -> … }``) and ``for`` variables as methods, and garbles
+    backticked names (``fun `a test`()`` comes out as bytes of memory): those are not definitions of the name."""
+    if name not in line:
+        return False
+    n = re.escape(name)
+    if kind == "method":
+        return re.search(r"\bfun\b.*?(?:^|[\s.>])`?" + n + r"`?\s*[(<]", line) is not None
+    if name == "Companion" and re.search(r"\bcompanion\s+object\b", line):
+        return True
+    return re.search(r"\b(?:class|object|interface|typealias)\s+`?" + n + r"\b", line) is not None
+
+
 def _export(bare: Path, dest: Path) -> None:
     """Write the regular files of ``HEAD`` of the bare repository ``bare`` under ``dest`` (blobs missing from a
     partial mirror, symlinks and submodules are skipped)."""
@@ -311,7 +329,7 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
             src = lines.get(tag.path)
             if src is None:
                 src = lines[tag.path] = (root / tag.path).read_text("utf-8", "replace").splitlines()
-            if not (0 < tag.line <= len(src) and name in src[tag.line - 1]):
+            if not (0 < tag.line <= len(src) and _kotlin_defines(src[tag.line - 1], name, kind)):
                 dropped.append(tag)
                 continue
         if lang in ("javascript", "typescript"):
@@ -323,10 +341,19 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
                 continue
         out.append(tag)
     if lang in ("c", "cpp"):
-        # ``TEST_BEGIN(test_x) {…}`` / ``JEMALLOC_ATTR(malloc) void *f(…)``: ctags reads the invocation of a macro of
-        # the corpus as a function named after the macro; that is not a definition of that name
-        kept = [t for t in out if not (t.kind == "function" and t.name in macros)]
-        dropped.extend(t for t in out if t.kind == "function" and t.name in macros)
+        # ``TEST_BEGIN(test_x) {…}`` / ``JEMALLOC_ATTR(malloc) void *f(…)``: ctags reads the invocation of an
+        # upper-case macro of the corpus at the start of a line as a function named after the macro; that is not a
+        # definition of that name
+        def macro_call(t: Tag) -> bool:
+            if t.kind != "function" or t.name not in macros or not _MACRO_NAME.fullmatch(t.name):
+                return False
+            src = lines.get(t.path)
+            if src is None:
+                src = lines[t.path] = (root / t.path).read_text("utf-8", "replace").splitlines()
+            return 0 < t.line <= len(src) and re.match(r"\s*" + t.name + r"\s*\(", src[t.line - 1]) is not None
+
+        kept = [t for t in out if not macro_call(t)]
+        dropped.extend(t for t in out if macro_call(t))
         out = kept
     return out
 

@@ -91,7 +91,9 @@ def _name_of(node: Any, name: Any, kind: str) -> tuple[str, str, str | None, Any
     elif t in ("template_function", "template_type"):
         inner = name.child_by_field_name("name")
         text = tags._txt(inner) if inner is not None else ""
-    else:  # operator_name and other exotic declarators: ctags does not list them either
+    elif t == "operator_name":  # ``operator==`` -> ``operator ==`` (ctags' spelling)
+        text = "operator " + "".join(tags._txt(name)[8:].split())
+    else:
         return None
     if not text or not (text[0].isalpha() or text[0] in "_~"):
         return None
@@ -138,8 +140,17 @@ def _ref(cap: str, node: Any, ctx: tags.Ctx) -> None:
             ctx.ref("base" if cap == "ref.base" else "new", d, node)
 
 
+#: ``class EXPORT_MACRO Name : Base {`` / ``struct Name {`` headers inside text the grammar gave up on (an unknown
+#: export or attribute macro before the name is the usual cause)
+_RECOVER = re.compile(
+    rb"^[ \t]*(?:template[ \t]*<[^>\n]*>[ \t]*)?(?P<kw>class|struct)[ \t]+(?:[A-Z_][A-Z0-9_]*(?:\([^)\n]*\))?[ \t]+)?"
+    rb"(?P<name>[A-Za-z_]\w*)[ \t]*(?:final[ \t]*)?(?:[:{]|$)",
+    re.MULTILINE,
+)
+_RECOVER_KINDS = {b"class": "class", b"struct": "struct"}
+
 C = tags.Spec("c", _C_QUERY, _name_of, _ref)
-CPP = tags.Spec("cpp", _CPP_QUERY, _name_of, _ref)
+CPP = tags.Spec("cpp", _CPP_QUERY, _name_of, _ref, recover=_RECOVER, recover_kinds=_RECOVER_KINDS)
 
 
 def looks_like_cpp(data: bytes) -> bool:

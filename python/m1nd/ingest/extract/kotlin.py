@@ -3,11 +3,12 @@
 Definitions: classes (``class``; ``interface`` and ``enum class`` by their keyword), objects and named companion
 objects (``class``), functions and methods (``fn``; extension functions keep their name), type aliases (``type``).
 References: calls (``f()``, ``this.f()``, ``super.f()``, ``Type.f()``, ``obj.f()``; ``Foo()`` is a constructor call),
-supertypes. Imports: ``import a.b.C [as D]`` and ``import a.b.*``; the package header is the file's package.
+supertypes. ``@A annotation class X`` (which the grammar reads as an infix expression) is still a class. Imports: ``import a.b.C [as D]`` and ``import a.b.*``; the package header is the file's package.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from m1nd.ingest.extract import tags
@@ -22,6 +23,8 @@ _QUERY = r"""
 (companion_object) @def.class
 (function_declaration name: (_) @name) @def.fn
 (type_alias type: (_) @name) @def.type
+(infix_expression . (identifier) @_ann . (identifier) @_cls . (identifier) @name
+  (#eq? @_ann "annotation") (#eq? @_cls "class")) @def.class
 (import) @ref.import
 (call_expression . (_) @ref.call)
 (delegation_specifier) @ref.base
@@ -113,7 +116,16 @@ def _package(node: Any) -> str | None:
     return "".join(tags._txt(node).split()) or None
 
 
-SPEC = tags.Spec("kotlin", _QUERY, _name_of, _ref, package=_package)
+#: a declaration header at the start of a line (after modifiers / annotations), for text the grammar gave up on
+_RECOVER = re.compile(
+    rb"^[ \t]*(?:(?:@[\w.]+(?:\([^)\n]*\))?|[a-z]+)[ \t]+)*(?P<kw>fun|class|interface|object)[ \t]+"
+    rb"(?:<[^>\n]*>[ \t]*)?(?:[\w.]+\.)?(?P<name>`[^`\n]+`|[A-Za-z_]\w*)",
+    re.MULTILINE,
+)
+_RECOVER_KINDS = {b"fun": "fn", b"class": "class", b"interface": "interface", b"object": "class"}
+
+SPEC = tags.Spec("kotlin", _QUERY, _name_of, _ref, comments=("line_comment", "block_comment"), package=_package,
+                 recover=_RECOVER, recover_kinds=_RECOVER_KINDS)
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:

@@ -16,6 +16,7 @@ method) so that the resolver can attach it to the class.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,11 @@ class Spec:
     comments: tuple[str, ...] = ("comment",)
     #: package / namespace from the first ``@package`` capture
     package: Callable[[Any], str | None] | None = None
+    #: definition headers looked for inside the text of ``ERROR`` nodes (a grammar that gives up on a construct
+    #: must not hide the definitions around it): a bytes pattern whose groups ``kw`` and ``name`` give the keyword
+    #: (mapped to a kind by ``recover_kinds``) and the name; such a definition spans its header line only
+    recover: re.Pattern[bytes] | None = None
+    recover_kinds: dict[bytes, str] | None = None
 
 
 class Ctx:
@@ -87,7 +93,13 @@ class Ctx:
             self.add([kind, name, self.own(node.start_byte), node.start_point[0] + 1])
 
 
+_XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+
+
 def _doc(node: Any, comments: tuple[str, ...]) -> str:
+    # a definition that opens a wrapper (Ruby's ``body_statement``) has its comment before the wrapper
+    while node.prev_named_sibling is None and node.parent is not None and node.parent.start_byte == node.start_byte:
+        node = node.parent
     prev = node.prev_named_sibling
     if prev is None or prev.type not in comments or prev.end_point[0] < node.start_point[0] - 1:
         return ""
@@ -97,7 +109,10 @@ def _doc(node: Any, comments: tuple[str, ...]) -> str:
         lines.append(_txt(cur))
         prev = cur
         cur = cur.prev_named_sibling
-    return comment_doc("\n".join(reversed(lines)))
+    doc = comment_doc("\n".join(reversed(lines)))
+    if "<" in doc:  # C# ``/// <summary>…</summary>``
+        doc = " ".join(_XML_TAG.sub(" ", doc).split())
+    return doc
 
 
 def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
@@ -115,7 +130,7 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
             if cap.startswith("def."):
                 def_cap = cap
                 node = nodes[0]
-            elif cap != "name":
+            elif cap != "name" and cap[0] != "_":  # ``_x``: captures only read by the query's predicates
                 for n in nodes:
                     other.append((cap, n))
         if def_cap is None:
@@ -145,6 +160,8 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
         spans.append((s, e, len(defs)))
         defs.append(make_def(kind, name, node.start_point[0] + 1, node.end_point[0] + 1, sig,
                              _doc(node, spec.comments), sha256(data[s:e]), **extra))
+    if root.has_error and spec.recover is not None:
+        _recover(spec, root, data, defs, spans)
     owners = finish_defs(defs, spans)
     ctx = Ctx(blob, owners.owner)
     for cap, node in other:
@@ -158,3 +175,31 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
     blob["imports"] = ctx.imports
     blob["config_refs"] = config_tokens(data, root)
     return blob
+
+
+def _recover(spec: Spec, root: Any, data: bytes, defs: list[dict[str, Any]], spans: list[tuple[int, int, int]]) -> None:
+    """Definitions whose headers sit inside ``ERROR`` nodes (outermost ones only), unless already found."""
+    assert spec.recover is not None and spec.recover_kinds is not None
+    have = {(d["line_start"], d["name"]) for d in defs} | {(d["line_end"], d["name"]) for d in defs}
+    errors = ts.captures(ts.query(spec.lang, "(ERROR) @error"), root).get("error", ())
+    last_end = -1
+    for err in sorted(errors, key=lambda n: (n.start_byte, -n.end_byte)):
+        if err.start_byte < last_end:
+            continue
+        last_end = err.end_byte
+        line = err.start_point[0] + 1
+        pos = err.start_byte
+        for m in spec.recover.finditer(data, err.start_byte, err.end_byte):
+            line += data.count(b"\n", pos, m.start("kw"))
+            pos = m.start("kw")
+            name = m.group("name").decode("utf-8", "replace").strip("`")
+            kind = spec.recover_kinds.get(m.group("kw"))
+            if kind is None or not name or (line, name) in have:
+                continue
+            have.add((line, name))
+            s = data.rfind(b"\n", 0, pos) + 1
+            e = data.find(b"\n", pos)
+            e = len(data) if e < 0 else e
+            spans.append((s, e, len(defs)))
+            defs.append(make_def(kind, name, line, line, signature(data, s, e, strip_tail="{:="), "",
+                                 sha256(data[s:e])))
