@@ -119,7 +119,8 @@ KIND_MAP: dict[str, dict[str, frozenset[str]]] = {
     },
     "csharp": {
         "class": frozenset({"class"}), "struct": frozenset({"struct"}), "interface": frozenset({"interface"}),
-        "enum": frozenset({"enum"}), "method": frozenset({"fn"}), "namespace": frozenset({"mod"}),
+        # ctags lists a delegate (a method signature that is a type) as a method
+        "enum": frozenset({"enum"}), "method": frozenset({"fn", "type"}), "namespace": frozenset({"mod"}),
     },
     "ruby": {
         "class": frozenset({"class"}), "module": frozenset({"mod"}), "method": frozenset({"fn"}),

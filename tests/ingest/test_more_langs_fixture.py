@@ -537,3 +537,28 @@ def test_kotlin_annotated_annotation_class() -> None:
     # ``@A annotation class X`` is read by the grammar as an infix expression, without a syntax error
     blob = extract_file("m.kt", b"@DslMarker\nannotation class KoinDslMarker\n", "kotlin")
     assert [(d["name"], d["kind"]) for d in blob["definitions"]] == [("KoinDslMarker", "class")]
+
+
+def test_cpp_macro_after_the_declarator() -> None:
+    # ``virtual void close() OVERRIDE_MACRO {}``: the grammar reads the macro as the declarator; the name stays close
+    src = b"class A {\n public:\n  virtual void close() CXX11_OVERRIDE {}\n};\n"
+    assert [d["name"] for d in extract_file("a.h", src, "cpp")["definitions"]] == ["A", "close"]
+
+
+def test_csharp_operators() -> None:
+    src = (b"class A {\n  public static bool operator ==(A a, A b) => true;\n"
+           b"  public static implicit operator int(A a) => 0;\n}\n")
+    assert [d["name"] for d in extract_file("A.cs", src, "csharp")["definitions"]] == ["A", "operator ==",
+                                                                                       "operator int"]
+
+
+@pytest.mark.parametrize(("path", "lang", "is_test"), [
+    ("test/pool_test.c", "c", True), ("src/pool.c", "c", False), ("tests/unit/x.cc", "cpp", True),
+    ("Src/Newtonsoft.Json.Tests/Linq/JTokenTests.cs", "csharp", True), ("src/Serilog/Log.cs", "csharp", False),
+    ("spec/models/user_spec.rb", "ruby", True), ("lib/ex/pool.rb", "ruby", False),
+    ("tests/Unit/PoolTest.php", "php", True), ("src/Pool.php", "php", False),
+    ("okhttp/src/jvmTest/kotlin/okhttp3/CallTest.kt", "kotlin", True),
+    ("okhttp/src/main/kotlin/Call.kt", "kotlin", False),
+])
+def test_test_files(path: str, lang: str, is_test: bool) -> None:
+    assert extract_file(path, b"\n", lang)["is_test"] is is_test

@@ -65,6 +65,15 @@ def _name_of(node: Any, name: Any, kind: str) -> tuple[str, str, str | None, Any
     # ``typedef struct {…} a_t, *a_p;``: each name is its own definition spanning its declarator (the struct is
     # their sibling, not their member)
     span = name if kind == "type" and node.type == "type_definition" else None
+    if kind == "fn" and name.type in ("identifier", "field_identifier") and node.type == "function_definition":
+        # ``void close() OVERRIDE_MACRO {…}``: the grammar takes the trailing macro for the declarator and puts the
+        # real one (with the parameters) into an ERROR child
+        for c in node.named_children:
+            if c.type == "ERROR":
+                fd = next((x for x in c.named_children if x.type == "function_declarator"), None)
+                if fd is not None:
+                    name = fd
+                    break
     if kind in ("fn", "type"):
         name = _declared(name)
         if name is None:

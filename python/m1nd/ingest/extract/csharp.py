@@ -1,7 +1,7 @@
 """C# (issue 12 item 6) through the tags-query extractor (:mod:`m1nd.ingest.extract.tags`).
 
 Definitions: classes and records (``class``), structs, interfaces, enums, delegates (``type``), methods,
-constructors, destructors, local functions (``fn``), namespaces (``mod``; the first one is the file's package).
+constructors, destructors, operators, local functions (``fn``), namespaces (``mod``; the first one is the file's package).
 References: calls (``F()``, ``this.F()``, ``base.F()``, ``Type.F()``, ``obj.F()``), ``new T()``, base types.
 Imports: ``using A.B;`` (every type of the namespace: a star import), ``using X = A.B.C;``, ``using static A.B.C;``.
 """
@@ -26,6 +26,8 @@ _QUERY = r"""
 (constructor_declaration name: (identifier) @name) @def.fn
 (destructor_declaration name: (identifier) @name) @def.fn
 (local_function_statement name: (identifier) @name) @def.fn
+(operator_declaration operator: _ @name) @def.fn
+(conversion_operator_declaration type: (_) @name) @def.fn
 (namespace_declaration name: (_) @name) @def.mod
 (file_scoped_namespace_declaration name: (_) @name) @def.mod
 (namespace_declaration name: (_) @package)
@@ -43,6 +45,8 @@ def _name_of(node: Any, name: Any, kind: str) -> tuple[str, str, str | None, Any
     text = "".join(tags._txt(name).split())
     if node.type == "destructor_declaration":
         text = "~" + text
+    elif node.type in ("operator_declaration", "conversion_operator_declaration"):
+        text = "operator " + text  # ``operator ==``, ``operator DateTime`` (ctags' spelling)
     return text, kind, None, None
 
 

@@ -1,9 +1,11 @@
 """Kotlin (issue 12 item 6) through the tags-query extractor (:mod:`m1nd.ingest.extract.tags`).
 
-Definitions: classes (``class``; ``interface`` and ``enum class`` by their keyword), objects and named companion
-objects (``class``), functions and methods (``fn``; extension functions keep their name), type aliases (``type``).
-References: calls (``f()``, ``this.f()``, ``super.f()``, ``Type.f()``, ``obj.f()``; ``Foo()`` is a constructor call),
-supertypes. ``@A annotation class X`` (which the grammar reads as an infix expression) is still a class. Imports: ``import a.b.C [as D]`` and ``import a.b.*``; the package header is the file's package.
+Definitions: classes (``class``; ``interface`` and ``enum class`` by their keyword), objects and companion objects
+(``class``; an unnamed companion is ``Companion``), functions and methods (``fn``; extension functions keep their
+name), type aliases (``type``). ``@A annotation class X`` (which the grammar reads as an infix expression) is still
+a class, and declarations inside text the grammar gave up on are read from their header line. References: calls
+(``f()``, ``this.f()``, ``super.f()``, ``Type.f()``, ``obj.f()``; ``Foo()`` is a constructor call), supertypes.
+Imports: ``import a.b.C [as D]`` and ``import a.b.*``; the package header is the file's package.
 """
 
 from __future__ import annotations
