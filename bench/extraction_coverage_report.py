@@ -15,6 +15,12 @@ For each language, on real corpora (public repositories, located at run time, ne
    <= line_end``; ctags reports the name's line, the graph the first line of the definition, decorators,
    annotations and ``export`` included). The ``exact`` column counts ``line_start == line``.
 
+Per-language corrections of ctags' output, each dropping tags that are not definitions of their name (counted in
+the "dropped" column): JS/TS tags on lines that define nothing; C/C++ "functions" named after an upper-case macro of
+the corpus invoked at the start of a line (``TEST_BEGIN(test_x) {``); Kotlin lambda parameters and ``for`` variables
+that ctags lists as methods and the garbled names it gives backticked functions. ``.h`` files count under C or C++
+by the graph's reading of their text (ctags is told the same with ``--map-C=+.h``).
+
 Corpora: the running interpreter's standard library (Python, without its ``test/`` package), and
 ``M1ND_COVERAGE_CORPORA`` (``os.pathsep``-separated directories holding ``<owner>+<name>`` checkouts or
 bare mirrors ``<owner>+<name>/repo``), default ``/work/.mirror``. Cache: ``M1ND_COVERAGE_CACHE``, default
@@ -316,8 +322,8 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
         kind, name = t.get("kind"), t.get("name", "")
         if kind == "macro":
             macros.add(name)
-        # anonymous: JS ``AnonymousFunction…``, C ``__anon…``, Kotlin ``<lambda>``
-        if kind not in keep or not name or name.startswith(("AnonymousFunction", "__anon", "<")):
+        # anonymous: JS ``AnonymousFunction…``, PHP ``AnonymousClass…``, C ``__anon…``, Kotlin ``<lambda>``
+        if kind not in keep or not name or name.startswith(("AnonymousFunction", "AnonymousClass", "__anon", "<")):
             continue
         key = (t["path"], int(t["line"]), name)
         if key in seen:
