@@ -224,7 +224,8 @@ BUILTINS: dict[str, frozenset[str]] = {
     """),
     "rb": _words("""
         puts print p require require_relative raise attr_reader attr_writer attr_accessor private protected
-        public lambda proc loop format include extend new
+        public lambda proc loop format include extend new describe context it specify expect let let! subject
+        before after allow receive double eq to not_to raise_error
     """),
     "kt": _words("""
         println print listOf mutableListOf mapOf mutableMapOf setOf arrayOf require check error TODO lazy with
@@ -556,11 +557,20 @@ class _Resolver:
                 return c
         return NOTFOUND
 
+    def star_exports(self, target: int, name: str) -> bool:
+        """Does ``from target import *`` bring ``name``? A Python module with a literal ``__all__`` exports exactly
+        those names; otherwise every name (the resolver does not tell ``_private`` names apart)."""
+        f = self.file_by_idx.get(target)
+        if f is None or f.fam != "py":
+            return True
+        exported = (f.blob.get("extra") or {}).get("all")
+        return exported is None or name in exported
+
     def _through_stars(self, f: Any, target: int, name: str, want: Any, depth: int) -> int:
         """``name`` reached through the file's star imports (``from x import *`` / ``use x::*``); EXTERNAL when a
         star import points outside the graph and nothing inside matched."""
         for s in self.bindings_stars(f):
-            if s != target:
+            if s != target and self.star_exports(s, name):
                 got = self.member(s, name, want, depth + 1)
                 if got >= 0 or got == EXTERNAL:
                     return got
@@ -775,6 +785,8 @@ class _Resolver:
             ):  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
                 return NOTFOUND, 0.0
         for s in self.bindings_stars(f):
+            if not self.star_exports(s, name):
+                continue
             got = self.member(s, name, want)
             if got >= 0:
                 return got, 1.0
@@ -1132,6 +1144,20 @@ class _Resolver:
             if file_edge:
                 f.import_edges.append((target, IMPORTS, 1.0))
             del tdir
+        exported = (f.blob.get("extra") or {}).get("all") if is_init else None
+        if exported and f.stars:
+            # ``from .util import *`` + ``__all__ = ["helper"]``: the package re-exports util.helper
+            for name in exported:
+                if name in b:
+                    continue
+                for s in f.stars:
+                    if not self.star_exports(s, name):
+                        continue
+                    got = self.member(s, name, ANY_SYMBOL)
+                    if got >= 0:
+                        if self._under(self.src_path[got], f.dir):
+                            f.import_edges.append((got, REEXPORTS, 1.0))
+                        break
 
     @staticmethod
     def _under(path: str, d: str) -> bool:
