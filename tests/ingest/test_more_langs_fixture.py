@@ -425,6 +425,7 @@ def test_csharp_resolution(cs) -> None:
     init = f"{ns}::class::Pool::fn::Init"
     assert cs.has(init, "file::src/BasePool.cs::mod::Ex.Pool::class::BasePool::fn::Shared", "calls")
     assert "System.*" in cs.parts.external_imports["src/Pool.cs"]
+    assert cs.has(P, U, "imports")  # ``using Ex.Util;``: the file a used name comes from
     assert_invariants(cs)
 
 

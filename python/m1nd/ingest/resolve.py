@@ -784,20 +784,45 @@ class _Resolver:
                 f.fam != "rs"
             ):  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
                 return NOTFOUND, 0.0
-        for s in self.bindings_stars(f):
-            if not self.star_exports(s, name):
-                continue
-            got = self.member(s, name, want)
-            if got >= 0:
-                return got, 1.0
-            if got == EXTERNAL:
-                return EXTERNAL, 0.0
+        got = self.star_lookup(f, name, want)
+        if got >= 0:
+            return got, 1.0
+        if got == EXTERNAL:
+            return EXTERNAL, 0.0
         got = self.same_package(f, name, want)
         if got >= 0:
             return got, 0.9
         if f.ext_star or name in BUILTINS.get(f.fam, ()):
             return EXTERNAL, 0.0
         return self.global_lookup(f, name, want, category)
+
+    def star_lookup(self, f: _File, name: str, want: frozenset[int]) -> int:
+        """``name`` through the file's star imports (modules, packages, namespaces); EXTERNAL / NOTFOUND."""
+        self.bindings_of(f)
+        for s in f.stars:
+            if not self.star_exports(s, name):
+                continue
+            got = self.member(s, name, want)
+            if got >= 0:
+                return got
+            if got == EXTERNAL:
+                return EXTERNAL
+        if f.fam in PACKAGED_FAMILIES:
+            for pkg in self.star_pkgs(f):
+                got = self.first(self.java_types.get((pkg, name)), want)
+                if got >= 0:
+                    if f.fam == "cs":
+                        # ``using A.B;`` names a namespace, not a file: the file imports the one it takes a name from
+                        self.edge(f.idx, self.file_of[got], IMPORTS, 1.0)
+                    return got
+        return NOTFOUND
+
+    def star_pkgs(self, f: _File) -> list[str]:
+        """Packages / namespaces the file star-imports (``import a.b.*``, ``using A.B;``, C# ``global using``)."""
+        pkgs = getattr(self, "_jstars", {}).get(f.idx) or []
+        if f.fam == "cs" and self.cs_global_usings:
+            pkgs = pkgs + [p for p in self.cs_global_usings if p in self.java_pkgs]
+        return pkgs
 
     def same_package(self, f: _File, name: str, want: frozenset[int]) -> int:
         fam = f.fam
@@ -897,6 +922,8 @@ class _Resolver:
                     return EXTERNAL, 0.0  # `serde_json::to_string()`: a path into another crate
                 if head[:1].isupper():
                     got = self.same_package(f, head, TYPE_KINDS)
+                    if got < 0 and fam in ("cs", "kt"):  # ``Type.M()`` with Type from ``using`` / ``import a.*``
+                        got = self.star_lookup(f, head, TYPE_KINDS)
                     if got >= 0:
                         cur, factor = got, 0.9
                     else:
@@ -1563,10 +1590,14 @@ class _Resolver:
         self.java_types: dict[tuple[str, str], list[int]] = {}
         self.java_pkgs: set[str] = set()
         self.java_pkg_files: dict[str, list[int]] = {}
+        self.cs_global_usings: list[str] = []  # ``global using A.B;`` anywhere: in force in every C# file
         for rel in sorted(self.files):
             f = self.files[rel]
             if f.fam not in PACKAGED_FAMILIES:
                 continue
+            if f.fam == "cs":
+                self.cs_global_usings += [imp["module"] for imp in f.blob.get("imports") or ()
+                                          if imp.get("scope") == "global" and imp.get("star") and not imp.get("static")]
             pkg = f.pkg or ""
             self.java_pkgs.add(pkg)
             self.java_pkg_files.setdefault(pkg, []).append(f.idx)
@@ -1698,7 +1729,7 @@ class _Resolver:
     def bindings_stars(self, f: _File) -> list[int]:
         self.bindings_of(f)
         if f.fam in PACKAGED_FAMILIES:
-            pkgs = getattr(self, "_jstars", {}).get(f.idx)
+            pkgs = self.star_pkgs(f)
             if pkgs:
                 # the members of a package are its types: expose the package's files, whose top level holds them
                 return f.stars + [t for p in pkgs for t in self.java_pkg_files.get(p, ())]
@@ -2117,6 +2148,29 @@ def _subject_basenames(base: str, fam: str) -> list[str]:
         if base.startswith("test_"):
             return [base[5:]]
         return [base] if base not in ("mod.rs", "lib.rs", "main.rs") else []
+    if fam in ("kt", "cs", "php"):  # ``PoolTest.kt`` / ``PoolTests.cs`` / ``PoolTest.php`` test ``Pool.*``
+        stem, _, ext = base.rpartition(".")
+        for suf in ("Tests", "Test"):
+            if stem.endswith(suf) and len(stem) > len(suf):
+                return [f"{stem[: -len(suf)]}.{ext}"]
+        return []
+    if fam == "rb":  # ``pool_spec.rb`` / ``pool_test.rb`` / ``test_pool.rb``
+        stem = base.removesuffix(".rb")
+        for suf in ("_spec", "_test"):
+            if stem.endswith(suf):
+                return [stem[: -len(suf)] + ".rb"]
+        return [stem[5:] + ".rb"] if stem.startswith("test_") else []
+    if fam == "c":  # ``pool_test.c`` / ``pool_unittest.cc`` / ``test_pool.c``: any C or C++ source of that stem
+        stem, _, _ext = base.rpartition(".")
+        for suf in ("_unittest", "_test"):
+            if stem.endswith(suf):
+                stem = stem[: -len(suf)]
+                break
+        else:
+            if not stem.startswith("test_"):
+                return []
+            stem = stem[5:]
+        return [f"{stem}.{e}" for e in ("c", "cc", "cpp", "cxx", "h", "hpp")]
     return []
 
 

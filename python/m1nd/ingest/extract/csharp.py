@@ -2,8 +2,10 @@
 
 Definitions: classes and records (``class``), structs, interfaces, enums, delegates (``type``), methods,
 constructors, destructors, operators, local functions (``fn``), namespaces (``mod``; the first one is the file's package).
-References: calls (``F()``, ``this.F()``, ``base.F()``, ``Type.F()``, ``obj.F()``), ``new T()``, base types.
-Imports: ``using A.B;`` (every type of the namespace: a star import), ``using X = A.B.C;``, ``using static A.B.C;``.
+References: calls (``F()``, ``this.F()``, ``base.F()``, ``Type.F()``, ``obj.F()``), ``new T()``, base types, the
+types of parameters, locals, properties and return values.
+Imports: ``using A.B;`` (every type of the namespace: a star import), ``using X = A.B.C;``, ``using static A.B.C;``;
+``global using A.B;`` (``scope`` = ``"global"``) holds for every C# file of the graph.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ _QUERY = r"""
 (invocation_expression function: (_) @ref.call)
 (object_creation_expression type: (_) @ref.new)
 (base_list (_) @ref.base)
+(parameter type: (_) @ref.type)
+(variable_declaration type: (_) @ref.type)
+(property_declaration type: (_) @ref.type)
+(method_declaration returns: (_) @ref.type)
 """
 
 
@@ -93,6 +99,12 @@ def _ref(cap: str, node: Any, ctx: tags.Ctx) -> None:
         d = _type_name(node)
         if d:
             ctx.ref("new", d, node)
+    elif cap == "ref.type":
+        if t == "nullable_type" and node.named_child_count:
+            node = node.named_child(0)
+        d = _type_name(node)
+        if d and d != "var":
+            ctx.ref("reference", d, node)
     elif cap == "ref.base":
         if t == "primary_constructor_base_type":
             node = node.named_child(0) if node.named_child_count else node
@@ -113,7 +125,8 @@ def _ref(cap: str, node: Any, ctx: tags.Ctx) -> None:
             alias = tags._txt(alias_node)
             ctx.imports.append(import_binding(target, line, names=[[target.rsplit(".", 1)[-1], alias]]))
         else:  # ``using A.B;`` brings every type of namespace A.B; ``using static A.B.C;`` C's static members
-            ctx.imports.append(import_binding(target, line, star=True, static=static))
+            extra = {"scope": "global"} if any(c.type == "global" for c in node.children) else {}
+            ctx.imports.append(import_binding(target, line, star=True, static=static, **extra))
 
 
 def _package(node: Any) -> str | None:
