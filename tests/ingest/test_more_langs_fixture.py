@@ -159,6 +159,15 @@ RB_FILES = {
           end
         end
         """,
+    "spec/ex/pool_spec.rb": """
+        require 'ex/pool'
+
+        describe Ex::Pool do
+          it 'submits' do
+            Ex::Pool.new(1).submit(2)
+          end
+        end
+        """,
     "lib/ex/base.rb": """
         module Ex
           class Base
@@ -268,6 +277,15 @@ KT_FILES = {
 
         open class BasePool {
             fun shared() {}
+        }
+        """,
+    "src/test/kotlin/ex/pool/PoolTest.kt": """
+        package ex.pool
+
+        class PoolTest {
+            fun testSubmit() {
+                Pool(1).submit(2)
+            }
         }
         """,
     "src/main/kotlin/ex/util/Util.kt": """
@@ -522,6 +540,15 @@ def test_kotlin_resolution(kt) -> None:
     assert kt.has(sub, f"{B}::class::BasePool::fn::shared", "calls")  # this.shared() via the base class
     assert kt.has(P, f"{U}::class::Helpers", "imports")
     assert_invariants(kt)
+
+
+def test_test_subjects(kt, rb) -> None:
+    P = "file::src/main/kotlin/ex/pool/Pool.kt"
+    T = "file::src/test/kotlin/ex/pool/PoolTest.kt"
+    assert kt.node(T).is_test and kt.has(T, P, "tests")  # PoolTest.kt tests Pool.kt
+    assert kt.has(f"{T}::class::PoolTest::fn::testSubmit", f"{P}::class::Pool::fn::submit", "tests")
+    S = "file::spec/ex/pool_spec.rb"
+    assert rb.node(S).is_test and rb.has(S, "file::lib/ex/pool.rb", "tests")  # pool_spec.rb requires and tests it
 
 
 def test_kotlin_definitions_recovered_from_a_syntax_error() -> None:

@@ -158,10 +158,12 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
             extra["recv"] = recv
             extra["prefix"] = f"recv::{recv}"
         spans.append((s, e, len(defs)))
+        # definitions of a test file are tests (as in Python); these languages mark test methods only by
+        # annotations or DSL calls the extractor does not interpret
         defs.append(make_def(kind, name, node.start_point[0] + 1, node.end_point[0] + 1, sig,
-                             _doc(node, spec.comments), sha256(data[s:e]), **extra))
+                             _doc(node, spec.comments), sha256(data[s:e]), blob["is_test"], **extra))
     if root.has_error and spec.recover is not None:
-        _recover(spec, root, data, defs, spans)
+        _recover(spec, root, data, defs, spans, blob["is_test"])
     owners = finish_defs(defs, spans)
     ctx = Ctx(blob, owners.owner)
     for cap, node in other:
@@ -177,7 +179,8 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
     return blob
 
 
-def _recover(spec: Spec, root: Any, data: bytes, defs: list[dict[str, Any]], spans: list[tuple[int, int, int]]) -> None:
+def _recover(spec: Spec, root: Any, data: bytes, defs: list[dict[str, Any]], spans: list[tuple[int, int, int]],
+             is_test: bool) -> None:
     """Definitions whose headers sit inside ``ERROR`` nodes (outermost ones only), unless already found."""
     assert spec.recover is not None and spec.recover_kinds is not None
     have = {(d["line_start"], d["name"]) for d in defs} | {(d["line_end"], d["name"]) for d in defs}
@@ -202,4 +205,4 @@ def _recover(spec: Spec, root: Any, data: bytes, defs: list[dict[str, Any]], spa
             e = len(data) if e < 0 else e
             spans.append((s, e, len(defs)))
             defs.append(make_def(kind, name, line, line, signature(data, s, e, strip_tail="{:="), "",
-                                 sha256(data[s:e])))
+                                 sha256(data[s:e]), is_test))
