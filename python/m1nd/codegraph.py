@@ -25,6 +25,7 @@ from m1nd.config import Settings
 from m1nd.errors import GraphEmptyError, InvalidInputError
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine
+from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
@@ -109,7 +110,8 @@ class CodeGraph:
     def _load(self, gen: int) -> None:
         started = time.perf_counter()
         hit = cache.load(self.workdir, gen)
-        if hit is not None and not TermIndex.compatible(hit.get("lex")):
+        if hit is not None and not (TermIndex.compatible(hit.get("lex"))
+                                    and HistoryIndex.compatible(hit.get("hist"))):
             hit = None  # written by an older ranking: rebuilt from graph.db below
         if hit is not None:
             nodes = NodeTable.from_arrays(hit["nodes"])
@@ -117,7 +119,7 @@ class CodeGraph:
             meta = hit["meta"]
             g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id, nodes.index),
                       TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]),
-                      lexicon=TermIndex.from_arrays(hit["lex"]))
+                      lexicon=TermIndex.from_arrays(hit["lex"]), history=HistoryIndex.from_arrays(hit["hist"]))
             if "rank" in hit:
                 r = hit["rank"]
                 g.extra["priors"] = (r["prior"], r["testy"].astype(bool), r["docsy"].astype(bool))
@@ -137,11 +139,13 @@ class CodeGraph:
                 # trigram build peaks higher, so it runs before the term strings are read)
                 trigram = TrigramIndex.build(nodes)
                 lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
+                history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
                 watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
                 has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
                                                     default=0))
             g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
+            g.history = history
             self._graph = g
             self._synced = g.engine.weights.copy()
             self._weights_generation = wgen
@@ -149,7 +153,8 @@ class CodeGraph:
             # the cache holds the weights as loaded; later learning is re-read through the watermark
             cache.save(self.workdir, gen, {
                 "csr": g.engine.arrays(), "nodes": g.nodes.arrays(), "seeds": g.seeds.arrays(),
-                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(), "rank": _priors_arrays(g),
+                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(), "hist": history.arrays(),
+                "rank": _priors_arrays(g),
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
@@ -374,7 +379,7 @@ class CodeGraph:
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
                  coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
-                 group_by: str = "node") -> dict[str, Any]:
+                 group_by: str = "node", history_before: int | None = None) -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
@@ -386,7 +391,8 @@ class CodeGraph:
                                         recover="use identifiers, file names or a few descriptive words")
             params = A.ActivationParams(top_k=top_k, dimensions=tuple(dimensions or A.DIMENSIONS), max_hops=max_hops,
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
-                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
+                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix,
+                                        history_before=history_before)
             boosts = self.boosts_for(g, agent_id)
             sem = self.query_semantic(g, query)
             run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=sem,
@@ -598,6 +604,7 @@ class CodeGraph:
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
             "embedder": embedder, "lexicon": lexicon,
+            "history": {"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],

@@ -127,6 +127,14 @@ class GraphStore:
         return [RootRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5], r[6], json.loads(r[7]) if r[7] else None)
                 for r in rows]
 
+    def git_histories(self) -> Iterator[tuple[int, list[Any]]]:
+        """Per root with git data: ``(root_id, [(commit_time_s, subject, [relpaths]), ...])`` (the history field's
+        input; roots read before subjects were kept yield nothing until their next ingest)."""
+        for root_id, blob in self.db.execute("SELECT id, git_blob FROM roots WHERE git_blob IS NOT NULL"):
+            history = (unpack_json(blob) or {}).get("history") or []
+            if history:
+                yield int(root_id), history
+
     def root_git_blob(self, root_id: int) -> Any:
         return unpack_json(self.db.scalar("SELECT git_blob FROM roots WHERE id = ?", (root_id,)))
 

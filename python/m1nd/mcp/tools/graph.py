@@ -55,7 +55,7 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                       include_ghost_edges=a["include_ghost_edges"],
                       include_structural_holes=a["include_structural_holes"],
                       coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
-                      group_by=a["group_by"])
+                      group_by=a["group_by"], history_before=a.get("history_before"))
     if a["include_memory"] and out["activated"]:
         out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
     return out
@@ -88,6 +88,9 @@ register(Tool(
               "(diversity); 0 keeps the raw score order.", default=3, minimum=0, maximum=200),
         Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files, each with its "
               "best nodes and their line ranges.", default="node", enum=("node", "file")),
+        Param("history_before", "integer", "Count only commits older than this Unix time (seconds) in the "
+              "change-history match; for evaluating on the repository's own recent commits.", minimum=0,
+              maximum=2**53),
     ),
     handler=_activate,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
