@@ -5,8 +5,8 @@ For each language, on real corpora (public repositories, located at run time, ne
 1. exports the corpus into a cache directory (the files of ``HEAD`` of a bare git mirror ``<owner>+<name>/repo``;
    a plain checkout is used as is),
 2. builds the graph with the ingest pipeline (:func:`m1nd.ingest.pipeline.build_graph_parts`, no git data),
-3. runs ``ctags --output-format=json --fields=+n+K+l`` over exactly the files the walker ingested (walk rules such as
-   skipped ``dist/`` or ``vendor/`` directories are not extraction misses),
+3. runs ``ctags --output-format=json --fields=+n+K+l`` over exactly the graph's files of the language (walk rules
+   such as skipped ``dist/`` or ``vendor/`` directories are not extraction misses),
 4. keeps ctags' definitions of the kinds in :data:`KIND_MAP` (functions, methods, classes, structs, interfaces,
    traits, enums, type aliases, plus Rust macros and TS namespaces), drops anonymous names, de-duplicates
    ``(file, line, name)``, and
