@@ -23,6 +23,7 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
+    clean_name,
     comment_doc,
     config_tokens,
     finish_defs,
@@ -140,6 +141,9 @@ def extract_with(spec: Spec, relpath: str, data: bytes) -> dict[str, Any]:
         if got is None:
             continue
         name, kind, recv, span = got
+        name = clean_name(name)  # ids split on ``::`` / ``#`` (a Kotlin backticked name may hold anything)
+        if not name:
+            continue
         if span is not None:
             node = span
         key = (node.start_byte, name)
@@ -195,7 +199,7 @@ def _recover(spec: Spec, root: Any, data: bytes, defs: list[dict[str, Any]], spa
         for m in spec.recover.finditer(data, err.start_byte, err.end_byte):
             line += data.count(b"\n", pos, m.start("kw"))
             pos = m.start("kw")
-            name = m.group("name").decode("utf-8", "replace").strip("`")
+            name = clean_name(m.group("name").decode("utf-8", "replace").strip("`"))
             kind = spec.recover_kinds.get(m.group("kw"))
             if kind is None or not name or (line, name) in have:
                 continue
