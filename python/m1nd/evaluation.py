@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 
 #: languages whose files can be an answer (markdown and config files are not: a commit touching only those is a
 #: docs/config change)
-CODE_LANGS = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java", "other"})
+CODE_LANGS = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "ruby",
+                        "php", "kotlin", "other"})
 #: directories whose files are documentation even when written in a programming language (Sphinx ``conf.py``,
 #: doc snippets): not answers, like markdown
 DOC_DIRS = frozenset({"docs", "doc"})
