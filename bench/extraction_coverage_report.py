@@ -5,8 +5,8 @@ For each language, on real corpora (public repositories, located at run time, ne
 1. exports the corpus into a cache directory (the files of ``HEAD`` of a bare git mirror ``<owner>+<name>/repo``;
    a plain checkout is used as is),
 2. builds the graph with the ingest pipeline (:func:`m1nd.ingest.pipeline.build_graph_parts`, no git data),
-3. runs ``ctags --output-format=json --fields=+n+K+l`` over exactly the files the walker ingested (walk rules such as
-   skipped ``dist/`` or ``vendor/`` directories are not extraction misses),
+3. runs ``ctags --output-format=json --fields=+n+K+l`` over exactly the graph's files of the language (walk rules
+   such as skipped ``dist/`` or ``vendor/`` directories are not extraction misses),
 4. keeps ctags' definitions of the kinds in :data:`KIND_MAP` (functions, methods, classes, structs, interfaces,
    traits, enums, type aliases, plus Rust macros and TS namespaces), drops anonymous names, de-duplicates
    ``(file, line, name)``, and
@@ -14,6 +14,12 @@ For each language, on real corpora (public repositories, located at run time, ne
    :data:`KIND_MAP`, and a span whose first line is ctags' line or whose header reaches it (``line_start <= line
    <= line_end``; ctags reports the name's line, the graph the first line of the definition, decorators,
    annotations and ``export`` included). The ``exact`` column counts ``line_start == line``.
+
+Per-language corrections of ctags' output, each dropping tags that are not definitions of their name (counted in
+the "dropped" column): JS/TS tags on lines that define nothing; C/C++ "functions" named after an upper-case macro of
+the corpus invoked at the start of a line (``TEST_BEGIN(test_x) {``); Kotlin lambda parameters and ``for`` variables
+that ctags lists as methods and the garbled names it gives backticked functions. ``.h`` files count under C or C++
+by the graph's reading of their text (ctags is told the same with ``--map-C=+.h``).
 
 Corpora: the running interpreter's standard library (Python, without its ``test/`` package), and
 ``M1ND_COVERAGE_CORPORA`` (``os.pathsep``-separated directories holding ``<owner>+<name>`` checkouts or
@@ -52,6 +58,12 @@ CORPORA: dict[str, tuple[str, ...]] = {
     "go": ("spf13/cobra", "gin-gonic/gin", "caddyserver/caddy"),
     "rust": ("BurntSushi/ripgrep", "serde-rs/serde", "clap-rs/clap"),
     "java": ("google/gson", "jhy/jsoup"),
+    "c": ("curl/curl", "redis/redis"),
+    "cpp": ("catchorg/Catch2", "aria2/aria2", "google/leveldb"),
+    "csharp": ("JamesNK/Newtonsoft.Json", "serilog/serilog"),
+    "ruby": ("hashicorp/vagrant", "jekyll/jekyll", "heartcombo/devise"),
+    "php": ("composer/composer", "thephpleague/commonmark"),
+    "kotlin": ("square/okhttp", "InsertKoinIO/koin"),
 }
 HELD_OUT = frozenset({"webpack/webpack", "tokio-rs/tokio"})
 
@@ -63,10 +75,17 @@ FILE_LANGS: dict[str, tuple[str, ...]] = {
     "go": ("go",),
     "rust": ("rust",),
     "java": ("java",),
+    "c": ("c",),
+    "cpp": ("cpp",),
+    "csharp": ("csharp",),
+    "ruby": ("ruby",),
+    "php": ("php",),
+    "kotlin": ("kotlin",),
 }
 #: ctags parser name per table row
 CTAGS_LANG = {"python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "go": "Go",
-              "rust": "Rust", "java": "Java"}
+              "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#", "ruby": "Ruby", "php": "PHP",
+              "kotlin": "Kotlin"}
 
 #: (language, ctags kind) -> graph kinds that count as the same definition
 KIND_MAP: dict[str, dict[str, frozenset[str]]] = {
@@ -94,6 +113,32 @@ KIND_MAP: dict[str, dict[str, frozenset[str]]] = {
     "java": {
         "class": frozenset({"class"}), "interface": frozenset({"interface"}), "enum": frozenset({"enum"}),
         "method": frozenset({"fn"}), "annotation": frozenset({"interface"}),
+    },
+    "c": {
+        "function": frozenset({"fn"}), "struct": frozenset({"struct"}), "union": frozenset({"struct"}),
+        "enum": frozenset({"enum"}), "typedef": frozenset({"type"}),
+    },
+    "cpp": {
+        "function": frozenset({"fn"}), "class": frozenset({"class"}), "struct": frozenset({"struct"}),
+        "union": frozenset({"struct"}), "enum": frozenset({"enum"}), "typedef": frozenset({"type"}),
+        "namespace": frozenset({"mod"}),
+    },
+    "csharp": {
+        "class": frozenset({"class"}), "struct": frozenset({"struct"}), "interface": frozenset({"interface"}),
+        # ctags lists a delegate (a method signature that is a type) as a method
+        "enum": frozenset({"enum"}), "method": frozenset({"fn", "type"}), "namespace": frozenset({"mod"}),
+    },
+    "ruby": {
+        "class": frozenset({"class"}), "module": frozenset({"mod"}), "method": frozenset({"fn"}),
+        "singletonMethod": frozenset({"fn"}),
+    },
+    "php": {
+        "class": frozenset({"class"}), "interface": frozenset({"interface"}), "trait": frozenset({"trait"}),
+        "enum": frozenset({"enum"}), "function": frozenset({"fn"}), "namespace": frozenset({"mod"}),
+    },
+    "kotlin": {
+        "class": frozenset({"class", "enum", "interface"}), "interface": frozenset({"interface"}),
+        "object": frozenset({"class"}), "method": frozenset({"fn"}), "typealias": frozenset({"type"}),
     },
 }
 
@@ -198,6 +243,24 @@ def _js_defines(line: str, name: str) -> bool:
     return any(re.search(p.format(n=n), line) for p in _JS_DEF_LINE)
 
 
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _kotlin_defines(line: str, name: str, kind: str) -> bool:
+    """Does this Kotlin line declare ``name`` (``fun``, ``class``, ``object``, ``interface``, ``typealias``)?
+
+    ctags' Kotlin parser also tags lambda parameters (``{ a -> … }``) and ``for`` variables as methods, and garbles
+    backticked names (``fun `a test`()`` comes out as bytes of memory): those are not definitions of the name."""
+    if name not in line:
+        return False
+    n = re.escape(name)
+    if kind == "method":
+        return re.search(r"\bfun\b.*?(?:^|[\s.>])`?" + n + r"`?\s*[(<]", line) is not None
+    if name == "Companion" and re.search(r"\bcompanion\s+object\b", line):
+        return True
+    return re.search(r"\b(?:class|object|interface|typealias)\s+`?" + n + r"\b", line) is not None
+
+
 def _export(bare: Path, dest: Path) -> None:
     """Write the regular files of ``HEAD`` of the bare repository ``bare`` under ``dest`` (blobs missing from a
     partial mirror, symlinks and submodules are skipped)."""
@@ -238,6 +301,8 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
     cmd = [exe, "--output-format=json", "--fields=+n+K+l", "--extras=-F", f"--languages={cl}", "-f", "-", "-L", "-"]
     if lang == "javascript":
         cmd.insert(1, "--map-JavaScript=+.cjs")
+    if lang in ("c", "cpp"):  # ctags maps ``.h`` to C++; here it is whatever the graph decided for the file
+        cmd.insert(1, f"--map-{cl}=+.h")
     if lang == "typescript":
         cmd.insert(1, "--map-TypeScript=+.mts")
         cmd.insert(1, "--map-TypeScript=+.cts")
@@ -246,6 +311,7 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
     keep = KIND_MAP[lang]
     seen: set[tuple[str, int, str]] = set()
     out: list[Tag] = []
+    macros: set[str] = set()
     for line in proc.stdout.splitlines():
         try:
             t = json.loads(line)
@@ -254,13 +320,25 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
         if t.get("_type") != "tag" or t.get("language") != cl:
             continue
         kind, name = t.get("kind"), t.get("name", "")
-        if kind not in keep or not name or name.startswith(("AnonymousFunction", "__anon")):
+        if kind == "macro":
+            macros.add(name)
+        # anonymous: JS ``AnonymousFunction…``, PHP ``AnonymousClass…``, C ``__anon…``, Kotlin ``<lambda>``
+        if kind not in keep or not name or name.startswith(("AnonymousFunction", "AnonymousClass", "__anon", "<")):
             continue
         key = (t["path"], int(t["line"]), name)
         if key in seen:
             continue
         seen.add(key)
         tag = Tag(t["path"].removeprefix("./"), int(t["line"]), name, kind)
+        if lang == "kotlin":
+            # ctags' Kotlin parser garbles backticked names (``fun `a test`()`` comes out as bytes of memory): a name
+            # that does not occur on its line is not a definition of that name
+            src = lines.get(tag.path)
+            if src is None:
+                src = lines[tag.path] = (root / tag.path).read_text("utf-8", "replace").splitlines()
+            if not (0 < tag.line <= len(src) and _kotlin_defines(src[tag.line - 1], name, kind)):
+                dropped.append(tag)
+                continue
         if lang in ("javascript", "typescript"):
             src = lines.get(tag.path)
             if src is None:
@@ -269,16 +347,32 @@ def ctags_defs(exe: str, root: Path, files: list[str], lang: str, dropped: list[
                 dropped.append(tag)
                 continue
         out.append(tag)
+    if lang in ("c", "cpp"):
+        # ``TEST_BEGIN(test_x) {…}`` / ``JEMALLOC_ATTR(malloc) void *f(…)``: ctags reads the invocation of an
+        # upper-case macro of the corpus at the start of a line as a function named after the macro; that is not a
+        # definition of that name
+        def macro_call(t: Tag) -> bool:
+            if t.kind != "function" or t.name not in macros or not _MACRO_NAME.fullmatch(t.name):
+                return False
+            src = lines.get(t.path)
+            if src is None:
+                src = lines[t.path] = (root / t.path).read_text("utf-8", "replace").splitlines()
+            return 0 < t.line <= len(src) and re.match(r"\s*" + t.name + r"\s*\(", src[t.line - 1]) is not None
+
+        kept = [t for t in out if not macro_call(t)]
+        dropped.extend(t for t in out if macro_call(t))
+        out = kept
     return out
 
 
 def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: int | None = None) -> Result:
     """Coverage of ``lang`` over its corpora (those found); ``Result.corpora`` is empty when none is present."""
-    from m1nd.graph.schema import KIND_NAMES
+    from m1nd.graph.schema import KIND_NAMES, KINDS
     from m1nd.ingest.pipeline import build_graph_parts
 
     res = Result(lang)
     keep = KIND_MAP[lang]
+    file_kind = KINDS["file"]
     for repo in repos or CORPORA[lang]:
         root = locate(repo)
         if root is None:
@@ -286,7 +380,9 @@ def measure(lang: str, exe: str, repos: tuple[str, ...] | None = None, workers: 
         res.corpora.append(repo)
         opts = {"exclude": STDLIB_EXCLUDE} if repo == STDLIB else {}
         parts, wr, _git, _stats = build_graph_parts(root, workers=workers, git_window_days=1, **opts)
-        files = sorted(wf.relpath for wf in wr.files if wf.lang in FILE_LANGS[lang])
+        # the graph's file languages (a ``.h`` file is C or C++ by its text, not by its name)
+        files = sorted(n.source_path for n in parts.nodes
+                       if n.kind == file_kind and n.lang in FILE_LANGS[lang])
         res.files += len(files)
         by_file: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)
         for n in parts.nodes:

@@ -52,7 +52,8 @@ def test_stdlib_walk_extract_resolve(benchmark, capsys) -> None:
     assert "file::os.py::fn::makedirs" in nodes
     assert stats["edges_by_relation"]["calls"] > 10_000
     assert stats["edges_by_relation"]["inherits"] > 1_000
-    assert len(stats["parse_errors"]) <= 5  # a few deliberately broken test files
+    # a few deliberately broken Python test files (the stdlib's few C files parse with macro errors, as C does)
+    assert len([p for p in stats["parse_errors"] if p.endswith(".py")]) <= 5
     ids = [n.ext_id for n in parts.nodes]
     assert ids == sorted(ids) and len(ids) == len(set(ids))
 

@@ -72,11 +72,11 @@ FILES = {
 
         func main() {}
         """,
-    "tool.rb": """
-        class Tool
-          def run
-          end
-        end
+    "tool.swift": """
+        class Tool {
+          func run() {
+          }
+        }
         """,
     "broken.py": "def broken(:\n    pass\n",
     "latin1.py": b"x = '\xe9\xe8\xe0\xe7\xf9\xe9\xe8\xe0'\n" * 3,
@@ -117,7 +117,7 @@ def test_walk_rules(g) -> None:
         "short.ini",
         "web/app.ts",
         "main.go",
-        "tool.rb",
+        "tool.swift",
         "broken.py",
     }
     skipped = g.stats["skipped"]
@@ -179,10 +179,10 @@ def test_uses_config(g) -> None:
 
 
 def test_other_language_fallback(g) -> None:
-    t = g.node("file::tool.rb::class::Tool")
+    t = g.node("file::tool.swift::class::Tool")
     assert t.lang == "other" and t.line_start == t.line_end == 1
-    assert g.node("file::tool.rb::fn::run").line_start == 2
-    assert g.has("file::tool.rb", "file::tool.rb::fn::run", "contains")
+    assert g.node("file::tool.swift::fn::run").line_start == 2
+    assert g.has("file::tool.swift", "file::tool.swift::fn::run", "contains")
 
 
 def test_parse_error_keeps_recovered_definitions(g) -> None:

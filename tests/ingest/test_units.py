@@ -70,9 +70,17 @@ def test_prunes_dir() -> None:
         ("setup.cfg", "config"),
         ("x/.env.example", "config"),
         ("go.mod", "config"),
-        ("m.c", "other"),
-        ("m.rb", "other"),
-        ("m.kt", "other"),
+        ("m.c", "c"),
+        ("m.h", "c"),
+        ("m.cc", "cpp"),
+        ("m.hpp", "cpp"),
+        ("M.cs", "csharp"),
+        ("m.rb", "ruby"),
+        ("m.php", "php"),
+        ("m.kt", "kotlin"),
+        ("build.gradle.kts", "kotlin"),
+        ("m.swift", "other"),
+        ("m.lua", "other"),
         ("Makefile", None),
         ("x.png", None),
         ("x.txt", None),
@@ -222,14 +230,18 @@ def test_python_test_symbols() -> None:
     assert in_tests == {"testmod": True, "test_x": True, "TestCase": True}
 
 
-@pytest.mark.parametrize("lang", ["python", "javascript", "rust"])
+@pytest.mark.parametrize("lang", ["python", "javascript", "rust", "c", "cpp", "csharp", "ruby", "php", "kotlin"])
 def test_deeply_nested_line_is_bounded_and_reported(lang: str) -> None:
     # one line of 50,000 nested calls: the query cursor starts no match below MAX_START_DEPTH (without the bound
     # ~40 s on such a line), and the blob says what was left out
     n = 50_000
     body = b"f(" * n + b")" * n
     src = {"python": b"x = " + body + b"\n", "javascript": b"x = " + body + b";\n",
-           "rust": b"fn main() { " + body + b"; }\n"}[lang]
+           "rust": b"fn main() { " + body + b"; }\n", "c": b"int main(void) { return " + body + b"; }\n",
+           "cpp": b"int main() { return " + body + b"; }\n",
+           "csharp": b"class A { int M() { return " + body + b"; } }\n",
+           "ruby": b"def m\n  " + body + b"\nend\n", "php": b"<?php function m() { return " + body + b"; }\n",
+           "kotlin": b"fun m() = " + body + b"\n"}[lang]
     b = extract_file("p.x", src, lang)
     assert b["parse_error"] is None
     assert "deeper than 4000 levels" in b["cut"]

@@ -91,6 +91,12 @@ LANGS: tuple[str, ...] = (
     "markdown",
     "config",
     "other",
+    "c",
+    "cpp",
+    "csharp",
+    "ruby",
+    "php",
+    "kotlin",
 )
 
 __all__ = [

@@ -70,8 +70,9 @@ def build_graph_parts(
 
     parse_errors = {rel: b["parse_error"] for rel, b in extracts.items() if b.get("parse_error")}
     languages: dict[str, int] = {}
-    for wf in kept:
-        languages[wf.lang] = languages.get(wf.lang, 0) + 1
+    for b in extracts.values():  # the extractor's word: a ``.h`` file is C or C++ by its text
+        lang = b.get("lang") or "other"
+        languages[lang] = languages.get(lang, 0) + 1
     by_rel: dict[str, int] = {r.name: 0 for r in RELATIONS}
     for e in parts.edges:
         by_rel[RELATIONS[e.relation].name] += 1

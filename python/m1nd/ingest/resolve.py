@@ -127,6 +127,7 @@ DECORATOR_KINDS = frozenset({K_FN, K_CLASS})
 FN_KINDS = frozenset({K_FN})
 ANY_SYMBOL = frozenset({K_MOD, K_CLASS, K_STRUCT, K_ENUM, K_INTERFACE, K_TRAIT, K_TYPE, K_FN, K_IMPL, K_MACRO})
 MACRO_KINDS = frozenset({K_MACRO})
+IMPORTABLE_KINDS = TYPE_KINDS | FN_KINDS
 
 W0 = {r.code: r.w0 for r in RELATIONS}
 _W_CACHE: dict[tuple[int, float], float] = {}
@@ -139,11 +140,24 @@ FAMILY = {
     "go": "go",
     "rust": "rs",
     "java": "java",
+    "c": "c",
+    "cpp": "c",
+    "csharp": "cs",
+    "ruby": "rb",
+    "php": "php",
+    "kotlin": "kt",
     "other": "other",
     "markdown": "md",
     "config": "cfg",
 }
-CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "other"})
+CODE_FAMILIES = frozenset({"py", "js", "go", "rs", "java", "c", "cs", "rb", "php", "kt", "other"})
+#: families whose types live in packages / namespaces resolved like Java's (package declaration, imports of
+#: ``a.b.C``, ``a.b.*``): Kotlin, C# (``using A.B;`` is a star import of a namespace), PHP (``use A\B\C``)
+PACKAGED_FAMILIES = frozenset({"java", "kt", "cs", "php"})
+#: families where a bare call inside a class body may name a method of the class (``foo()`` = ``this.foo()``)
+MEMBER_CALL_FAMILIES = frozenset({"java", "kt", "cs", "c", "rb"})
+#: families whose imports name files by path: C/C++ ``#include``, Ruby ``require`` / ``require_relative``
+PATH_IMPORT_FAMILIES = frozenset({"c", "rb"})
 
 #: graph.md §7 common-method stoplist (unknown receivers)
 STOPLIST = _words("""
@@ -203,6 +217,24 @@ BUILTINS: dict[str, frozenset[str]] = {
         Record IllegalArgumentException IllegalStateException NullPointerException
         UnsupportedOperationException IndexOutOfBoundsException ClassCastException InterruptedException
         AutoCloseable Cloneable List Map Set Collection Optional
+    """),
+    "c": _words("""
+        printf fprintf sprintf snprintf vsnprintf malloc calloc realloc free memcpy memset memmove memcmp strlen
+        strcmp strncmp strcpy strncpy strcat strchr strrchr strstr strdup assert exit abort sizeof
+    """),
+    "rb": _words("""
+        puts print p require require_relative raise attr_reader attr_writer attr_accessor private protected
+        public lambda proc loop format include extend new describe context it specify expect let let! subject
+        before after allow receive double eq to not_to raise_error
+    """),
+    "kt": _words("""
+        println print listOf mutableListOf mapOf mutableMapOf setOf arrayOf require check error TODO lazy with
+        apply also let run String Int Long Any Unit Boolean
+    """),
+    "cs": _words("String Object Console Math Task Exception ArgumentNullException ArgumentException nameof"),
+    "php": _words("""
+        array count isset unset empty is_array is_string strlen sprintf implode explode in_array array_merge
+        array_keys array_map str_replace
     """),
 }
 
@@ -460,6 +492,7 @@ class _Resolver:
     def build_indexes(self) -> None:
         kind, parent, label, file_of = self.kind, self.parent, self.label, self.file_of
         members = self.members
+        self.recv_methods: dict[tuple[str, str], dict[str, list[int]]] = {}  # C++ ``void T::m() {}`` by T
         for f in self.files.values():
             fam = f.fam
             if fam in ("md", "cfg"):
@@ -473,14 +506,18 @@ class _Resolver:
                 k = kind[idx]
                 pk = kind[p]
                 key = (fam, name)
-                if k in TYPE_KINDS:
+                if k in TYPE_KINDS or (k == K_MOD and fam == "rb"):  # a Ruby module is a constant, a mixin
                     self.g_types.setdefault(key, []).append(idx)
                 if pk in (K_FILE, K_MOD) and (k in CALL_KINDS or k == K_MACRO):
                     self.g_top.setdefault(key, []).append(idx)
                 if k == K_FN and (
-                    pk in CLASSLIKE or (pk == K_FILE and self.extra[idx] and "recv" in self.extra[idx])
+                    pk in CLASSLIKE or (pk in (K_FILE, K_MOD) and self.extra[idx] and "recv" in self.extra[idx])
                 ):
                     self.g_methods.setdefault(key, []).append(idx)
+                    ex = self.extra[idx]
+                    if fam != "go" and ex and "recv" in ex:
+                        recv = ex["recv"].rsplit(".", 1)[-1]
+                        self.recv_methods.setdefault((fam, recv), {}).setdefault(name, []).append(idx)
         del file_of
         self._index_python()
         self._index_js()
@@ -520,11 +557,20 @@ class _Resolver:
                 return c
         return NOTFOUND
 
+    def star_exports(self, target: int, name: str) -> bool:
+        """Does ``from target import *`` bring ``name``? A Python module with a literal ``__all__`` exports exactly
+        those names; otherwise every name (the resolver does not tell ``_private`` names apart)."""
+        f = self.file_by_idx.get(target)
+        if f is None or f.fam != "py":
+            return True
+        exported = (f.blob.get("extra") or {}).get("all")
+        return exported is None or name in exported
+
     def _through_stars(self, f: Any, target: int, name: str, want: Any, depth: int) -> int:
         """``name`` reached through the file's star imports (``from x import *`` / ``use x::*``); EXTERNAL when a
         star import points outside the graph and nothing inside matched."""
         for s in self.bindings_stars(f):
-            if s != target:
+            if s != target and self.star_exports(s, name):
                 got = self.member(s, name, want, depth + 1)
                 if got >= 0 or got == EXTERNAL:
                     return got
@@ -615,6 +661,10 @@ class _Resolver:
                     queue.append(im)
             # Go: methods declared on the type in other files of the package
             f = self.file_by_idx.get(self.file_of[c])
+            if f is not None and f.fam == "c" and kind[c] in CLASSLIKE:  # C++ ``void T::m() {…}``
+                got = self.first(self.recv_methods.get(("c", self.label[c]), {}).get(name), want)
+                if got >= 0:
+                    return got
             if f is not None and f.fam == "go" and kind[c] in (K_STRUCT, K_INTERFACE, K_TYPE):
                 got = self.first(self.go_methods.get((f.dir, self.label[c]), {}).get(name), want)
                 if got >= 0:
@@ -662,8 +712,11 @@ class _Resolver:
             if k == K_FILE or k == K_DIR:
                 return NOTFOUND
             ex = self.extra[c]
-            if ex is not None and "recv" in ex and kind[parent[c]] == K_FILE:
+            if ex is not None and "recv" in ex and kind[parent[c]] in (K_FILE, K_MOD):
                 f = self.file_by_idx[self.file_of[c]]
+                if f.fam != "go":
+                    got, _ = self.lookup(f, f.idx, ex["recv"], TYPE_KINDS, "type")
+                    return got if got >= 0 else NOTFOUND
                 return self.go_type(f, ex["recv"])
             c = parent[c]
         return NOTFOUND
@@ -694,7 +747,8 @@ class _Resolver:
     def scope_lookup(self, f: _File, owner: int, name: str, want: frozenset[int], category: str) -> int:
         """Steps 1-2: containers outward from ``owner``, ending at the file's top level."""
         kind, parent, members = self.kind, self.parent, self.members
-        skip_classes = category == "call" and f.fam != "java"
+        member_calls = f.fam in MEMBER_CALL_FAMILIES
+        skip_classes = category == "call" and not member_calls
         c = owner if owner >= 0 else f.idx
         while c >= 0:
             k = kind[c]
@@ -704,7 +758,7 @@ class _Resolver:
                     return got
             if k == K_FILE:
                 break
-            if f.fam == "java" and k in CLASSLIKE and category == "call":
+            if member_calls and k in CLASSLIKE and category == "call":
                 got = self.type_member(c, name, want)
                 if got >= 0:
                     return got
@@ -730,12 +784,11 @@ class _Resolver:
                 f.fam != "rs"
             ):  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
                 return NOTFOUND, 0.0
-        for s in self.bindings_stars(f):
-            got = self.member(s, name, want)
-            if got >= 0:
-                return got, 1.0
-            if got == EXTERNAL:
-                return EXTERNAL, 0.0
+        got = self.star_lookup(f, name, want)
+        if got >= 0:
+            return got, 1.0
+        if got == EXTERNAL:
+            return EXTERNAL, 0.0
         got = self.same_package(f, name, want)
         if got >= 0:
             return got, 0.9
@@ -743,11 +796,39 @@ class _Resolver:
             return EXTERNAL, 0.0
         return self.global_lookup(f, name, want, category)
 
+    def star_lookup(self, f: _File, name: str, want: frozenset[int]) -> int:
+        """``name`` through the file's star imports (modules, packages, namespaces); EXTERNAL / NOTFOUND."""
+        self.bindings_of(f)
+        for s in f.stars:
+            if not self.star_exports(s, name):
+                continue
+            got = self.member(s, name, want)
+            if got >= 0:
+                return got
+            if got == EXTERNAL:
+                return EXTERNAL
+        if f.fam in PACKAGED_FAMILIES:
+            for pkg in self.star_pkgs(f):
+                got = self.first(self.java_types.get((pkg, name)), want)
+                if got >= 0:
+                    if f.fam == "cs":
+                        # ``using A.B;`` names a namespace, not a file: the file imports the one it takes a name from
+                        self.edge(f.idx, self.file_of[got], IMPORTS, 1.0)
+                    return got
+        return NOTFOUND
+
+    def star_pkgs(self, f: _File) -> list[str]:
+        """Packages / namespaces the file star-imports (``import a.b.*``, ``using A.B;``, C# ``global using``)."""
+        pkgs = getattr(self, "_jstars", {}).get(f.idx) or []
+        if f.fam == "cs" and self.cs_global_usings:
+            pkgs = pkgs + [p for p in self.cs_global_usings if p in self.java_pkgs]
+        return pkgs
+
     def same_package(self, f: _File, name: str, want: frozenset[int]) -> int:
         fam = f.fam
         if fam == "go":
             return self.first(self.go_pkg_members.get(f.dir or ".", {}).get(name), want)
-        if fam == "java":
+        if fam in PACKAGED_FAMILIES:
             got = self.java_types.get((f.pkg or "", name))
             return self.first(got, want)
         if fam == "py":
@@ -772,7 +853,7 @@ class _Resolver:
             cands = self.g_methods.get((fam, name), [])
         elif category == "call":
             cands = list(self.g_top.get((fam, name), []))
-            if fam == "java":
+            if fam in MEMBER_CALL_FAMILIES:
                 cands += self.g_methods.get((fam, name), [])
         else:
             cands = self.g_types.get((fam, name), [])
@@ -834,13 +915,15 @@ class _Resolver:
                         sub = self.rust_crates.get(head)
                     if sub is not None:
                         cur = sub
-            if cur < 0 and fam in ("java", "rs", "go", "js"):
+            if cur < 0 and fam in ("java", "rs", "go", "js", "c", "cs", "rb", "php", "kt"):
                 if head in BUILTINS.get(fam, ()):
                     return EXTERNAL, 0.0
                 if fam == "rs" and not head[:1].isupper():
                     return EXTERNAL, 0.0  # `serde_json::to_string()`: a path into another crate
                 if head[:1].isupper():
                     got = self.same_package(f, head, TYPE_KINDS)
+                    if got < 0 and fam in ("cs", "kt"):  # ``Type.M()`` with Type from ``using`` / ``import a.*``
+                        got = self.star_lookup(f, head, TYPE_KINDS)
                     if got >= 0:
                         cur, factor = got, 0.9
                     else:
@@ -860,6 +943,9 @@ class _Resolver:
                 nxt = self.member(cur, seg, want)
             if nxt == EXTERNAL:
                 return EXTERNAL, 0.0
+            if nxt < 0 and fam == "c" and last and self.kind[cur] == K_MOD:
+                # a C++ namespace is open: ``ns::X`` may be declared in another file's ``namespace ns {…}``
+                return self.global_lookup(f, seg, want, category)
             if nxt < 0:
                 return (NOTFOUND if self.kind[cur] in (K_FILE, K_DIR) else BROKEN), 0.0
             cur = nxt
@@ -1085,6 +1171,20 @@ class _Resolver:
             if file_edge:
                 f.import_edges.append((target, IMPORTS, 1.0))
             del tdir
+        exported = (f.blob.get("extra") or {}).get("all") if is_init else None
+        if exported and f.stars:
+            # ``from .util import *`` + ``__all__ = ["helper"]``: the package re-exports util.helper
+            for name in exported:
+                if name in b:
+                    continue
+                for s in f.stars:
+                    if not self.star_exports(s, name):
+                        continue
+                    got = self.member(s, name, ANY_SYMBOL)
+                    if got >= 0:
+                        if self._under(self.src_path[got], f.dir):
+                            f.import_edges.append((got, REEXPORTS, 1.0))
+                        break
 
     @staticmethod
     def _under(path: str, d: str) -> bool:
@@ -1490,23 +1590,35 @@ class _Resolver:
         self.java_types: dict[tuple[str, str], list[int]] = {}
         self.java_pkgs: set[str] = set()
         self.java_pkg_files: dict[str, list[int]] = {}
+        self.cs_global_usings: list[str] = []  # ``global using A.B;`` anywhere: in force in every C# file
         for rel in sorted(self.files):
             f = self.files[rel]
-            if f.fam != "java":
+            if f.fam not in PACKAGED_FAMILIES:
                 continue
+            if f.fam == "cs":
+                self.cs_global_usings += [imp["module"] for imp in f.blob.get("imports") or ()
+                                          if imp.get("scope") == "global" and imp.get("star") and not imp.get("static")]
             pkg = f.pkg or ""
             self.java_pkgs.add(pkg)
             self.java_pkg_files.setdefault(pkg, []).append(f.idx)
-            for name, idxs in self.members.get(f.idx, {}).items():
-                for idx in idxs:
-                    if self.kind[idx] in TYPE_KINDS:
-                        self.java_types.setdefault((pkg, name), []).append(idx)
+            # a C# / PHP type sits inside its namespace block; Kotlin / PHP top-level functions are importable too
+            kinds = TYPE_KINDS if f.fam == "java" else IMPORTABLE_KINDS
+            stack = [f.idx]
+            while stack:
+                c = stack.pop()
+                for name, idxs in self.members.get(c, {}).items():
+                    for idx in idxs:
+                        k = self.kind[idx]
+                        if k in kinds:
+                            self.java_types.setdefault((pkg, name), []).append(idx)
+                        elif k == K_MOD:
+                            stack.append(idx)
 
     def _java_import_target(self, parts: list[str]) -> int:
         for k in range(len(parts) - 1, 0, -1):
             pkg = ".".join(parts[:k])
             if pkg in self.java_pkgs:
-                cur = self.first(self.java_types.get((pkg, parts[k])), TYPE_KINDS)
+                cur = self.first(self.java_types.get((pkg, parts[k])), IMPORTABLE_KINDS)
                 if cur < 0:
                     return NOTFOUND
                 for seg in parts[k + 1 :]:
@@ -1556,6 +1668,43 @@ class _Resolver:
             got = self._jstars = {}
         return got.setdefault(f.idx, [])
 
+    # -------------------------------------------------------------------------------------------- path imports
+
+    def path_file(self, f: _File, path: str, relative: bool) -> int:
+        """The file a C ``#include`` / Ruby ``require`` names: beside the including file first, else the one file
+        whose path ends with ``path`` (the nearest one by directory when several do); NOTFOUND when none."""
+        if relative or f.fam == "c":
+            got = self.files.get(posixpath.normpath(posixpath.join(f.dir, path)))
+            if got is not None:
+                return got.idx
+            if relative:
+                return NOTFOUND
+        base = path.rsplit("/", 1)[-1]
+        cands = [i for i in self.basename_index.get(base, ())
+                 if self.src_path[i] == path or self.src_path[i].endswith("/" + path)]
+        if not cands:
+            return NOTFOUND
+        if len(cands) == 1:
+            return cands[0]
+        mine = f.dir.split("/") if f.dir else []
+        return max(cands, key=lambda i: (_common_prefix_len(mine, posixpath.dirname(self.src_path[i]).split("/")),
+                                         -len(self.src_path[i])))
+
+    def _bindings_paths(self, f: _File) -> None:
+        ruby = f.fam == "rb"
+        for imp in f.blob.get("imports") or ():
+            path = imp["module"]
+            if ruby and not path.endswith(".rb"):
+                path += ".rb"
+            t = self.path_file(f, path, bool(imp.get("level")))
+            if t < 0 or t == f.idx:
+                if t < 0:
+                    f.externals.add(imp["module"])
+                continue
+            # the included / required file's top level is searched before the rest of the graph
+            f.stars.append(t)
+            f.import_edges.append((t, IMPORTS, 1.0))
+
     # -------------------------------------------------------------------------------------------- bindings
 
     def bindings_of(self, f: _File) -> dict[str, int]:
@@ -1570,15 +1719,17 @@ class _Resolver:
                 self._bindings_go(f)
             elif fam == "rs":
                 self._bindings_rust(f)
-            elif fam == "java":
+            elif fam in PACKAGED_FAMILIES:
                 self._bindings_java(f)
+            elif fam in PATH_IMPORT_FAMILIES:
+                self._bindings_paths(f)
             f.binding_state = 2
         return f.bindings
 
     def bindings_stars(self, f: _File) -> list[int]:
         self.bindings_of(f)
-        if f.fam == "java":
-            pkgs = getattr(self, "_jstars", {}).get(f.idx)
+        if f.fam in PACKAGED_FAMILIES:
+            pkgs = self.star_pkgs(f)
             if pkgs:
                 # the members of a package are its types: expose the package's files, whose top level holds them
                 return f.stars + [t for p in pkgs for t in self.java_pkg_files.get(p, ())]
@@ -1635,6 +1786,8 @@ class _Resolver:
 
     def _resolve_hierarchy(self, f: _File, owner: int, kind: str, name: str, n: int) -> None:
         want = BASE_KINDS if kind == "base" else IMPL_KINDS
+        if f.fam == "rb":  # ``include Mod`` / ``extend Mod``: a Ruby module is a mixin base
+            want = want | {K_MOD}
         got, factor = self.lookup(f, self.parent[owner] if owner != f.idx else f.idx, name, want, "type")
         if got < 0:
             self.ext_base.add(owner)
@@ -1995,6 +2148,29 @@ def _subject_basenames(base: str, fam: str) -> list[str]:
         if base.startswith("test_"):
             return [base[5:]]
         return [base] if base not in ("mod.rs", "lib.rs", "main.rs") else []
+    if fam in ("kt", "cs", "php"):  # ``PoolTest.kt`` / ``PoolTests.cs`` / ``PoolTest.php`` test ``Pool.*``
+        stem, _, ext = base.rpartition(".")
+        for suf in ("Tests", "Test"):
+            if stem.endswith(suf) and len(stem) > len(suf):
+                return [f"{stem[: -len(suf)]}.{ext}"]
+        return []
+    if fam == "rb":  # ``pool_spec.rb`` / ``pool_test.rb`` / ``test_pool.rb``
+        stem = base.removesuffix(".rb")
+        for suf in ("_spec", "_test"):
+            if stem.endswith(suf):
+                return [stem[: -len(suf)] + ".rb"]
+        return [stem[5:] + ".rb"] if stem.startswith("test_") else []
+    if fam == "c":  # ``pool_test.c`` / ``pool_unittest.cc`` / ``test_pool.c``: any C or C++ source of that stem
+        stem, _, _ext = base.rpartition(".")
+        for suf in ("_unittest", "_test"):
+            if stem.endswith(suf):
+                stem = stem[: -len(suf)]
+                break
+        else:
+            if not stem.startswith("test_"):
+                return []
+            stem = stem[5:]
+        return [f"{stem}.{e}" for e in ("c", "cc", "cpp", "cxx", "h", "hpp")]
     return []
 
 

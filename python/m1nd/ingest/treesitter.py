@@ -16,7 +16,9 @@ import tree_sitter as _ts
 log = logging.getLogger(__name__)
 
 #: Languages with a tree-sitter grammar (file ``lang`` values).
-GRAMMAR_LANGS: frozenset[str] = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java"})
+GRAMMAR_LANGS: frozenset[str] = frozenset(
+    {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "ruby", "php", "kotlin"}
+)
 
 _lock = threading.RLock()  # query() holds it while language() loads the grammar
 _languages: dict[str, Any] = {}
@@ -51,6 +53,30 @@ def _load_language(lang: str) -> Any:
         return _ts.Language(mod.language())
     if lang == "java":
         import tree_sitter_java as mod
+
+        return _ts.Language(mod.language())
+    if lang == "c":
+        import tree_sitter_c as mod
+
+        return _ts.Language(mod.language())
+    if lang == "cpp":
+        import tree_sitter_cpp as mod
+
+        return _ts.Language(mod.language())
+    if lang == "csharp":
+        import tree_sitter_c_sharp as mod
+
+        return _ts.Language(mod.language())
+    if lang == "ruby":
+        import tree_sitter_ruby as mod
+
+        return _ts.Language(mod.language())
+    if lang == "php":
+        import tree_sitter_php as mod
+
+        return _ts.Language(mod.language_php())  # PHP with its surrounding HTML (``<?php … ?>`` islands)
+    if lang == "kotlin":
+        import tree_sitter_kotlin as mod
 
         return _ts.Language(mod.language())
     raise KeyError(f"no tree-sitter grammar for language {lang!r}")

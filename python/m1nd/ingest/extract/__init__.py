@@ -54,8 +54,12 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
 ``package``
     Go package name / Java package declaration / None.
 ``extra``
-    language-specific data: Rust ``mods`` (``mod x;`` names), JS ``default_export``, markdown ``mentions``,
-    config ``go_module`` / ``cargo`` / ``tsconfig``.
+    language-specific data: Rust ``mods`` (``mod x;`` names), JS ``default_export``, Python ``all`` (the literal
+    ``__all__`` list), markdown ``mentions``, config ``go_module`` / ``cargo`` / ``tsconfig``.
+
+``import`` modules of the tags-query languages: C/C++ include paths (``system`` for ``<…>``), Ruby ``require``
+paths (``level`` 1 for ``require_relative``), Kotlin / C# / PHP dotted names (``A\\B\\C`` written ``A.B.C``; a C#
+``using A.B;`` is a ``star`` import of the namespace).
 """
 
 from __future__ import annotations
@@ -82,6 +86,12 @@ _MODULES: dict[str, str] = {
     "go": "go",
     "rust": "rust",
     "java": "java",
+    "c": "c",
+    "cpp": "c",
+    "csharp": "csharp",
+    "ruby": "ruby",
+    "php": "php",
+    "kotlin": "kotlin",
     "markdown": "markdown",
     "config": "config",
     "other": "other",
@@ -116,7 +126,7 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
 
     take_cuts()  # forget anything left over from a file that failed
     try:
-        if lang in ("typescript", "tsx", "javascript"):
+        if lang in ("typescript", "tsx", "javascript", "c", "cpp"):
             blob = fn(relpath, data, lang)
         else:
             blob = fn(relpath, data)

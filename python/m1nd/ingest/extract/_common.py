@@ -315,6 +315,19 @@ def is_test_path(relpath: str, lang: str) -> bool:
         return "tests" in dirs
     if lang == "java":
         return base.endswith(("Test.java", "Tests.java")) or "/src/test/" in "/" + "/".join(dirs) + "/"
+    if lang == "kotlin":  # JVM and multiplatform source sets: src/test, src/jvmTest, src/commonTest, …
+        return (base.endswith(("Test.kt", "Tests.kt")) or "test" in dirs or "tests" in dirs
+                or any(d.endswith("Test") and d[:1].islower() for d in dirs))
+    if lang == "csharp":  # ``Foo.Tests/`` projects
+        return base.endswith(("Test.cs", "Tests.cs")) or any(d.endswith((".Tests", ".Test", "Tests")) for d in dirs)
+    if lang == "ruby":
+        return base.endswith(("_spec.rb", "_test.rb")) or "spec" in dirs or "test" in dirs or "tests" in dirs
+    if lang == "php":
+        return base.endswith("Test.php") or "tests" in dirs or "Tests" in dirs or "test" in dirs
+    if lang in ("c", "cpp"):
+        stem = base.rsplit(".", 1)[0]
+        return (stem.endswith(("_test", "_unittest", "_tests")) or stem.startswith("test_") or "test" in dirs
+                or "tests" in dirs)
     return "tests" in dirs or "test" in dirs
 
 

@@ -21,7 +21,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 8
+EXTRACTOR_VERSION = 9
 LANG = "python"
 
 
@@ -620,7 +620,37 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     blob["config_refs"] = config_tokens(data, root)
     # module docstring
     blob["doc"] = _docstring(root)
+    if b"__all__" in data:
+        exported = _dunder_all(root)
+        if exported is not None:
+            blob["extra"]["all"] = exported
     return blob
+
+
+def _dunder_all(root: Any) -> list[str] | None:
+    """The module's public names from top-level ``__all__ = [...]`` / ``(...)`` and ``__all__ += [...]`` of string
+    literals (None when there is no such assignment, or one the extractor cannot read: then every name counts)."""
+    names: list[str] | None = None
+    for stmt in root.named_children:
+        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
+            continue
+        node = stmt.named_child(0)
+        if node.type not in ("assignment", "augmented_assignment"):
+            continue
+        left = node.child_by_field_name("left")
+        if left is None or left.type != "identifier" or left.text != b"__all__":
+            continue
+        right = node.child_by_field_name("right")
+        if right is None or right.type not in ("list", "tuple"):
+            return None
+        got = []
+        for item in right.named_children:
+            if item.type != "string" or any(c.type == "interpolation" for c in item.named_children):
+                return None
+            content = [c for c in item.named_children if c.type == "string_content"]
+            got.append(content[0].text.decode("utf-8", "replace") if content else "")
+        names = got if node.type == "assignment" or names is None else names + got
+    return names
 
 
 def _param_names(node: Any) -> frozenset[str]:
