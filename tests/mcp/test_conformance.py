@@ -60,7 +60,8 @@ class Caller:
 
 async def test_every_tool_answers_minimal_valid_arguments(server_env: dict[str, str], fixture_repo: Path) -> None:
     # every tool: the default profile (core) lists 12
-    params = StdioServerParameters(command=sys.executable, args=["-m", "m1nd", "serve", "--tools", "all"], env=server_env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "m1nd", "serve", "--tools", "all"],
+                                   env=server_env)
     async with Client(params, mode="legacy") as client:
         listing = await client.list_tools()
         tools = {t.name: t for t in listing.tools}
