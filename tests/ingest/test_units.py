@@ -244,7 +244,8 @@ def test_deeply_nested_line_is_bounded_and_reported(lang: str) -> None:
            "kotlin": b"fun m() = " + body + b"\n"}[lang]
     b = extract_file("p.x", src, lang)
     assert b["parse_error"] is None
-    assert "deeper than 4000 levels" in b["cut"]
+    # cut by depth, or earlier by the captured-bytes budget (the shape of the tree differs per grammar)
+    assert "deeper than 4000 levels" in b["cut"] or "nested too deeply for its size" in b["cut"]
 
 
 def _cpu(fn) -> float:
