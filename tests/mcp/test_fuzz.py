@@ -196,7 +196,7 @@ def _internal(reply: Any) -> bool:
 
 
 def test_ten_thousand_seeded_messages(raw_server, server_env: dict[str, str]) -> None:
-    srv: RawServer = raw_server()
+    srv: RawServer = raw_server(args=["--tools", "all"])  # every tool, not only the default profile
     srv.initialize()
     gen = Gen(SEED)
     counts = {"answered": 0, "silent": 0, "tool_calls": 0}
