@@ -125,13 +125,27 @@ def test_no_wall_clock_assertion(path: Path) -> None:
 _OUTSIDE = re.compile(r"^/(work|home|root|srv|opt|mnt|usr/share)/")
 
 
+def _opens_path(node: ast.AST) -> bool:
+    """``Path("/…")``, ``open("/…")`` and the like: a literal absolute path used as a file (paths inside test data,
+    such as the frames of a stack trace, are text, not files)."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    arg = node.args[0]
+    return (name in ("Path", "PurePath", "PosixPath", "open", "exists", "isfile", "isdir") and
+            isinstance(arg, ast.Constant) and isinstance(arg.value, str) and bool(_OUTSIDE.match(arg.value)))
+
+
 def test_no_test_reads_files_outside_the_repository() -> None:
     found = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _OUTSIDE.match(node.value):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value}")
+            if _opens_path(node):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, found
+    old_spec_test = 'SPEC = Path("/work/shared/spec/mcp.md")'  # what issue 14 found, as the check sees it
+    assert any(_opens_path(n) for n in ast.walk(ast.parse(old_spec_test)))
 
 
 def test_no_expected_failures() -> None:
