@@ -684,7 +684,9 @@ def start_server_jobs(ws: Any, g: Any = None) -> None:
 # =====================================================================================================================
 # Start-up (issue 13 item 5): the semantic path is made ready beside the graph load, never in front of it
 # =====================================================================================================================
-STARTUP_WAIT_S = 30.0
+# A query does not wait for the model by default (issue 13 item 5): the first calls rank with the trigram fallback and
+# say so in ``semantic_status`` until the query child's session is up; ``M1ND_EMBED_WAIT_S`` makes them wait instead.
+STARTUP_WAIT_S = 0.0
 WARM_QUERY = "m1nd start-up warm query"
 
 
@@ -893,7 +895,8 @@ def semantic_status(cg: Any, g: Any, *, loading: bool = False) -> str | None:
     start-up warm-up (:class:`Warmup`)."""
     if loading:
         return (f"semantic dimension not ready: the embedding model was still loading after "
-                f"{startup_wait_s():g} s (M1ND_EMBED_WAIT_S); ranked with the trigram fallback")
+                f"{startup_wait_s():g} s (M1ND_EMBED_WAIT_S sets how long a query waits for it); ranked with the "
+                f"trigram fallback")
     try:
         cv = code_vectors_for(cg)
         if not cv.available or g.n == 0:
