@@ -73,13 +73,19 @@ SECTION_KIND = 11
 
 def node_texts(t: Any) -> list[str | None]:
     """The text each node is embedded from (None for directories), aligned with the node table."""
+    return list(iter_node_texts(t))
+
+
+def iter_node_texts(t: Any) -> Any:
+    """:func:`node_texts` one at a time (a serving process hashes them as they come: the list of every text is
+    ~10 MB on Django, and its freed memory stayed in the process)."""
     from m1nd.graph.nodes import KIND_NAMES
 
     n = t.n
     kinds = t.kind
     file_of = t.file_of
     top: dict[int, list[tuple[int, str]]] = {}
-    qnames = t.qname
+    qnames, docs, signatures = (_transient(c) for c in (t.qname, t.doc, t.signature))
     labels = t.label
     for i in range(n):
         k = int(kinds[i])
@@ -92,20 +98,23 @@ def node_texts(t: Any) -> list[str | None]:
         if "." in q or "::" in q:
             continue
         top.setdefault(f, []).append((int(t.line_start[i]), labels[i]))
-    out: list[str | None] = []
     for i in range(n):
         k = int(kinds[i])
         if k == DIR_KIND:
-            out.append(None)
+            yield None
         elif k == FILE_KIND:
             names = [lab for _, lab in sorted(top.get(i, []))[:30]]
-            out.append(f"file {t.source_path[i]}\n{t.doc[i] or ''}\n{', '.join(names)}".strip())
+            yield f"file {t.source_path[i]}\n{docs[i] or ''}\n{', '.join(names)}".strip()
         elif k == SECTION_KIND:
-            out.append(f"{qnames[i] or labels[i]}\n{(t.doc[i] or '')[:300]}".strip())
+            yield f"{qnames[i] or labels[i]}\n{(docs[i] or '')[:300]}".strip()
         else:
             kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
-            out.append(f"{kind} {qnames[i] or labels[i]}\n{t.signature[i] or ''}\n{t.doc[i] or ''}".strip())
-    return out
+            yield f"{kind} {qnames[i] or labels[i]}\n{signatures[i] or ''}\n{docs[i] or ''}".strip()
+
+
+def _transient(column: Any) -> Any:
+    """A string column for one pass: a packed column is split without being kept split (see LazyStrings)."""
+    return column.transient() if hasattr(column, "transient") else column
 
 
 def embed_hash(model_id: str, text: str) -> str:
@@ -187,13 +196,17 @@ class CodeVectors:
             if cached is not None:
                 hashes, row_ids = cached
             else:
-                texts = node_texts(g.nodes)
-                hashes = [embed_hash(mid, x) if x is not None else None for x in texts]
-                ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
-                row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
-                # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker
-                # child), and they are the largest part of this state in a serving process (~40 MB on the stdlib)
-                del texts
+                # One text at a time, hashed as it comes, and the row ids looked up through the graph's own ext ids:
+                # a serving process never holds every text (~40 MB on the stdlib) nor a copy of every ext id, whose
+                # freed memory used to stay in the process (issue 13: +30 MB of serving RSS on Django).
+                hashes = [embed_hash(mid, x) if x is not None else None for x in iter_node_texts(g.nodes)]
+                pos = {e: i for i, e in enumerate(g.nodes.ext_id)}
+                row_ids = np.full(g.n, -1, np.int64)
+                for e, rid in self.db.execute("SELECT ext_id, id FROM nodes"):
+                    i = pos.get(e)
+                    if i is not None:
+                        row_ids[i] = rid
+                del pos
                 self._write_state_file(key, hashes, row_ids)
             order = np.argsort(row_ids, kind="stable")
             st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
