@@ -66,6 +66,7 @@ STATE_VERSION = 1  # bump when node_texts or embed_hash change
 COMMIT_EVERY = 256
 MIN_COVERAGE = 0.9
 SEM_TOP = 200
+RESYNC_WHILE_EMBEDDING_S = 30.0
 DIR_KIND = 0
 FILE_KIND = 1
 SECTION_KIND = 11
@@ -149,6 +150,7 @@ class CodeVectors:
         self._again = False  # more work arrived while the child ran: start another when it exits
         self._stop = False
         self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
+        self._synced_at = 0.0  # monotonic time of the last index sync (throttled while the child embeds)
         self.pending = 0
         self.done = 0
         self.rate = 0.0
@@ -321,12 +323,23 @@ class CodeVectors:
         return (int(g.graph_generation) << 32) | (int(v) if v is not None else 0)
 
     def sync(self, g: Any) -> VectorIndex:
-        """Make the index agree with the current graph and ``node_vectors``."""
+        """Make the index agree with the current graph and ``node_vectors``.
+
+        In a serving process (issue 13: serving memory) the index is searched as a memory map of its file: after a
+        sync that changed it, it is saved and mapped again. While the worker child commits a batch every second or
+        so, the server re-syncs at most every ``RESYNC_WHILE_EMBEDDING_S`` (each sync copies the index into memory):
+        until then a query searches the index as of the last sync (coverage ≥ 90 % already), then the rest."""
         ix = self.index()
         ix.ensure_loaded()  # (the file records the generation it reflects)
         gen = self._generation(g)
         if ix.generation == gen:
             return ix
+        serving = self.cg.transport in ("stdio", "http")
+        if (serving and self.worker_running and ix.generation is not None and len(ix)
+                and time.monotonic() - self._synced_at < RESYNC_WHILE_EMBEDDING_S
+                and ix.generation >> 32 == gen >> 32):  # (same graph generation: only new vectors are missing)
+            return ix
+        self._synced_at = time.monotonic()
         st = self._gen_state(g)
         with self._lock:
             self._have = None
@@ -349,7 +362,9 @@ class CodeVectors:
                         out[j] = v
                 return out
 
-            ix.sync(gen, rows, fetch)
+            changed = ix.sync(gen, rows, fetch)
+        if serving and (changed["added"] or changed["removed"]):
+            ix.release()
         return ix
 
     def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
