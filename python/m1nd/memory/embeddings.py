@@ -308,12 +308,15 @@ def session_options(threads: int) -> dict[str, Any]:
             "enable_cpu_mem_arena": arena, "enable_mem_pattern": arena}
 
 
+DEFAULT_BATCH = 16  # measured: as fast as 32 on length-sorted code texts, and ~90 MB less peak RSS (README)
+
+
 def default_batch() -> int:
     raw = os.environ.get("M1ND_EMBED_BATCH", "").strip()
     try:
-        return max(1, int(raw)) if raw else 32
+        return max(1, int(raw)) if raw else DEFAULT_BATCH
     except ValueError:
-        return 32
+        return DEFAULT_BATCH
 
 
 def _sha256(path: Path) -> str:
