@@ -568,10 +568,12 @@ class CodeVectors:
             if emb is None:
                 return None
             ix = self.sync(g)
-            q = emb.embed_query(query)
+            found = self._search_in_child(emb, ix, query)
+            if found is None:
+                found = ix.search(emb.embed_query(query), SEM_TOP)
         except EmbedderUnavailableError:
             return None
-        keys, sims = ix.search(q, SEM_TOP)
+        keys, sims = found
         st = self._gen_state(g)
         out = np.zeros(g.n, np.float32)
         if len(keys) == 0:
@@ -584,6 +586,15 @@ class CodeVectors:
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
         out[idx] = np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
         return out
+
+    @staticmethod
+    def _search_in_child(emb: Any, ix: VectorIndex, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A serving process whose queries embed in the query child searches there too: the child maps the index
+        file, so the server never pages the index in (~1 KB a node: 70 MB on the stdlib)."""
+        search = getattr(emb, "search_file", None)
+        if search is None or not ix._viewed or ix.generation is None:
+            return None
+        return search(str(ix.path), int(ix.generation), ix.model_id, query, SEM_TOP)
 
     def similar(self, g: Any, node: int, k: int = 20) -> list[tuple[int, float]]:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""

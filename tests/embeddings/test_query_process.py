@@ -130,3 +130,19 @@ def test_a_server_embeds_queries_without_holding_a_session(tmp_path) -> None:
         assert p.wait(30) == 0
     for k in kids:  # it ended with the server
         assert not Path(f"/proc/{k}").exists() or "zombie" in Path(f"/proc/{k}/status").read_text()
+
+
+def test_a_serving_workspace_searches_the_code_index_in_the_child(small_repo, workspace_for, real_model,
+                                                                  remote) -> None:
+    """Same ranking as an in-process session, with the index searched by the child (the server maps the file only
+    after a sync, and never pages it in for a query)."""
+    ws = workspace_for(small_repo)
+    ws.graph.ingest(str(small_repo), embed="sync")
+    want = ws.graph.activate("a", QUERY, top_k=8, learn=False)
+    ws.close()
+    E.set_embedder(remote)
+    served = workspace_for(small_repo, transport="stdio")
+    got = served.graph.activate("a", QUERY, top_k=8, learn=False)
+    assert got["semantic_backend"] == want["semantic_backend"] == "embedding"
+    assert [a["node_id"] for a in got["activated"]] == [a["node_id"] for a in want["activated"]]
+    assert remote.searches >= 1

@@ -66,6 +66,7 @@ class RemoteEmbedder(OnnxEmbedder):
         self._proc: subprocess.Popen[bytes] | None = None
         self._io = threading.Lock()  # one request at a time on the pipe
         self.restarts = 0
+        self.searches = 0  # code-index searches the child answered
         _instances.add(self)
 
     # -- the child ----------------------------------------------------------------------------------------------------
@@ -180,6 +181,18 @@ class RemoteEmbedder(OnnxEmbedder):
         got = self._call({"op": "windows", "text": text, "size": size, "stride": stride})["windows"]
         return [Window(t, int(o), int(c)) for t, o, c in got]
 
+    def search_file(self, path: str, generation: int, model_id: str, text: str,
+                    k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``k`` nearest keys and cosine similarities of ``text`` in the index file at ``path`` as of
+        ``generation``, searched by the child (the server then never touches the index's pages); None when the
+        child's copy of the file is of another generation (the caller searches itself)."""
+        got = self._call({"op": "search", "path": path, "generation": generation, "model_id": model_id,
+                          "text": text, "k": k})
+        if not got.get("found"):
+            return None
+        self.searches += 1
+        return (np.asarray(got["keys"], np.uint64), np.frombuffer(base64.b64decode(got["sims"]), "<f4"))
+
     def tokenize(self, texts: Sequence[str], max_tokens: int, prefix: str = "") -> list[list[int]]:
         raise NotImplementedError("token ids stay in the query embedding process; use embed_documents")
 
@@ -215,6 +228,8 @@ def _answer(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
                                                                                         DOCUMENT_MAX_TOKENS)))
     elif op == "count_tokens":
         return {"ok": True, "n": emb.count_tokens(str(req["text"]))}
+    elif op == "search":
+        return _search(emb, req)
     elif op == "windows":
         ws = emb.windows(str(req["text"]), int(req["size"]), int(req["stride"]))
         return {"ok": True, "windows": [[w.text, w.token_offset, w.token_count] for w in ws]}
@@ -222,6 +237,27 @@ def _answer(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": f"unknown request {op!r}"}
     m = np.ascontiguousarray(m, "<f4")
     return {"ok": True, "n": int(m.shape[0]), "dim": int(m.shape[1]), "vecs": base64.b64encode(m.tobytes()).decode()}
+
+
+_indexes: dict[str, Any] = {}
+
+
+def _search(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
+    """Search a code index file (a memory map here, re-mapped when the server saved a newer generation)."""
+    from m1nd.memory.vectors import VectorIndex
+
+    path, generation = str(req["path"]), int(req["generation"])
+    ix = _indexes.get(path)
+    if ix is None or ix.generation != generation:
+        ix = VectorIndex(path, model_id=str(req["model_id"]), dim=emb.dim)
+        ix.ensure_loaded()
+        _indexes[path] = ix
+    if ix.generation != generation or not ix._viewed:
+        return {"ok": True, "found": False}
+    q = emb.embed_tokenized(emb.tokenize([str(req["text"])], QUERY_MAX_TOKENS, emb.query_prefix))[0]
+    keys, sims = ix.search(q, int(req["k"]))
+    return {"ok": True, "found": True, "keys": np.asarray(keys, np.uint64).tolist(),
+            "sims": base64.b64encode(np.ascontiguousarray(sims, "<f4").tobytes()).decode()}
 
 
 def main(argv: list[str] | None = None) -> int:
