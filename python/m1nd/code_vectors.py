@@ -66,6 +66,7 @@ STATE_VERSION = 1  # bump when node_texts or embed_hash change
 COMMIT_EVERY = 256
 MIN_COVERAGE = 0.9
 SEM_TOP = 200
+RESYNC_WHILE_EMBEDDING_S = 30.0
 DIR_KIND = 0
 FILE_KIND = 1
 SECTION_KIND = 11
@@ -73,13 +74,19 @@ SECTION_KIND = 11
 
 def node_texts(t: Any) -> list[str | None]:
     """The text each node is embedded from (None for directories), aligned with the node table."""
+    return list(iter_node_texts(t))
+
+
+def iter_node_texts(t: Any) -> Any:
+    """:func:`node_texts` one at a time (a serving process hashes them as they come: the list of every text is
+    ~10 MB on Django, and its freed memory stayed in the process)."""
     from m1nd.graph.nodes import KIND_NAMES
 
     n = t.n
     kinds = t.kind
     file_of = t.file_of
     top: dict[int, list[tuple[int, str]]] = {}
-    qnames = t.qname
+    qnames, docs, signatures = (_transient(c) for c in (t.qname, t.doc, t.signature))
     labels = t.label
     for i in range(n):
         k = int(kinds[i])
@@ -92,20 +99,23 @@ def node_texts(t: Any) -> list[str | None]:
         if "." in q or "::" in q:
             continue
         top.setdefault(f, []).append((int(t.line_start[i]), labels[i]))
-    out: list[str | None] = []
     for i in range(n):
         k = int(kinds[i])
         if k == DIR_KIND:
-            out.append(None)
+            yield None
         elif k == FILE_KIND:
             names = [lab for _, lab in sorted(top.get(i, []))[:30]]
-            out.append(f"file {t.source_path[i]}\n{t.doc[i] or ''}\n{', '.join(names)}".strip())
+            yield f"file {t.source_path[i]}\n{docs[i] or ''}\n{', '.join(names)}".strip()
         elif k == SECTION_KIND:
-            out.append(f"{qnames[i] or labels[i]}\n{(t.doc[i] or '')[:300]}".strip())
+            yield f"{qnames[i] or labels[i]}\n{(docs[i] or '')[:300]}".strip()
         else:
             kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
-            out.append(f"{kind} {qnames[i] or labels[i]}\n{t.signature[i] or ''}\n{t.doc[i] or ''}".strip())
-    return out
+            yield f"{kind} {qnames[i] or labels[i]}\n{signatures[i] or ''}\n{docs[i] or ''}".strip()
+
+
+def _transient(column: Any) -> Any:
+    """A string column for one pass: a packed column is split without being kept split (see LazyStrings)."""
+    return column.transient() if hasattr(column, "transient") else column
 
 
 def embed_hash(model_id: str, text: str) -> str:
@@ -140,6 +150,7 @@ class CodeVectors:
         self._again = False  # more work arrived while the child ran: start another when it exits
         self._stop = False
         self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
+        self._synced_at = 0.0  # monotonic time of the last index sync (throttled while the child embeds)
         self.pending = 0
         self.done = 0
         self.rate = 0.0
@@ -187,13 +198,17 @@ class CodeVectors:
             if cached is not None:
                 hashes, row_ids = cached
             else:
-                texts = node_texts(g.nodes)
-                hashes = [embed_hash(mid, x) if x is not None else None for x in texts]
-                ids_by_ext = dict(self.db.all("SELECT ext_id, id FROM nodes"))
-                row_ids = np.fromiter((ids_by_ext.get(e, -1) for e in g.nodes.ext_id), np.int64, count=g.n)
-                # the texts themselves are not kept: only embedding needs them (node_texts again, in the worker
-                # child), and they are the largest part of this state in a serving process (~40 MB on the stdlib)
-                del texts
+                # One text at a time, hashed as it comes, and the row ids looked up through the graph's own ext ids:
+                # a serving process never holds every text (~40 MB on the stdlib) nor a copy of every ext id, whose
+                # freed memory used to stay in the process (issue 13: +30 MB of serving RSS on Django).
+                hashes = [embed_hash(mid, x) if x is not None else None for x in iter_node_texts(g.nodes)]
+                pos = {e: i for i, e in enumerate(g.nodes.ext_id)}
+                row_ids = np.full(g.n, -1, np.int64)
+                for e, rid in self.db.execute("SELECT ext_id, id FROM nodes"):
+                    i = pos.get(e)
+                    if i is not None:
+                        row_ids[i] = rid
+                del pos
                 self._write_state_file(key, hashes, row_ids)
             order = np.argsort(row_ids, kind="stable")
             st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
@@ -308,12 +323,23 @@ class CodeVectors:
         return (int(g.graph_generation) << 32) | (int(v) if v is not None else 0)
 
     def sync(self, g: Any) -> VectorIndex:
-        """Make the index agree with the current graph and ``node_vectors``."""
+        """Make the index agree with the current graph and ``node_vectors``.
+
+        In a serving process (issue 13: serving memory) the index is searched as a memory map of its file: after a
+        sync that changed it, it is saved and mapped again. While the worker child commits a batch every second or
+        so, the server re-syncs at most every ``RESYNC_WHILE_EMBEDDING_S`` (each sync copies the index into memory):
+        until then a query searches the index as of the last sync (coverage ≥ 90 % already), then the rest."""
         ix = self.index()
         ix.ensure_loaded()  # (the file records the generation it reflects)
         gen = self._generation(g)
         if ix.generation == gen:
             return ix
+        serving = self.cg.transport in ("stdio", "http")
+        if (serving and self.worker_running and ix.generation is not None and len(ix)
+                and time.monotonic() - self._synced_at < RESYNC_WHILE_EMBEDDING_S
+                and ix.generation >> 32 == gen >> 32):  # (same graph generation: only new vectors are missing)
+            return ix
+        self._synced_at = time.monotonic()
         st = self._gen_state(g)
         with self._lock:
             self._have = None
@@ -336,7 +362,9 @@ class CodeVectors:
                         out[j] = v
                 return out
 
-            ix.sync(gen, rows, fetch)
+            changed = ix.sync(gen, rows, fetch)
+        if serving and (changed["added"] or changed["removed"]):
+            ix.release()
         return ix
 
     def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -540,10 +568,12 @@ class CodeVectors:
             if emb is None:
                 return None
             ix = self.sync(g)
-            q = emb.embed_query(query)
+            found = self._search_in_child(emb, ix, query)
+            if found is None:
+                found = ix.search(emb.embed_query(query), SEM_TOP)
         except EmbedderUnavailableError:
             return None
-        keys, sims = ix.search(q, SEM_TOP)
+        keys, sims = found
         st = self._gen_state(g)
         out = np.zeros(g.n, np.float32)
         if len(keys) == 0:
@@ -556,6 +586,15 @@ class CodeVectors:
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
         out[idx] = np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
         return out
+
+    @staticmethod
+    def _search_in_child(emb: Any, ix: VectorIndex, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A serving process whose queries embed in the query child searches there too: the child maps the index
+        file, so the server never pages the index in (~1 KB a node: 70 MB on the stdlib)."""
+        search = getattr(emb, "search_file", None)
+        if search is None or not ix._viewed or ix.generation is None:
+            return None
+        return search(str(ix.path), int(ix.generation), ix.model_id, query, SEM_TOP)
 
     def similar(self, g: Any, node: int, k: int = 20) -> list[tuple[int, float]]:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
@@ -684,7 +723,9 @@ def start_server_jobs(ws: Any, g: Any = None) -> None:
 # =====================================================================================================================
 # Start-up (issue 13 item 5): the semantic path is made ready beside the graph load, never in front of it
 # =====================================================================================================================
-STARTUP_WAIT_S = 30.0
+# A query does not wait for the model by default (issue 13 item 5): the first calls rank with the trigram fallback and
+# say so in ``semantic_status`` until the query child's session is up; ``M1ND_EMBED_WAIT_S`` makes them wait instead.
+STARTUP_WAIT_S = 0.0
 WARM_QUERY = "m1nd start-up warm query"
 
 
@@ -893,7 +934,8 @@ def semantic_status(cg: Any, g: Any, *, loading: bool = False) -> str | None:
     start-up warm-up (:class:`Warmup`)."""
     if loading:
         return (f"semantic dimension not ready: the embedding model was still loading after "
-                f"{startup_wait_s():g} s (M1ND_EMBED_WAIT_S); ranked with the trigram fallback")
+                f"{startup_wait_s():g} s (M1ND_EMBED_WAIT_S sets how long a query waits for it); ranked with the "
+                f"trigram fallback")
     try:
         cv = code_vectors_for(cg)
         if not cv.available or g.n == 0:

@@ -97,5 +97,7 @@ def preload_embedder(settings: Settings) -> None:
     """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
     are imported and the graph loads (issue 13 item 5; :func:`m1nd.code_vectors.preload_model`)."""
     from m1nd.code_vectors import preload_model
+    from m1nd.memory.embeddings import serve_queries
 
+    serve_queries()  # the query session lives in a child process, not in the server (issue 13 item 1)
     preload_model(settings)

@@ -41,6 +41,7 @@ def _slow_warmup(monkeypatch) -> threading.Event:
 def test_a_query_during_start_up_waits_for_the_semantic_path(small_repo, workspace_for, monkeypatch) -> None:
     want = _embedded(small_repo, workspace_for)
     gate = _slow_warmup(monkeypatch)
+    monkeypatch.setenv("M1ND_EMBED_WAIT_S", "30")
     ws = workspace_for(small_repo, transport="stdio")
     ws.on_server_start()
     w = ws.graph._semantic_warmup
@@ -64,7 +65,7 @@ def test_a_query_that_stops_waiting_says_it_ran_without_the_model(small_repo, wo
         got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
         assert got["semantic_backend"] == "trigram"
         assert got["semantic_status"].startswith("semantic dimension not ready: the embedding model was still "
-                                                 "loading after 0 s (M1ND_EMBED_WAIT_S)")
+                                                 "loading after 0 s (M1ND_EMBED_WAIT_S sets how long")
     finally:
         gate.set()
     assert ws.graph._semantic_warmup.join(10)
@@ -128,6 +129,7 @@ def test_a_server_start_preloads_the_model_when_the_graph_is_fully_embedded(smal
     _embedded(small_repo, workspace_for)
     fresh = E.OnnxEmbedder(E.default_spec())  # a new process's embedder: not loaded yet
     E.set_embedder(fresh)
+    monkeypatch.setenv("M1ND_EMBED_WAIT_S", "30")  # the first query waits for the model (default: it does not)
     ws = workspace_for(small_repo, transport="stdio")
     C.preload_model(ws.settings)  # what `m1nd serve` does first
     ws.on_server_start()

@@ -129,3 +129,20 @@ def test_a_persisted_index_opens_as_a_memory_map_and_copies_on_the_first_write(t
     again.save()
     third = VectorIndex(tmp_path / "m.usearch", model_id="m", dim=32)
     assert len(third) == 300 and third.generation == 3 and third.search(extra[0], 1)[0].tolist() == [999]
+
+
+def test_release_saves_and_searches_the_file_as_a_memory_map(tmp_path) -> None:
+    x = _data(300)
+    keys = np.arange(1, 301, dtype=np.uint64)
+    ix = VectorIndex(tmp_path / "r.usearch", model_id="m", dim=32)
+    ix.sync(5, lambda: (keys, keys.astype(np.int64)), lambda ks: x[ks.astype(np.int64) - 1])
+    before = [ix.search(v, 10)[0].tolist() for v in x[:20]]
+    assert not ix._viewed
+    ix.release()
+    assert ix._viewed and ix.generation == 5 and len(ix) == 300  # the in-memory copy is gone
+    assert [ix.search(v, 10)[0].tolist() for v in x[:20]] == before
+    # a later change copies it into memory again, and a release maps the new file
+    ix.sync(6, lambda: (keys[:250], keys[:250].astype(np.int64)), lambda ks: x[ks.astype(np.int64) - 1])
+    assert not ix._viewed and len(ix) == 250
+    ix.release()
+    assert ix._viewed and ix.generation == 6 and len(ix) == 250

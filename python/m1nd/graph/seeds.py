@@ -94,6 +94,11 @@ class LazyStrings(Sequence[str]):
     def packed(self) -> np.ndarray:
         return self._packed
 
+    def transient(self) -> list[str]:
+        """The strings for a one-off pass, without keeping them split (embedding texts read ``doc`` and
+        ``signature`` once per generation; kept, the lists would stay in a serving process for nothing)."""
+        return self._items if self._items is not None else unpack_strings(self._packed, self._count)
+
 
 def run_starts(a: np.ndarray) -> np.ndarray:
     """Boolean mask of the first element of every run of equal values (``np.r_`` costs ~10 µs a call)."""

@@ -294,12 +294,29 @@ def default_threads() -> int:
     return max(1, min(4, c))
 
 
+# Session settings, chosen by measurement (README "Embeddings"; bench/test_embeddings_bench.py): the CPU arena keeps
+# the largest batch's buffers for good (a bulk job's process grew from ~255 to ~630 MB) and was no faster on these
+# short, length-sorted batches; memory patterns only pay off for repeated identical shapes, which length-bucketed
+# batches are not. ``M1ND_EMBED_ARENA=1`` turns both back on.
+QUERY_THREADS = 1  # one query at a time, ~20-40 ms: a second thread only adds contention on 2 cores
+
+
+def session_options(threads: int) -> dict[str, Any]:
+    """The ``onnxruntime.SessionOptions`` attributes of every session m1nd creates."""
+    arena = os.environ.get("M1ND_EMBED_ARENA", "").strip().lower() in ("1", "true", "yes", "on")
+    return {"intra_op_num_threads": max(1, int(threads)), "inter_op_num_threads": 1, "log_severity_level": 3,
+            "enable_cpu_mem_arena": arena, "enable_mem_pattern": arena}
+
+
+DEFAULT_BATCH = 16  # measured: as fast as 32 on length-sorted code texts, and ~90 MB less peak RSS (README)
+
+
 def default_batch() -> int:
     raw = os.environ.get("M1ND_EMBED_BATCH", "").strip()
     try:
-        return max(1, int(raw)) if raw else 32
+        return max(1, int(raw)) if raw else DEFAULT_BATCH
     except ValueError:
-        return 32
+        return DEFAULT_BATCH
 
 
 def _sha256(path: Path) -> str:
@@ -316,15 +333,17 @@ class OnnxEmbedder:
 
     available = True
 
-    def __init__(self, spec: ModelSpec, *, threads: int | None = None, batch: int | None = None) -> None:
+    def __init__(self, spec: ModelSpec, *, threads: int | None = None, batch: int | None = None,
+                 profile: str = "bulk") -> None:
         self.spec = spec
+        self.profile = profile
         self.model_id = spec.model_id
         self._dim = spec.dim
         self.sim_floor = spec.sim_floor
         self.sim_ceiling = spec.sim_ceiling
         self.query_prefix = spec.query_prefix
         self.document_prefix = spec.document_prefix
-        self.threads = threads or default_threads()
+        self.threads = threads or (QUERY_THREADS if profile == "query" else default_threads())
         self.batch = batch or default_batch()
         self.embed_errors = 0
         self.inferences = 0
@@ -374,9 +393,8 @@ class OnnxEmbedder:
         tokenizer = load_tokenizer(spec.tokenizer_path)
         ort = _onnxruntime()
         so = ort.SessionOptions()
-        so.intra_op_num_threads = self.threads
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 3
+        for name, value in session_options(self.threads).items():
+            setattr(so, name, value)
         try:
             session = ort.InferenceSession(str(spec.model_path), so, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 — any ONNX Runtime failure means "no model"
@@ -407,7 +425,7 @@ class OnnxEmbedder:
 
     def clone(self, *, threads: int) -> OnnxEmbedder:
         """Another embedder over the same model with its own session (the background worker's)."""
-        return OnnxEmbedder(self.spec, threads=threads, batch=self.batch)
+        return OnnxEmbedder(self.spec, threads=threads, batch=self.batch, profile=self.profile)
 
     # -- tokenising ------------------------------------------------------------------------------------------------
     def _encode(self, text: str, max_tokens: int) -> list[int]:
@@ -590,7 +608,7 @@ def _choose(mode: str, model_dir: str) -> Embedder:
         log.warning("M1ND_EMBEDDER=%s is not one of onnx, hashing, none; using the default choice", mode)
     if model_dir:
         try:
-            emb = OnnxEmbedder(dir_spec(model_dir))
+            emb = _model_embedder(dir_spec(model_dir), model_dir)
             emb.load()  # a user model is validated at start (its dimension may only be known from the session)
             return emb
         except EmbedderUnavailableError as e:
@@ -603,7 +621,32 @@ def _choose(mode: str, model_dir: str) -> Embedder:
         if forced:
             raise EmbedderUnavailableError()
         return NoEmbedder()
-    return OnnxEmbedder(spec)
+    return _model_embedder(spec, None)
+
+
+_server = [False]
+
+
+def serve_queries() -> None:
+    """Called first thing by ``m1nd serve``: this process answers queries, so its embedder's session lives in a
+    child process (:mod:`m1nd.memory.query_process`; ``M1ND_EMBED_QUERY_PROCESS=0``: a small session here)."""
+    global _chosen
+    with _lock:
+        _server[0] = True
+        _chosen = None
+
+
+def queries_in_child() -> bool:
+    return _server[0] and os.environ.get("M1ND_EMBED_QUERY_PROCESS", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
+def _model_embedder(spec: ModelSpec, model_dir: str | None) -> OnnxEmbedder:
+    if queries_in_child():
+        from m1nd.memory.query_process import RemoteEmbedder  # (imports this module)
+
+        return RemoteEmbedder(spec, model_dir=model_dir)
+    return OnnxEmbedder(spec, profile="query" if _server[0] else "bulk")
 
 
 def reset_embedder() -> None:
