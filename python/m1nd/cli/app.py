@@ -148,7 +148,7 @@ class LazyGroup(click.Group):
         if name in self.commands or name not in COMMANDS:
             cmd = self.get_command(click.get_current_context(), name)
             return cmd.get_short_help_str(limit) if cmd is not None else ""
-        return click.utils.make_default_short_help(COMMANDS[name][1], limit)
+        return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         names = self.list_commands(ctx)
