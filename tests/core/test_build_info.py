@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 from m1nd.graph.engine import core_build_info
@@ -40,3 +42,17 @@ def test_health_carries_the_core_build_info(tmp_path) -> None:
         ws.close()
     assert not r.is_error
     assert r.structured["core"] == core_build_info()
+
+
+def test_ci_tests_the_installed_wheel_not_the_source_tree() -> None:
+    """ci/test.sh sets ``M1ND_TEST_INSTALLED=1``: both packages must then come from the virtualenv's site-packages
+    (an editable install or the source tree on ``sys.path`` would resolve elsewhere)."""
+    if os.environ.get("M1ND_TEST_INSTALLED") != "1":
+        pytest.skip("set by ci/test.sh, which runs the suite against the installed wheel")
+    import m1nd
+    import m1nd_core
+
+    site = {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
+    for module in (m1nd, m1nd_core):
+        path = Path(module.__file__).resolve()
+        assert any(path.is_relative_to(s) for s in site), f"{module.__name__} imported from {path}, not {site}"
