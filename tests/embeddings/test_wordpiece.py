@@ -40,7 +40,8 @@ VARIANTS = {
     "cased": _variant(normalizer__lowercase=False),
     "accents-kept": _variant(normalizer__strip_accents=False),
     "no-clean-no-cjk": _variant(normalizer__clean_text=False, normalizer__handle_chinese_chars=False),
-    "bert-processing": _variant(post_processor={"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]}),
+    "bert-processing": _variant(post_processor={"type": "BertProcessing", "sep": ["[SEP]", 102],
+                                                "cls": ["[CLS]", 101]}),
 }
 
 

@@ -114,7 +114,8 @@ class WordPieceTokenizer:
         self.unk_id = vocab[unk_token]
         self.prefix = prefix
         self.max_chars = max_chars
-        self.clean_text, self.chinese, self.strip_accents, self.lowercase = clean_text, chinese, strip_accents, lowercase
+        self.clean_text, self.chinese = clean_text, chinese
+        self.strip_accents, self.lowercase = strip_accents, lowercase
         self.special = special
         self._special_re = (re.compile("|".join(re.escape(t) for t in sorted(special, key=len, reverse=True)))
                             if special else None)
