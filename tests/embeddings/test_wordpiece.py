@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -110,7 +111,9 @@ def test_another_kind_of_tokenizer_goes_to_tokenizers(tmp_path: Path) -> None:
         WordPieceTokenizer.from_file(path)
     tok = E.load_tokenizer(path)
     assert isinstance(tok, tokenizers.Tokenizer)
+    assert os.environ["HF_HUB_OFFLINE"] == "1"  # set before tokenizers is imported: it never reaches the Hub
     assert tok.encode("ab").ids == [2]
+    assert not tok.padding and not tok.truncation
 
 
 def test_another_kind_without_tokenizers_installed_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
