@@ -405,7 +405,7 @@ def test_start_to_first_call_with_and_without_the_model(benchmark, model, tmp_pa
         ws.close()
     finally:
         E.set_embedder(None)
-    base = {"M1ND_HOME": str(home), "M1ND_WORKSPACE": str(root), "SKBUILD_EDITABLE_VERBOSE": "0"}
+    base = {"M1ND_HOME": str(home), "M1ND_WORKSPACE": str(root), "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
     configs = {"none": {**base, "M1ND_EMBEDDER": "none"}, "model": {**base, "M1ND_EMBEDDER": ""},
                "model, no wait": {**base, "M1ND_EMBEDDER": "", "M1ND_EMBED_WAIT_S": "0"}}
     rounds = 7 if _full(request.config) else 1

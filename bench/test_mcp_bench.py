@@ -95,7 +95,7 @@ def corpus(tmp_path_factory) -> dict[str, Any]:
     assert nodes > (20000 if FULL else 2000)
     ws.close()
     env = {"M1ND_HOME": str(home), "M1ND_WORKSPACE": str(root), "M1ND_EMBEDDER": "hashing",
-           "SKBUILD_EDITABLE_VERBOSE": "0"}
+           "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
     return {"home": home, "root": root, "env": env, "nodes": nodes, "edges": r.structured["edges"]["total"]}
 
 

@@ -4,7 +4,10 @@ A baseline is a compact snapshot stored in ``graph.db``: counts, both generation
 (``nodes_blob``), the learned weights that differ from ``w0`` (``weights_blob``: sorted 12-byte records
 ``blake2b-64(src \\0 dst \\0 relation) ‖ float32 w``, little-endian) and the file hashes (``files_blob``, used by
 ``diverge``). ``m1nd serve`` records a ``server_start`` baseline once per process (:func:`record_server_start`);
-``persist action="baseline"`` records ``manual`` ones. The newest 20 of each kind are kept.
+``persist action="baseline"`` records ``manual`` ones; every ingest that changes the graph records an ``ingest`` one
+of the graph as the ingest found it (:func:`record_before_ingest`), so that a process without a baseline of its
+own — a one-shot CLI call — drifts from the state before the latest ingest or server start, whichever is newer.
+The newest 20 of each kind are kept.
 
 ``drift`` compares the current in-memory graph (including this process's unflushed learning) with a baseline.
 """
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from m1nd.codegraph import CodeGraph
 
 KEEP_PER_KIND = 20
+KINDS = ("server_start", "manual", "ingest")
 RECORD = struct.Struct("<8sf")
 _DIGITS = re.compile(r"^-?\d+$")
 SINCE_ERROR = 'since must be "last_session", "this_session", an ISO-8601 time or epoch milliseconds'
@@ -112,7 +116,7 @@ def _changed_positions(g: Graph) -> np.ndarray:
 # -- recording ---------------------------------------------------------------------------------------------------
 def snapshot(cg: CodeGraph, kind: str) -> int:
     """Record a baseline of the current graph; returns its id. Keeps the newest 20 of ``kind``."""
-    if kind not in ("server_start", "manual"):
+    if kind not in KINDS:
         raise ValueError(kind)
     with cg.lock:
         g = cg.graph()
@@ -145,6 +149,20 @@ def record_server_start(cg: CodeGraph) -> int:
 
 def record_manual(cg: CodeGraph) -> int:
     return snapshot(cg, "manual")
+
+
+def record_before_ingest(cg: CodeGraph) -> int | None:
+    """The graph as an ingest finds it (None when it is empty: nothing to drift from)."""
+    with cg.lock:
+        if cg.graph().n == 0:
+            return None
+        return snapshot(cg, "ingest")
+
+
+def forget(cg: CodeGraph, baseline_id: int) -> None:
+    """Drop a baseline that turned out to say nothing (an ingest that changed nothing)."""
+    with cg.store.db.write():
+        cg.store.db.execute("DELETE FROM baselines WHERE id = ?", (baseline_id,))
 
 
 # -- lookup ------------------------------------------------------------------------------------------------------
@@ -200,9 +218,10 @@ def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
                                 recover="pass a later time, or since=\"last_session\"")
         return b, None
     if own_id is None:
-        b = _fetch(cg, "kind = 'server_start'")
+        b = _fetch(cg, "kind IN ('server_start', 'ingest')")
         if b is not None:
-            return b, "this process has no baseline of its own; using the newest server_start baseline"
+            return b, (f"this process has no baseline of its own; using the newest {b.kind} baseline"
+                       + (" (the graph before the latest ingest)" if b.kind == "ingest" else ""))
         b = _fetch(cg, "kind = 'manual'")
         if b is not None:
             return b, "no server_start baseline exists; using the newest manual baseline"

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.errors import GraphEmptyError, InvalidInputError
+from m1nd.errors import InvalidInputError, graph_empty_error
 from m1nd.graph import cache
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
+from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
@@ -48,6 +49,7 @@ class AgentState:
     last_seen: float = field(default_factory=time.time)
     query_count: int = 0
     boosts: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # ext id -> (boost, created_ms, source)
+    boosts_dirty: bool = False  # decayed since last persisted (written at the next flush)
     query_log: deque = field(default_factory=lambda: deque(maxlen=100))  # (normalised query, [seed ext ids])
 
 
@@ -103,13 +105,14 @@ class CodeGraph:
     def require_graph(self) -> Graph:
         g = self.graph()
         if g.n == 0:
-            raise GraphEmptyError("the graph is empty: call ingest with path=<repo root> first")
+            raise graph_empty_error(self.settings.workspace_key)
         return g
 
     def _load(self, gen: int) -> None:
         started = time.perf_counter()
         hit = cache.load(self.workdir, gen)
-        if hit is not None and not TermIndex.compatible(hit.get("lex")):
+        if hit is not None and not (TermIndex.compatible(hit.get("lex"))
+                                    and HistoryIndex.compatible(hit.get("hist"))):
             hit = None  # written by an older ranking: rebuilt from graph.db below
         if hit is not None:
             nodes = NodeTable.from_arrays(hit["nodes"])
@@ -117,7 +120,7 @@ class CodeGraph:
             meta = hit["meta"]
             g = Graph(nodes, engine, SeedIndex.from_arrays(hit["seeds"], nodes.ext_id, nodes.index),
                       TrigramIndex.from_arrays(hit["tri"]), gen, bool(meta["has_git"][0]),
-                      lexicon=TermIndex.from_arrays(hit["lex"]))
+                      lexicon=TermIndex.from_arrays(hit["lex"]), history=HistoryIndex.from_arrays(hit["hist"]))
             if "rank" in hit:
                 r = hit["rank"]
                 g.extra["priors"] = (r["prior"], r["testy"].astype(bool), r["docsy"].astype(bool))
@@ -137,11 +140,13 @@ class CodeGraph:
                 # trigram build peaks higher, so it runs before the term strings are read)
                 trigram = TrigramIndex.build(nodes)
                 lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
+                history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
                 watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
                 has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
                                                     default=0))
             g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
+            g.history = history
             self._graph = g
             self._synced = g.engine.weights.copy()
             self._weights_generation = wgen
@@ -149,7 +154,8 @@ class CodeGraph:
             # the cache holds the weights as loaded; later learning is re-read through the watermark
             cache.save(self.workdir, gen, {
                 "csr": g.engine.arrays(), "nodes": g.nodes.arrays(), "seeds": g.seeds.arrays(),
-                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(), "rank": _priors_arrays(g),
+                "tri": g.trigram.arrays(), "lex": g.lexicon.arrays(), "hist": history.arrays(),
+                "rank": _priors_arrays(g),
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
@@ -235,9 +241,17 @@ class CodeGraph:
     def agent(self, agent_id: str) -> AgentState:
         st = self.agents.get(agent_id)
         if st is None:
+            # priming boosts outlive the process that set them (a CLI `trail resume` primes the next CLI `activate`)
             st = self.agents[agent_id] = AgentState()
+            for ext, b, created, src in self.store.agent_boosts(agent_id, now_ms() - BOOST_TTL_MS):
+                st.boosts[ext] = (b, created, src)
         st.last_seen = time.time()
         return st
+
+    def _save_boosts(self, agent_id: str, st: AgentState) -> None:
+        self.store.save_agent_boosts(agent_id, [(e, b, c, s) for e, (b, c, s) in st.boosts.items()],
+                                     now_ms() - BOOST_TTL_MS)
+        st.boosts_dirty = False
 
     def count_query(self, agent_id: str) -> None:
         """Every graph/learning/perspective call counts; every 50th flushes learned weights."""
@@ -285,6 +299,7 @@ class CodeGraph:
 
     def decay_boosts(self, agent_id: str) -> None:
         st = self.agent(agent_id)
+        st.boosts_dirty = st.boosts_dirty or bool(st.boosts)
         for ext, (b, created, src) in list(st.boosts.items()):
             nb = b * BOOST_DECAY
             if nb < 0.01:
@@ -302,6 +317,7 @@ class CodeGraph:
         if len(st.boosts) > MAX_BOOSTS:
             for ext, _ in sorted(st.boosts.items(), key=lambda kv: kv[1][0])[: len(st.boosts) - MAX_BOOSTS]:
                 del st.boosts[ext]
+        self._save_boosts(agent_id, st)  # warmup and trail resume are writes: their boosts are durable at once
 
     # -- learned weights ------------------------------------------------------------------------------------------
     def dirty_positions(self) -> np.ndarray:
@@ -329,8 +345,12 @@ class CodeGraph:
         return n
 
     def flush(self) -> int:
-        """Persist dirty learned weights (learning.md §4). Returns the number of edges written."""
+        """Persist dirty learned weights (learning.md §4) and decayed priming boosts. Returns the number of edges
+        written."""
         with self.lock:
+            for agent_id, st in self.agents.items():
+                if st.boosts_dirty:
+                    self._save_boosts(agent_id, st)
             if self._graph is None:
                 return 0
             g = self._graph
@@ -355,12 +375,22 @@ class CodeGraph:
     def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
         from m1nd.ingestion import run_ingest_isolated
 
+        from m1nd import baselines
+
         with self.lock:
             self.flush()
+            before = baselines.record_before_ingest(self)
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
-        report = run_ingest_isolated(self.settings, path, opts)
+        try:
+            report = run_ingest_isolated(self.settings, path, opts)
+        except BaseException:
+            if before is not None:
+                baselines.forget(self, before)
+            raise
         with self.lock:
+            if before is not None and not report.get("changed", True):
+                baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
             from m1nd.code_vectors import code_vectors_for
@@ -374,7 +404,7 @@ class CodeGraph:
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
                  coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
-                 group_by: str = "node") -> dict[str, Any]:
+                 group_by: str = "node", history_before: int | None = None) -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
@@ -386,7 +416,8 @@ class CodeGraph:
                                         recover="use identifiers, file names or a few descriptive words")
             params = A.ActivationParams(top_k=top_k, dimensions=tuple(dimensions or A.DIMENSIONS), max_hops=max_hops,
                                         decay=decay, threshold=threshold, max_seeds=max_seeds,
-                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix)
+                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix,
+                                        history_before=history_before)
             boosts = self.boosts_for(g, agent_id)
             sem = self.query_semantic(g, query)
             run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=sem,
@@ -457,6 +488,25 @@ class CodeGraph:
         out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
+    def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
+        from m1nd.graph.suspects import suspects
+
+        started = time.perf_counter()
+        with self.lock:
+            g = self.require_graph()
+            out = suspects(g, frames, top_k=top_k, max_hops=max_hops)
+        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
+    def neighbourhood(self, **kw: Any) -> dict[str, Any]:
+        from m1nd.graph import queries
+        from m1nd.graph.model import mask_from_names
+
+        rel = kw.pop("relations", None)
+        with self.lock:
+            g = self.require_graph()
+            return queries.neighbourhood(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
+
     def impact(self, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
@@ -481,6 +531,7 @@ class CodeGraph:
             if boost_strength == 0:
                 for ext in [e for e, v in st.boosts.items() if v[2] == "warmup"]:
                     del st.boosts[ext]
+                self._save_boosts(agent_id, st)
                 run = None
                 primed: dict[str, float] = {}
             else:
@@ -591,6 +642,7 @@ class CodeGraph:
             warnings.append(f"embedding model unavailable: {embedder['error']}")
         out: dict[str, Any] = {
             "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
+            "workspace": str(self.settings.workspace_key),
             "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
             "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
             "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,
@@ -598,6 +650,7 @@ class CodeGraph:
             "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
                               "last_ingest_ms": r.last_ingest_ms} for r in roots],
             "embedder": embedder, "lexicon": lexicon,
+            "history": {"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],

@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import subprocess
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,45 @@ def home_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """``--home`` > ``$M1ND_HOME`` > ``~/.m1nd``."""
     raw = override or os.environ.get("M1ND_HOME") or "~/.m1nd"
     return Path(raw).expanduser().absolute()
+
+
+def config_file(home: Path) -> Path:
+    """``$M1ND_CONFIG`` > ``$M1ND_HOME/config.toml``."""
+    raw = os.environ.get("M1ND_CONFIG")
+    return Path(raw).expanduser().absolute() if raw else home / "config.toml"
+
+
+def config_values(home: Path) -> dict[str, object]:
+    """Top-level keys of the config file (``tools = "graph"``, ``agent = "me"``); {} when there is none."""
+    path = config_file(home)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise InvalidInputError(f"cannot read the config file {path}: {e.strerror}",
+                                recover="fix its permissions, or set M1ND_CONFIG to another file") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidInputError(f"config file {path} is not valid TOML: {e}",
+                                recover='fix the file; keys are written like tools = "core"') from None
+
+
+def setting(name: str, flag: str | None, env: str, home: Path, default: str | None = None) -> tuple[str | None, str]:
+    """A server setting and where it came from: the command-line flag > ``$env`` > the config file's ``name`` key
+    > ``default``."""
+    if flag:
+        return flag, f"--{name}"
+    if os.environ.get(env):
+        return os.environ[env], env
+    value = config_values(home).get(name)
+    if value is not None:
+        if not isinstance(value, str):
+            raise InvalidInputError(f"config file {config_file(home)}: '{name}' must be a string (got {value!r})",
+                                    recover=f'write it as {name} = "..."')
+        return value, f"'{name}' in {config_file(home)}"
+    return default, "default"
 
 
 def busy_timeout_ms() -> int:

@@ -85,7 +85,8 @@ def _pair_strengths(root: Path, prefix: str, since_ms: int | None, until_ms: int
                     scope: str | None) -> dict[tuple[str, str], float]:
     from m1nd.ingest.gitdata import _parse_log
 
-    args = ["log", "--no-merges", "--max-count=5000", "--format=%x1e%H%x1f%at", "--name-only", "--no-renames"]
+    args = ["log", "--no-merges", "--max-count=5000", "--format=%x1e%H%x1f%at%x1f%ct%x1f%s", "--name-only",
+            "--no-renames"]
     if since_ms is not None:
         args.append(f"--since={since_ms // 1000}")
     if until_ms is not None:
@@ -95,7 +96,7 @@ def _pair_strengths(root: Path, prefix: str, since_ms: int | None, until_ms: int
         return {}
     count: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
-    for _t, paths in _parse_log(out):
+    for _at, _ct, _subject, paths in _parse_log(out):
         mine = sorted({p[len(prefix):] for p in paths if p.startswith(prefix)})
         if scope:
             mine = [p for p in mine if p.startswith(scope)]

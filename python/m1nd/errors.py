@@ -53,6 +53,17 @@ class GraphEmptyError(M1ndError, LookupError):
     default_recover = "call ingest with path=<repo root> first"
 
 
+def graph_empty_error(workspace: Any) -> GraphEmptyError:
+    """The graph of ``workspace`` has no nodes: say which workspace was checked and how to choose another (a host
+    that starts the server outside the repository gets an empty workspace)."""
+    return GraphEmptyError(
+        f"the graph of workspace {workspace} is empty",
+        recover=(f"call ingest with path=<repo root> (path={workspace} ingests this workspace); to serve another "
+                 "workspace, start m1nd serve inside the repository or with --workspace PATH, or use a client that "
+                 "announces MCP roots"),
+        details={"workspace": str(workspace)})
+
+
 class GraphTooLargeError(M1ndError, ValueError):
     code = "graph_too_large"
     default_recover = "exclude vendored or generated directories"

@@ -16,7 +16,9 @@ Rankers compared on the same queries (the benchmarks add bm25s and a variant wit
   shaping are what an agent gets), ``top_k`` 200, the node list collapsed to distinct files in first-occurrence
   order of ``source_path``. Co-activation learning is switched off so that measuring does not change the weights
   it measures (and so the order of the queries does not matter). Extra ``activate`` arguments (``dimensions``,
-  ``max_hops``...) can be passed to compare variants.
+  ``max_hops``...) can be passed to compare variants. Each query is asked *as of its commit*
+  (``history_before``): the change-history field counts only older commits, so the subject being asked about, or a
+  later one, never points at its own answer.
 * ``fts5``: plain BM25 over whole files (relpath + text, identifier-split tokens) in an in-memory SQLite FTS5 table,
   see :mod:`m1nd.store.file_fts`. It indexes the non-test source files m1nd ingests, the candidates of the answers
   (SWE-bench's BM25 also leaves tests out). ``activate`` is measured as it answers (its tests, docs and config
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
+from m1nd.graph.ranking import in_test_dir
 from m1nd.ingest._git import run_git, toplevel_and_prefix
 from m1nd.ingest.extract._common import is_test_path
 from m1nd.ingest.gitdata import _unquote
@@ -88,9 +91,10 @@ class LocalizationQuery:
     commit: str
     query: str
     gold: tuple[str, ...]
+    time: int | None = None  # commit time (s): rankers that read history see only older commits
 
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "query": self.query, "gold": list(self.gold)}
+        return {"commit": self.commit, "query": self.query, "gold": list(self.gold), "time": self.time}
 
 
 @dataclass(slots=True)
@@ -120,8 +124,9 @@ def source_files(root: str | Path, *, exclude: Sequence[str] = ()) -> dict[str, 
 
 
 def is_source(relpath: str, lang: str | None) -> bool:
-    """A file that can be an answer: code (not markdown/config), not a test by the graph's rule, not under docs/."""
-    return (lang in CODE_LANGS and not is_test_path(relpath, lang)
+    """A file that can be an answer: code (not markdown/config), not a test by the graph's rule nor under a test
+    directory (the ranking's rule, :func:`m1nd.graph.ranking.in_test_dir`), not under docs/."""
+    return (lang in CODE_LANGS and not is_test_path(relpath, lang) and not in_test_dir(relpath)
             and not DOC_DIRS.intersection(relpath.split("/")[:-1]))
 
 
@@ -140,8 +145,9 @@ def subject_skip_reason(subject: str) -> str | None:
     return None
 
 
-def _read_log(top: Path, max_commits: int) -> list[tuple[str, str, list[str]]]:
-    rc, out, err = run_git(top, "log", "--no-merges", f"--max-count={int(max_commits)}", "--format=%x1e%H%x1f%s",
+def _read_log(top: Path, max_commits: int) -> list[tuple[str, int | None, str, list[str]]]:
+    rc, out, err = run_git(top, "log", "--no-merges", f"--max-count={int(max_commits)}",
+                           "--format=%x1e%H%x1f%ct%x1f%s",
                            "--name-only", "--no-renames", timeout=300.0)
     if rc != 0:
         raise InvalidInputError(f"git log failed in {top}: {err[:300] or 'no output'}",
@@ -151,8 +157,10 @@ def _read_log(top: Path, max_commits: int) -> list[tuple[str, str, list[str]]]:
         if not rec.strip():
             continue
         header, _, body = rec.partition("\n")
-        sha, _, subject = header.partition("\x1f")
-        commits.append((sha.strip(), subject.strip(), [_unquote(p) for p in body.split("\n") if p.strip()]))
+        sha, _, rest = header.partition("\x1f")
+        ct, _, subject = rest.partition("\x1f")
+        commits.append((sha.strip(), int(ct) if ct.strip().isdigit() else None, subject.strip(),
+                        [_unquote(p) for p in body.split("\n") if p.strip()]))
     return commits
 
 
@@ -203,7 +211,7 @@ def build_localization_set(repo_root: str | Path, *, max_queries: int = 200, max
     def skip(reason: str) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
 
-    for sha, raw_subject, paths in _read_log(top, max_commits):
+    for sha, ct, raw_subject, paths in _read_log(top, max_commits):
         out_set.commits_scanned += 1
         subject = clean_subject(raw_subject)
         reason = subject_skip_reason(subject)
@@ -226,7 +234,7 @@ def build_localization_set(repo_root: str | Path, *, max_queries: int = 200, max
             skip("duplicate subject")
             continue
         seen_subjects.add(key)
-        out_set.queries.append(LocalizationQuery(sha, subject, tuple(code)))
+        out_set.queries.append(LocalizationQuery(sha, subject, tuple(code), ct))
         if len(out_set.queries) >= max_queries:
             break
     out_set.skipped = dict(sorted(skipped.items()))
@@ -239,11 +247,13 @@ class Ranker:
     """A named function from a query to distinct files, best first.
 
     ``scope`` is entered once around all the queries of this ranker (e.g. switching embeddings off);
-    ``close`` releases what the ranker holds.
+    ``close`` releases what the ranker holds; ``as_of`` (when set) ranks a query as of a commit time (seconds), for
+    rankers that read the repository's history.
     """
 
     name: str
     rank: Callable[[str], list[str]]
+    as_of: Callable[[str, int | None], list[str]] | None = None
     scope: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
     close: Callable[[], None] = lambda: None
     #: free-form facts reported beside the figures (e.g. the semantic backends activate used)
@@ -296,8 +306,9 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
                     notes={"activate_args": {k: v for k, v in base.items() if k not in ("agent_id",)},
                            "semantic_backends": backends, "truncated_results": 0, "rankings_under_10_files": 0})
 
-    def rank(query: str) -> list[str]:
-        res = call_tool(workspace, "activate", {**base, "query": query})
+    def rank(query: str, before: int | None = None) -> list[str]:
+        extra = {"history_before": before} if before is not None else {}
+        res = call_tool(workspace, "activate", {**base, "query": query, **extra})
         r = res.structured
         if res.is_error:
             err = r.get("error", {})
@@ -315,6 +326,7 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
         return files
 
     ranker.rank = rank
+    ranker.as_of = rank
     return ranker
 
 
@@ -414,7 +426,7 @@ def score(rankers: Sequence[Ranker], queries: Sequence[LocalizationQuery], *, ro
         with rk.scope():
             for i, q in enumerate(queries):
                 t0 = time.perf_counter()
-                ranking = rk.rank(q.query)
+                ranking = rk.as_of(q.query, q.time) if rk.as_of is not None else rk.rank(q.query)
                 times.append((time.perf_counter() - t0) * 1000)
                 per_query[i]["ranks"][rk.name] = gold_ranks(q.gold, ranking)
                 per_query[i]["top"][rk.name] = ranking[:show]

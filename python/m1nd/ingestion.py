@@ -68,13 +68,14 @@ def _git_to_json(git: Any) -> Any:
 
 
 def _git_from_json(d: Any) -> Any:
-    from m1nd.ingest.gitdata import GitData
+    from m1nd.ingest.gitdata import HISTORY_WINDOW_DAYS, GitData
 
-    if d is None:
-        return None
+    if d is None or (d.get("available") and d.get("history_days") != HISTORY_WINDOW_DAYS):
+        return None  # absent, or read before commit subjects were kept as they are now: read git again
     d = dict(d)
     d["files"] = {k: tuple(v) for k, v in d.get("files", {}).items()}
     d["co_change"] = [tuple(x) for x in d.get("co_change", [])]
+    d["history"] = [tuple(x) for x in d.get("history", [])]
     return GitData(**d)
 
 

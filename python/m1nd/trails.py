@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from m1nd.errors import GraphEmptyError, InvalidInputError, LimitReachedError, M1ndError, NotFoundError
+from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph, relation_name
 from m1nd.learning import unknown_nodes_error
 from m1nd.store.graph_repo import now_ms
@@ -419,7 +419,7 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
         if given_boosts is not None:
             every += list(given_boosts)
         if every and g.n == 0:
-            raise GraphEmptyError("the graph is empty: call ingest with path=<repo root> first")
+            raise graph_empty_error(cg.settings.workspace_key)
         mapping, unknown = _canonical(g, every)
         if unknown:
             raise unknown_nodes_error(g, unknown, argument="node ids", max_listed=10)

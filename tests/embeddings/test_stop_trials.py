@@ -32,7 +32,7 @@ CLEAN = {"eof": 0, "SIGTERM": 0, "SIGINT": 130}
 
 def _env(home: Path, model_dir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("M1ND_")}
-    env.update(M1ND_HOME=str(home), M1ND_EMBEDDER="onnx")
+    env.update(M1ND_HOME=str(home), M1ND_EMBEDDER="onnx", M1ND_TOOLS="all")
     if model_dir is not None:
         env["M1ND_EMBED_MODEL_DIR"] = str(model_dir)
     return env

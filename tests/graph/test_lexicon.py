@@ -202,3 +202,19 @@ def test_feedback_lifts_and_lowers_a_direct_match(small_graph) -> None:
     lifted = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({i: 2.0}, {i: 0.9}))
     sunk = A.run_activation(g, "session pool", A.ActivationParams(), feedback=({}, {i: -0.9}))
     assert up.activation[i] < lifted.activation[i] <= 1.0 and sunk.activation[i] < base.activation[i]
+
+
+def test_a_conventional_scope_says_where_the_type_word_does_not() -> None:
+    assert R.wants("chore(examples): fix module import") == (False, True)
+    assert R.wants("docs: clarify the retry option") == (False, False)
+    assert R.wants("test(parser): cover empty input") == (False, False)
+    assert R.wants("fix(tests): flaky timeout") == (True, False)
+
+
+def test_files_under_test_directories_are_tests_in_every_language() -> None:
+    from m1nd.evaluation import is_source
+
+    assert R.in_test_dir("test/unit/adapters/http.js") and R.in_test_dir("spec/models/user_spec.rb")
+    assert not R.in_test_dir("lib/adapters/http.js") and not R.in_test_dir("src/contest/x.py")
+    assert not is_source("test/unit/adapters/http.js", "javascript")
+    assert is_source("lib/adapters/http.js", "javascript")

@@ -108,3 +108,28 @@ def test_weights_stats_and_reset(m1nd) -> None:
     assert s2["strengthened"] == 0 and s2["top"] == []
     code, _, err = m1nd("weights", "reset", "--relation", "nope")
     assert code == 1 and "unknown relation 'nope'" in err
+
+
+def test_drift_from_one_shot_cli_calls_uses_the_graph_before_the_latest_ingest(tmp_path, capsys) -> None:
+    repo = tmp_path / "r"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("def one():\n    return 1\n")
+
+    def m1nd(*argv: str) -> tuple[int, str, str]:
+        code = run(["--home", str(tmp_path / "home"), "--workspace", str(repo), "--agent", "cli-agent", *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    assert m1nd("ingest", str(repo), "--embed", "skip")[0] == 0
+    code, _, err = m1nd("drift")  # the first ingest found an empty graph: no baseline to drift from
+    assert code == 1 and "no baseline yet" in err
+    assert m1nd("ingest", str(repo), "--embed", "skip")[0] == 0  # unchanged: records nothing
+    code, _, err = m1nd("drift")
+    assert code == 1 and "no baseline yet" in err
+    (repo / "pkg" / "a.py").write_text("def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+    assert m1nd("ingest", str(repo), "--embed", "skip")[0] == 0
+    code, out, err = m1nd("drift", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["baseline"]["kind"] == "ingest" and "before the latest ingest" in r["baseline_note"]
+    assert r["new_nodes_total"] == 1 and r["new_nodes"][0].endswith("two")

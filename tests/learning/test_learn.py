@@ -327,3 +327,22 @@ def test_a_failed_commit_leaves_memory_and_database_unchanged(ws, monkeypatch) -
     assert db_weights(ws) == db_before
     assert len(ws.graph.dirty_positions()) == 0  # nothing left to flush later
     assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 0
+
+
+def test_priming_boosts_outlive_the_process_per_agent(workspaces) -> None:
+    first = workspaces()
+    primed = call(first, "warmup", "alice", task_description="login token cache")["total_primed"]
+    assert primed > 0
+    first.close()  # a one-shot CLI call ends here
+    second = workspaces()
+    mine = call(second, "activate", "alice", query="session pool")
+    assert mine["priming"]["active"] and mine["priming"]["sources"] == ["warmup"]
+    theirs = call(second, "activate", "bob", query="session pool")
+    assert not theirs["priming"]["active"]  # boosts are per agent
+    second.close()  # the decayed boosts are written back
+    third = workspaces()
+    decayed = max(b for b, _c, _s in third.graph.agent("alice").boosts.values())
+    assert 0 < decayed < max(b for b, _c, _s in first.graph.agent("alice").boosts.values())
+    call(third, "warmup", "alice", task_description="login token cache", boost_strength=0)  # clears them
+    third.close()
+    assert not workspaces().graph.agent("alice").boosts

@@ -33,7 +33,7 @@ def setup(tmp_path: Path) -> tuple[dict[str, str], Path]:
     call(ws, "ingest", path=str(repo))
     ws.close()
     env = {**os.environ, "M1ND_HOME": str(home), "M1ND_WORKSPACE": str(repo), "M1ND_EMBEDDER": "hashing",
-           "SKBUILD_EDITABLE_VERBOSE": "0"}
+           "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
     return env, repo
 
 

@@ -31,8 +31,9 @@ SPEC_TOOLS = {
     "memory_delete", "memory_restore", "memory_relate", "memory_relationships", "memory_unrelate", "memory_reinforce",
     "memory_stats", "memory_open_threads", "memory_sessions", "memory_registries", "wake", "wake_begin",
     "wake_respond", "wake_fetch", "ingest", "health", "persist",
+    "diagram", "trace",  # issue 15
 }
-assert len(SPEC_TOOLS) == 49
+assert len(SPEC_TOOLS) == 51
 
 
 class Caller:
@@ -79,6 +80,8 @@ async def test_every_tool_answers_minimal_valid_arguments(server_env: dict[str, 
         await c.ok("warmup", {"task_description": "make the session pool thread safe"})
         await c.ok("impact", {"node_id": ACQUIRE})
         await c.ok("why", {"source": ACQUIRE, "target": CONNECT})
+        await c.ok("diagram", {"node_id": ACQUIRE})
+        await c.ok("trace", {"trace": 'Traceback (most recent call last):\n  File "shop/pool.py", line 14, in acquire\n'})
         await c.ok("missing", {"query": "session pool"})
         await c.ok("hypothesize", {"claim": f"`{ACQUIRE}` depends on `{CONNECT}`"})
         await c.ok("diverge", {"baseline": "this_session"})

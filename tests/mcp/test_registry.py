@@ -7,7 +7,7 @@ import json
 import pytest
 
 from m1nd.errors import InvalidInputError
-from m1nd.mcp.registry import Param, Tool, load_all, validate_arguments
+from m1nd.mcp.registry import Param, Tool, call_tool, load_all, validate_arguments
 from m1nd.mcp.shaping import shape
 
 
@@ -28,7 +28,6 @@ def test_defaults_filled() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ({"query": "x"}, "missing required argument 'agent_id'"),
     ({"agent_id": "me"}, "missing required argument 'query'"),
     ({"agent_id": "me", "query": "x", "top_k": 500}, "argument 'top_k' must be an integer between 1 and 200 (got 500)"),
     ({"agent_id": "me", "query": "x", "topk": 5}, "unknown argument 'topk' (did you mean 'top_k'?)"),
@@ -40,7 +39,7 @@ def test_defaults_filled() -> None:
     ({"agent_id": "me", "query": "x", "names": ["a", "b", "c"]}, "has 3 items (at most 2)"),
     ({"agent_id": "bad id!", "query": "x"}, "argument 'agent_id' must be a string matching"),
     ({"agent_id": "me", "query": "x", "ratio": float("nan")}, "argument 'ratio' must be a number"),
-], ids=["no-agent", "no-query", "range", "unknown-key", "string-for-int", "bool-for-int", "too-long", "enum",
+], ids=["no-query", "range", "unknown-key", "string-for-int", "bool-for-int", "too-long", "enum",
         "item-type", "too-many", "agent-pattern", "nan"])
 def test_bad_arguments_name_the_problem(args, message) -> None:
     with pytest.raises(InvalidInputError) as e:
@@ -51,8 +50,26 @@ def test_bad_arguments_name_the_problem(args, message) -> None:
 def test_input_schema_is_strict() -> None:
     s = TOOL.input_schema()
     assert s["additionalProperties"] is False
-    assert s["required"] == ["agent_id", "query"]
+    assert s["required"] == ["query"]  # agent_id is optional: the connection's agent acts without it
     assert s["properties"]["top_k"] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}
+
+
+def test_agent_id_comes_from_the_caller_when_absent() -> None:
+    seen: list[str] = []
+    tool = Tool(name="echo_agent", title="Echo", description="d", group="g", params=(),
+                handler=lambda ws, a: seen.append(a["agent_id"]) or {})
+    from m1nd.mcp import registry
+
+    registry.TOOLS["echo_agent"] = tool
+    try:
+        assert call_tool(None, "echo_agent", {}, default_agent="cursor@1a2b3c4d").is_error is False
+        assert call_tool(None, "echo_agent", {"agent_id": "alice"}, default_agent="cursor@1a2b3c4d").is_error is False
+        missing = call_tool(None, "echo_agent", {})
+    finally:
+        del registry.TOOLS["echo_agent"]
+    assert seen == ["cursor@1a2b3c4d", "alice"]
+    assert missing.is_error and "missing argument 'agent_id'" in missing.text()
+    assert "--agent" in missing.text()
 
 
 def test_every_registered_tool_has_a_valid_listing() -> None:

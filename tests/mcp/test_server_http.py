@@ -159,7 +159,10 @@ def test_http_transport_rules(http_server) -> None:
     assert status == 200
 
     # Methods and path.
-    assert raw.do("GET", headers={"Mcp-Session-Id": sid})[0] == 405
+    assert raw.do("GET", headers={"Mcp-Session-Id": sid, "Accept": "application/json"})[0] == 406
+    assert raw.do("GET", headers={"Accept": "text/event-stream"})[0] == 400
+    assert raw.do("GET", headers={"Mcp-Session-Id": "0" * 32, "Accept": "text/event-stream"})[0] == 404
+    assert raw.do("PUT", {}, {"Mcp-Session-Id": sid})[0] == 405
     assert raw.do("POST", ping, {"Mcp-Session-Id": sid}, path="/other")[0] == 404
 
     # Version header: supported ok, unsupported 400, absent ok.
@@ -208,6 +211,40 @@ def test_http_transport_rules(http_server) -> None:
 
     assert srv.stop(signal.SIGINT) == 130
     assert "m1nd: shutting down (SIGINT); flushed 0 learned weights" in srv.stderr
+
+
+def test_event_stream_carries_roots_list_and_the_answer_selects_the_workspace(http_server, fixture_repo: Path,
+                                                                               tmp_path: Path) -> None:
+    """Raw wire of the GET stream: one per session (409 for a second), a roots/list request for a client that
+    announced roots, its answer POSTed back (202), the stream ended by DELETE."""
+    srv: HttpServerProcess = http_server(env={"M1ND_WORKSPACE": str(tmp_path)})
+    raw = Raw(srv.url)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}},
+                       "clientInfo": {"name": "raw", "version": "0"}}}
+    status, headers, _ = raw.do("POST", init)
+    assert status == 200
+    sid = headers["mcp-session-id"]
+    assert raw.do("POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}, {"Mcp-Session-Id": sid})[0] == 202
+    conn = http.client.HTTPConnection(raw.host, raw.port, timeout=60)
+    try:
+        conn.request("GET", raw.path, headers={"Mcp-Session-Id": sid, "Accept": "text/event-stream"})
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.getheader("Content-Type") == "text/event-stream"
+        assert raw.do("GET", headers={"Mcp-Session-Id": sid, "Accept": "text/event-stream"})[0] == 409
+        event = [resp.readline(), resp.readline(), resp.readline()]
+        assert event[0] == b"event: message\n" and event[2] == b"\n"
+        request = json.loads(event[1].removeprefix(b"data: "))
+        assert request["method"] == "roots/list" and isinstance(request["id"], str)
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"roots": [{"uri": fixture_repo.as_uri()}]}}
+        assert raw.do("POST", answer, {"Mcp-Session-Id": sid})[0] == 202
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "health", "arguments": {}}}
+        status, _, body = raw.do("POST", call, {"Mcp-Session-Id": sid})
+        assert status == 200 and json.loads(body)["result"]["structuredContent"]["workspace"] == str(fixture_repo)
+        assert raw.do("DELETE", headers={"Mcp-Session-Id": sid})[0] == 204
+        assert resp.read() == b""  # the stream ends with the session
+    finally:
+        conn.close()
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1", "example.com"])

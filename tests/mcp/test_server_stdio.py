@@ -53,7 +53,7 @@ async def test_sdk_client_end_to_end(server_env: dict[str, str], fixture_repo: P
             assert t.description, t.name
             Draft202012Validator.check_schema(t.input_schema)
             assert t.input_schema["additionalProperties"] is False
-            assert "agent_id" in t.input_schema["required"]
+            assert "agent_id" in t.input_schema["properties"] and "agent_id" not in t.input_schema.get("required", [])
             assert t.output_schema is not None
             Draft202012Validator.check_schema(t.output_schema)
             assert "response_chars" in t.output_schema["required"]
@@ -117,9 +117,8 @@ async def test_sdk_client_end_to_end(server_env: dict[str, str], fixture_repo: P
     ("activate", {"agent_id": "a", "query": "x", "top_k": 100000}, "'top_k'"),
     ("activate", {"agent_id": "a", "query": "x", "topk": 3}, "'topk'"),
     ("why", {"agent_id": "a", "source": "x"}, "'target'"),
-    ("health", {}, "'agent_id'"),
     ("health", {"agent_id": "bad id!"}, "'agent_id'"),
-], ids=["missing", "wrong-type", "out-of-range", "unknown-key", "missing-second", "no-agent", "agent-pattern"])
+], ids=["missing", "wrong-type", "out-of-range", "unknown-key", "missing-second", "agent-pattern"])
 async def test_sdk_invalid_arguments_are_tool_errors(server_env: dict[str, str], tool: str,
                                                      arguments: dict[str, Any], named: str) -> None:
     async with Client(params(server_env), mode="legacy") as client:

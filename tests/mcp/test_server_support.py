@@ -99,7 +99,7 @@ def fixture_repo(tmp_path: Path) -> Path:
 def server_env(tmp_path: Path, fixture_repo: Path) -> dict[str, str]:
     """Environment of a server process: its own home, the fixture repo as workspace, no model, quiet builds."""
     return {"M1ND_HOME": str(tmp_path / "home"), "M1ND_WORKSPACE": str(fixture_repo), "M1ND_EMBEDDER": "hashing",
-            "SKBUILD_EDITABLE_VERBOSE": "0"}
+            "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
 
 
 def full_env(extra: dict[str, str]) -> dict[str, str]:

@@ -30,7 +30,7 @@ def fake_tools(monkeypatch: pytest.MonkeyPatch):
     calls: list[tuple[str, dict[str, Any]]] = []
     behaviour: dict[str, Any] = {}
 
-    def fake_call_tool(ws: Any, name: str, args: dict[str, Any]) -> ToolResult:
+    def fake_call_tool(ws: Any, name: str, args: dict[str, Any], **_kw: Any) -> ToolResult:
         calls.append((name, args))
         fn = behaviour.get(name)
         if fn is not None:
@@ -42,7 +42,7 @@ def fake_tools(monkeypatch: pytest.MonkeyPatch):
 
 
 def make_server(timeout: float = 5.0) -> S.McpServer:
-    return S.McpServer(FakeWorkspace(), workers=2, tool_timeout=timeout)
+    return S.McpServer(FakeWorkspace(), workers=2, tool_timeout=timeout, profile="all")
 
 
 def rpc(server: S.McpServer, session: S.Session, method: str, params: Any = None, req_id: Any = 1) -> dict | None:
@@ -374,7 +374,7 @@ class Pipes:
         self.in_r, self.in_w = os.pipe()
         self.out_r, self.out_w = os.pipe()
         self.shutdown = S.Shutdown()
-        self.server = S.McpServer(FakeWorkspace(), tool_timeout=timeout, inline_tools=True)
+        self.server = S.McpServer(FakeWorkspace(), tool_timeout=timeout, inline_tools=True, profile="all")
         self.transport = S.StdioTransport(self.server, S._Output(self.out_w), self.in_r, self.shutdown)
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

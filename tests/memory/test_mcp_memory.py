@@ -44,7 +44,7 @@ def test_catalogue() -> None:
         t = tools[name]
         assert 0 < len(t.description) <= 600
         schema = t.input_schema()
-        assert schema["additionalProperties"] is False and "agent_id" in schema["required"]
+        assert schema["additionalProperties"] is False and "agent_id" in schema["properties"]
     ro = {n for n in EXPECTED if tools[n].read_only}
     assert ro == {"memory_list", "memory_recent", "memory_relationships", "memory_stats", "memory_open_threads",
                   "memory_registries"}

@@ -180,7 +180,7 @@ def test_ten_step_workflow_over_stdio(tmp_path: Path) -> None:
 
     repo = make_shop(tmp_path / "shop")
     env = {"M1ND_HOME": str(tmp_path / "home"), "M1ND_WORKSPACE": str(repo), "M1ND_EMBEDDER": "hashing",
-           "SKBUILD_EDITABLE_VERBOSE": "0"}
+           "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
     server = StdioServerParameters(command=sys.executable, args=["-m", "m1nd", "serve"], env=env)
 
     async def main() -> None:

@@ -40,7 +40,7 @@ def test_catalogue() -> None:
     wake = {n: t for n, t in tools.items() if t.group == "wake"}
     assert set(wake) == {"wake", "wake_begin", "wake_respond", "wake_fetch"}
     assert {n for n, t in wake.items() if t.read_only} == {"wake_fetch"}
-    assert tools["wake_respond"].input_schema()["required"] == ["agent_id", "guess", "bloom_id", "session"]
+    assert tools["wake_respond"].input_schema()["required"] == ["guess", "bloom_id", "session"]  # agent_id: optional
     props = tools["wake_begin"].input_schema()["properties"]
     assert props["limit"] == {"type": "integer", "description": "Places in the wake set.", "minimum": 1,
                               "maximum": 200, "default": 20}

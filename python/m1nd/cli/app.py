@@ -90,7 +90,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "impact": ("graph", "Blast radius of changing NODE_ID: what it reaches forward and what depends on it."),
     "health": ("graph", "Graph, store, embedder and git health."),
     "ingest": ("graph", "Parse the repository at PATH into the code graph (incremental; progress on stderr)."),
-    "tools": ("graph", "List every tool with its description."),
+    "graph": ("graph", "Draw the neighbourhood of NODE_ID (an external id): the nodes within --depth hops and the "
+                       "edges among them."),
+    "trace": ("graph", "Rank the code suspected by an error output or stack trace read from FILE (default: stdin): "
+                       "frames are mapped to nodes by file and line, then suspicion spreads over the graph."),
+    "tools": ("graph", "List the tools (of a profile) with their descriptions."),
     "call": ("graph", "Run TOOL in-process with ARGUMENTS (JSON text, or @file.json); prints structuredContent "
                       "as JSON."),
     "serve": ("serve", "Run the MCP server (stdio by default; stdout then carries protocol messages only)."),

@@ -141,16 +141,38 @@ def _collect(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def write_picture(text: str, out: str | None) -> None:
+    """A diagram to stdout, or to ``--out FILE``."""
+    if out is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise click.BadParameter(f"cannot write {out}: {e.strerror}", param_hint="--out") from e
+    click.echo(f"wrote {out}", err=True)
+
+
 def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable[[dict[str, Any], dict[str, Any]],
-                  list[str]], help_text: str, command_name: str | None = None) -> click.Command:
+                  list[str]], help_text: str, command_name: str | None = None,
+                  picture: str | None = None) -> click.Command:
+    """``picture``: the :mod:`m1nd.diagram` function turning the result into a diagram (adds --format/--out)."""
     from m1nd.mcp.registry import load_all
 
     tool = load_all()[tool_name]
 
     def callback(**kwargs: Any) -> None:
         as_json = kwargs.pop("json_out")
+        fmt = kwargs.pop("picture_format", None)
+        out = kwargs.pop("picture_out", None)
         args = _collect(tool, kwargs)
         result = run_tool(tool_name, args, as_json=as_json)
+        if fmt is not None:
+            from m1nd import diagram
+
+            write_picture(diagram.render(getattr(diagram, picture)(result), fmt), out)
+            return
         if as_json:
             _print_json(result)
         else:
@@ -168,6 +190,10 @@ def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable
             continue
         _option_for(p)(cmd)
     click.option("--json", "json_out", is_flag=True, help="Print the tool's structured result as JSON.")(cmd)
+    if picture is not None:
+        click.option("--out", "picture_out", metavar="FILE", help="Write the diagram to FILE (with --format).")(cmd)
+        click.option("--format", "picture_format", type=click.Choice(["mermaid", "dot", "svg"]),
+                     help="Draw the result as a diagram instead (svg needs Graphviz's dot).")(cmd)
     return cmd
 
 
@@ -177,15 +203,80 @@ def register(cli: click.Group) -> None:
         "Rank the code most related to QUERY (words, identifiers, a path or an external id)."))
     cli.add_command(make_shortcut(
         "why", ("source", "target"), lambda r, a: render_why(r, a.get("max_hops", 6)),
-        "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths."))
+        "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths.", picture="from_why"))
     cli.add_command(make_shortcut(
         "impact", ("node_id",), lambda r, a: render_impact(r),
-        "Blast radius of changing NODE_ID: what it reaches forward and what depends on it."))
+        "Blast radius of changing NODE_ID: what it reaches forward and what depends on it.",
+        picture="from_impact"))
+    cli.add_command(graph_cmd)
+    cli.add_command(trace_cmd)
     cli.add_command(make_shortcut(
         "health", (), lambda r, a: render_health(r), "Graph, store, embedder and git health."))
     cli.add_command(ingest_cmd)
     cli.add_command(tools_cmd)
     cli.add_command(call_cmd)
+
+
+@click.command("graph")
+@click.argument("node_id")
+@click.option("--depth", type=click.IntRange(1, 4), default=1, show_default=True, help="Hops from NODE_ID.")
+@click.option("--max-nodes", type=click.IntRange(2, 200), default=40, show_default=True, help="Nodes drawn at most.")
+@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid", show_default=True,
+              help="Mermaid or Graphviz DOT text, or SVG (needs Graphviz's dot).")
+@click.option("--out", metavar="FILE", help="Write the diagram to FILE instead of stdout.")
+def graph_cmd(node_id: str, depth: int, max_nodes: int, fmt: str, out: str | None) -> None:
+    """Draw the neighbourhood of NODE_ID (an external id): the nodes within --depth hops and the edges among them."""
+    result = run_tool("diagram", {"node_id": node_id, "depth": depth, "max_nodes": max_nodes,
+                                  "format": "mermaid" if fmt == "mermaid" else "dot", "max_output_chars": 100000},
+                      as_json=False)
+    text = result["diagram"]
+    if fmt == "svg":
+        from m1nd.diagram import dot_to_svg
+
+        text = dot_to_svg(text)
+    write_picture(text, out)
+
+
+def render_trace(r: dict[str, Any]) -> list[str]:
+    out = [f"{len(r['mapped'])} of {r['frames_total']} frames mapped"]
+    if r.get("hint"):
+        out.append(r["hint"])
+    for k, s in enumerate(r["suspects"], 1):
+        mark = "frame" if s["in_trace"] else f"+{s['hops_from_trace']} hop"
+        out.append(f"{k:>2}. {s['score']:.3f}  {mark:<7} {s['kind']:<6} {s['node_id']} "
+                   f"(lines {s['line_start']}-{s['line_end']})")
+    if r["unmapped"]:
+        out.append("Not mapped:")
+        out += [f"  {f['path'] or f['text']}:{f['line'] or '?'}  ({f['reason']})" for f in r["unmapped"]]
+    return out
+
+
+@click.command("trace")
+@click.argument("source", required=False, default="-", metavar="[FILE]")
+@click.option("--top-k", type=click.IntRange(1, 100), default=10, show_default=True, help="Suspects returned.")
+@click.option("--max-hops", type=click.IntRange(0, 6), default=3, show_default=True,
+              help="How far suspicion spreads from the frames.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's structured result as JSON.")
+def trace_cmd(source: str, top_k: int, max_hops: int, as_json: bool) -> None:
+    """Rank the code suspected by an error output or stack trace read from FILE (default: stdin): frames are mapped
+    to nodes by file and line, then suspicion spreads over the graph."""
+    try:
+        if source == "-":
+            text = click.get_text_stream("stdin").read()
+        else:
+            with open(source, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+    except OSError as e:
+        raise click.BadParameter(f"cannot read {source}: {e.strerror}", param_hint="FILE") from e
+    if not text.strip():
+        raise click.BadParameter("the trace is empty: pass a file or pipe the error output in", param_hint="FILE")
+    r = run_tool("trace", {"trace": text, "top_k": top_k, "max_hops": max_hops, "max_output_chars": 100000},
+                 as_json=as_json)
+    if as_json:
+        _print_json(r)
+    else:
+        for line in render_trace(r):
+            click.echo(line)
 
 
 @click.command("ingest")
@@ -238,16 +329,21 @@ def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclud
 
 @click.command("tools")
 @click.option("--json", "json_out", is_flag=True, help="Print the tools/list entries as JSON.")
-def tools_cmd(json_out: bool) -> None:
-    """List every tool with its description."""
+@click.option("--profile", default="all", show_default=True, metavar="PROFILE",
+              help="List what `m1nd serve --tools PROFILE` offers: core, graph, memory, perspectives or all.")
+def tools_cmd(json_out: bool, profile: str) -> None:
+    """List the tools (of a profile) with their descriptions."""
+    from m1nd.mcp.profiles import check_profile, listed_params, profile_tools
     from m1nd.mcp.registry import load_all
 
     tools = load_all()
+    profile = check_profile(profile, "--profile")
+    names = profile_tools(profile, tools)
     if json_out:
-        _print_json([t.listing() for t in tools.values()])
+        _print_json([tools[n].listing(listed_params(profile, n)) for n in names])
         return
-    for t in tools.values():
-        click.echo(f"{t.name:<22} {t.description}")
+    for n in names:
+        click.echo(f"{n:<22} {tools[n].description}")
 
 
 @click.command("call")

@@ -16,20 +16,40 @@ import click
               help="TCP port with --http (0 picks a free port; the address is printed on stderr).")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Tool calls run concurrently with --http.")
-def serve_cmd(use_http: bool, host: str, port: int, workers: int) -> None:
+@click.option("--tools", "profile", metavar="PROFILE",
+              help="Tools offered: core (default, 12 tools), graph, memory, perspectives or all. "
+                   "Default: $M1ND_TOOLS, else 'tools' in the config file, else core.")
+def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None) -> None:
     """Run the MCP server (stdio by default; stdout then carries protocol messages only).
 
-    Stops on EOF (stdio), SIGTERM or SIGINT after flushing learned weights.
+    Calls without agent_id act as --agent NAME when given (also $M1ND_CURRENT_AGENT or 'agent' in the config
+    file), else as the client's name and session (e.g. cursor@3fa2c91b). Stops on EOF (stdio), SIGTERM or SIGINT
+    after flushing learned weights.
     """
+    from m1nd.config import setting
+    from m1nd.errors import M1ndError
+    from m1nd.mcp.profiles import DEFAULT_PROFILE, check_profile
+    from m1nd.mcp.registry import check_agent
+
     obj = click.get_current_context().find_root().obj
+    home = obj.settings.home
+    try:
+        raw, source = setting("tools", profile, "M1ND_TOOLS", home, DEFAULT_PROFILE)
+        profile = check_profile(raw or DEFAULT_PROFILE, source)
+        agent, source = setting("agent", obj.agent_flag, "M1ND_CURRENT_AGENT", home)
+        if agent is not None:
+            check_agent(agent, source)
+    except M1ndError as e:
+        click.echo(f"Error ({e.code}): {e.message} Recover: {e.recover}", err=True)
+        sys.exit(2)
     if use_http:
         from m1nd.mcp.http import serve_http
 
-        code = serve_http(obj.settings, host=host, port=port, workers=workers)
+        code = serve_http(obj.settings, host=host, port=port, workers=workers, profile=profile, agent=agent)
     else:
         from m1nd.mcp.server import serve_stdio
 
-        code = serve_stdio(obj.settings)
+        code = serve_stdio(obj.settings, profile=profile, agent=agent)
     sys.exit(code)
 
 

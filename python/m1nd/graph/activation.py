@@ -44,6 +44,7 @@ class ActivationParams:
     max_seeds: int = 24
     node_kinds: tuple[str, ...] = ()
     path_prefix: str | None = None
+    history_before: int | None = None  # only commits older than this (s) feed the history field (evaluations)
 
 
 @dataclass
@@ -115,7 +116,8 @@ def lexicon_of(g: Graph) -> TermIndex:
 
 
 def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4, min_score: float = 0.0,
-                semantic: np.ndarray | Callable[[], np.ndarray | None] | None = None) -> Seeds:
+                semantic: np.ndarray | Callable[[], np.ndarray | None] | None = None,
+                history_before: int | None = None) -> Seeds:
     """Relevance (ranking.py) on every node some query term reaches, and the seeds chosen from it: the best
     ``max_seeds`` (at most ``per_file`` per file), ordered by relevance, pagerank, id. ``semantic`` may be a callable
     resolved after the lexical stage (a query embedding computed meanwhile in another thread)."""
@@ -125,7 +127,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     tests_wanted, docs_wanted = R.wants(query)
     prior, testy, docsy = ranking_priors(g)
     rv = R.relevance(lexicon_of(g), t, prior, query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
-                     testy=testy, docsy=docsy)
+                     testy=testy, docsy=docsy, history=g.history, before=history_before)
     if callable(semantic):
         semantic = semantic()
     cand, rel = rv.nodes, rv.values
@@ -162,7 +164,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
         has_sem = semantic is not None and semantic[i] > 0
         via.append("both" if has_lex and has_sem else "semantic" if has_sem else "lexical")
     return Seeds(nodes=nodes, scores=seed[nodes].astype(np.float32), via=via, lex=seed.astype(np.float32),
-                 tokens=tokens, direct=direct, semantic=semantic)
+                 tokens=tokens, direct=direct, semantic=semantic, history=rv.history)
 
 
 def closest_ids(g: Graph, text: str, n: int = 5) -> list[str]:
@@ -191,7 +193,8 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     Every dimension is computed on the nodes it reaches (a query reaches a few thousand of 10^5 nodes) and fusion
     runs on the union of those supports; the dense arrays of the result are filled by scatter only."""
     t = g.nodes
-    seeds = query_seeds(g, query, max_seeds=params.max_seeds, semantic=semantic_scores)
+    seeds = query_seeds(g, query, max_seeds=params.max_seeds, semantic=semantic_scores,
+                        history_before=params.history_before)
     semantic_scores = seeds.semantic
     n = g.n
     backend = semantic_backend or ("embedding" if semantic_scores is not None else "trigram")
@@ -231,11 +234,16 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     dims = {d: scatter_dense(n, *sparse[d]) if d in sparse else np.zeros(n, np.float32) for d in DIMENSIONS}
     used = [d for d in DIMENSIONS if d in sparse and float(sparse[d][1].max(initial=0.0)) > 0.0]
     rel_nodes = np.flatnonzero(seeds.lex > 0)
-    support = sorted_unique(np.concatenate([rel_nodes, *[sparse[d][0] for d in used]]))
+    hist_files = seeds.history[0] if seeds.history is not None else rel_nodes[:0]
+    support = sorted_unique(np.concatenate([rel_nodes, hist_files, *[sparse[d][0] for d in used]]))
     prior, testy, docsy = ranking_priors(g)
     tests_wanted, docs_wanted = R.wants(query)
     p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
-    sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p)
+    h = None
+    if seeds.history is not None:  # H of each node's file (a file node is its own file)
+        fo = t.file_of[support].astype(np.int64)
+        h = lookup_sorted(*seeds.history, np.where(fo >= 0, fo, support))
+    sub = R.fuse(seeds.lex[support], {d: dims[d][support] for d in used}, used, t.pagerank[support], p, h)
     if feedback:  # learned verdicts on the nodes themselves (learning.feedback_factors)
         sub = apply_feedback(support, sub, *feedback)
     support = support[sub > 0]

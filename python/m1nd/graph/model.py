@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.graph.engine import Engine, relation_mask, table16
+from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.schema import CO_CHANGES, MENTIONS, RELATION_CODES, RELATIONS
@@ -51,6 +52,7 @@ class Graph:
     has_git: bool
     extra: dict[str, Any] = field(default_factory=dict)
     lexicon: TermIndex | None = None  # BM25F index (absent only for graphs built without stored terms)
+    history: HistoryIndex | None = None  # commit subjects per file (absent without git history)
 
     @property
     def n(self) -> int:

@@ -141,3 +141,55 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
     else:
         out["hint"] = "run why SOURCE TARGET to explain a link, or learn to teach which entries mattered"
     return out
+
+
+def neighbourhood(g: Graph, node_id: str, *, depth: int = 1, max_nodes: int = 40,
+                  relations_mask: int | None = None) -> dict[str, Any]:
+    """The nodes within ``depth`` hops of ``node_id`` (edges followed both ways), nearest and strongest first, at
+    most ``max_nodes``, and every edge among them: the picture of ``m1nd graph NODE`` (issue 15 item 7).
+
+    Co-change edges are left out by default (they connect most of a busy file to everything else and would bury
+    the structure)."""
+    start = resolve_node(g, node_id)
+    csr = g.engine.csr
+    mask = STRUCTURAL_MASK if relations_mask is None else relations_mask
+    rel = csr.relations
+    weights = csr.weights
+    hop = {start: 0}
+    frontier = [start]
+    dropped = False
+    for level in range(1, depth + 1):
+        found: dict[int, float] = {}
+        for u in frontier:
+            lo, hi = int(csr.indptr[u]), int(csr.indptr[u + 1])
+            for pos in range(lo, hi):
+                v = int(csr.indices[pos])
+                if (mask >> int(rel[pos])) & 1 and v not in hop:
+                    found[v] = max(found.get(v, 0.0), float(weights[pos]))
+            lo, hi = int(csr.rev_indptr[u]), int(csr.rev_indptr[u + 1])
+            for slot in range(lo, hi):
+                pos = int(csr.rev_edge[slot])
+                v = int(csr.rev_indices[slot])
+                if (mask >> int(rel[pos])) & 1 and v not in hop:
+                    found[v] = max(found.get(v, 0.0), float(weights[pos]))
+        room = max(max_nodes - len(hop), 0)
+        ranked = sorted(found, key=lambda v: (-found[v], g.nodes.ext_id[v]))
+        dropped = dropped or len(ranked) > room
+        frontier = ranked[:room]
+        for v in frontier:
+            hop[v] = level
+        if not frontier:
+            break
+    kept = set(hop)
+    edges = []
+    for u in sorted(kept, key=lambda x: (hop[x], g.nodes.ext_id[x])):
+        lo, hi = int(csr.indptr[u]), int(csr.indptr[u + 1])
+        for pos in range(lo, hi):
+            v = int(csr.indices[pos])
+            if v in kept and (mask >> int(rel[pos])) & 1:
+                edges.append({"source": g.nodes.ext_id[u], "target": g.nodes.ext_id[v],
+                              "relation": relation_name(int(rel[pos])), "weight": round(float(weights[pos]), 4)})
+    t = g.nodes
+    nodes = [{**g.node_brief(i), "source_path": t.source_path[i], "hop": hop[i]}
+             for i in sorted(kept, key=lambda x: (hop[x], t.ext_id[x]))]
+    return {"center": t.ext_id[start], "depth": depth, "nodes": nodes, "edges": edges, "more_nodes": dropped}

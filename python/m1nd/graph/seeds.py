@@ -192,6 +192,8 @@ class Seeds:
     tokens: list[str]
     direct: list[int]
     semantic: np.ndarray | None = None  # sem(n) used for these seeds (resolved when a callable was given)
+    #: the history field's file scores (ascending file nodes, values in (0, 1] after priors), fused per file
+    history: tuple[np.ndarray, np.ndarray] | None = None
 
 
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'")

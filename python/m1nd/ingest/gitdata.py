@@ -5,6 +5,10 @@ of the work tree, converts the top-level-relative paths to root-relative ones (p
 ignored) and computes per file ``(last_change_ms, commit_count)`` and the co-change pairs. It never raises for git
 problems: ``GitData(available=False, reason=...)`` instead.
 
+History: the subject of every commit that touched 1..HISTORY_MAX_FILES of the root's files is kept with its commit
+time and those files (:attr:`GitData.history`): the ranking's history field (``graph/history.py``) finds the files
+that earlier changes described in the same words touched.
+
 Co-change: only commits touching 2..50 files count (larger ones are sweeps); ``n(a, b)`` = such commits touching
 both, ``s = n / min(commit_count(a), commit_count(b))``; a pair is kept when ``n >= 2`` and ``s >= 0.2`` and it
 is among the 20 strongest partners (by ``s``, then ``n``, then path) of at least one of its two files. Pairs are
@@ -32,6 +36,9 @@ CO_CHANGE_MIN_N = 2
 CO_CHANGE_MIN_S = 0.2
 CO_CHANGE_MAX_PARTNERS = 20
 CHURN_FULL_AT = 50
+HISTORY_WINDOW_DAYS = 3 * 365  # subjects are read further back than the temporal window: their words age well
+HISTORY_MAX_FILES = 30  # a commit touching more is a sweep: its subject describes none of its files in particular
+HISTORY_SUBJECT_CHARS = 300
 
 
 @dataclass(slots=True)
@@ -44,9 +51,12 @@ class GitData:
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: (a_relpath, b_relpath, n, s) with a < b
     co_change: list[tuple[str, str, int, float]] = field(default_factory=list)
+    #: (commit_time_s, subject, [root-relative paths]) of the commits touching 1..HISTORY_MAX_FILES files, newest first
+    history: list[tuple[int, str, list[str]]] = field(default_factory=list)
     #: the parameters the history was read with (lets a cache tell whether it can be re-used)
     window_days: int = 365
     max_commits: int = 5000
+    history_days: int = 0  # how far back subjects were read (HISTORY_WINDOW_DAYS when they were)
 
     def churn(self, relpath: str) -> float:
         got = self.files.get(relpath)
@@ -81,19 +91,20 @@ def _unquote(path: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _parse_log(out: str) -> Iterable[tuple[int, list[str]]]:
-    """Yield ``(commit_time_s, [paths])`` from ``--format=%x1e%H%x1f%at --name-only`` output."""
+def _parse_log(out: str) -> Iterable[tuple[int, int, str, list[str]]]:
+    """Yield ``(author_time_s, commit_time_s, subject, [paths])`` from
+    ``--format=%x1e%H%x1f%at%x1f%ct%x1f%s --name-only`` output."""
     for rec in out.split("\x1e"):
         if not rec.strip():
             continue
         header, _, body = rec.partition("\n")
-        _, _, ts = header.partition("\x1f")
+        parts = header.split("\x1f", 3)
         try:
-            t = int(ts.strip())
-        except ValueError:
+            at, ct = int(parts[1].strip()), int(parts[2].strip())
+        except (IndexError, ValueError):
             continue
         paths = [_unquote(p) for p in body.split("\n") if p.strip()]
-        yield t, paths
+        yield at, ct, parts[3] if len(parts) > 3 else "", paths
 
 
 def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> GitData:
@@ -121,7 +132,9 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
         head_time = int(out.decode("ascii", "replace").strip()) if rc == 0 else int(time.time())
     except ValueError:
         head_time = int(time.time())
-    since = datetime.fromtimestamp(head_time - int(window_days) * 86_400, tz=timezone.utc).strftime(
+    window_start = head_time - int(window_days) * 86_400
+    since = datetime.fromtimestamp(min(window_start, head_time - HISTORY_WINDOW_DAYS * 86_400),
+                                   tz=timezone.utc).strftime(
         "%Y-%m-%dT%H:%M:%SZ")
     rc, out, err = run_git(
         top,
@@ -129,7 +142,7 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
         "--no-merges",
         f"--since={since}",
         f"--max-count={int(max_commits)}",
-        "--format=%x1e%H%x1f%at",
+        "--format=%x1e%H%x1f%at%x1f%ct%x1f%s",
         "--name-only",
         "--no-renames",
         timeout=300.0,
@@ -141,10 +154,10 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
     last: dict[str, int] = {}
     count: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
+    history: list[tuple[int, str, list[str]]] = []
     commits = 0
     plen = len(prefix)
-    for t, paths in _parse_log(text):
-        commits += 1
+    for t, ct, subject, paths in _parse_log(text):
         ms = t * 1000
         n_all = len(set(paths))
         mine = sorted(
@@ -154,6 +167,11 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
                 if unicodedata.normalize("NFC", p).startswith(prefix)
             }
         )
+        if mine and n_all <= HISTORY_MAX_FILES:
+            history.append((ct, subject[:HISTORY_SUBJECT_CHARS], mine))
+        if ct < window_start:
+            continue  # older than the temporal window (which --since measures by commit time): its subject only
+        commits += 1
         for p in mine:
             count[p] = count.get(p, 0) + 1
             if ms > last.get(p, -1):
@@ -167,7 +185,8 @@ def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> 
 
     files = {p: (last[p], count[p]) for p in sorted(count)}
     co = _co_change(pairs, count)
-    return GitData(True, reason=None, head=head, commits_read=commits, files=files, co_change=co, **params)
+    return GitData(True, reason=None, head=head, commits_read=commits, files=files, co_change=co, history=history,
+                   history_days=HISTORY_WINDOW_DAYS, **params)
 
 
 def _co_change(pairs: dict[tuple[str, str], int], count: dict[str, int]) -> list[tuple[str, str, int, float]]:

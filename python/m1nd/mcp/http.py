@@ -1,8 +1,10 @@
 """Streamable HTTP transport of the MCP server (spec mcp.md §1; standard library only).
 
 One endpoint, ``/mcp`` on a loopback address: ``POST`` carries exactly one JSON-RPC message (≤ 4 MiB, else 413) and
-gets ``200 application/json`` with the response, or ``202`` for notifications and client responses; ``GET`` is 405
-(no server-initiated stream); ``DELETE`` ends the session (204). ``initialize`` issues ``Mcp-Session-Id`` (32 random
+gets ``200 application/json`` with the response, or ``202`` for notifications and client responses; ``GET`` (with
+``Accept: text/event-stream`` and the session header) opens the session's one server-to-client SSE stream, which
+carries the server's ``roots/list`` requests (issue 15: the workspace from the client; 409 when the session already
+has one); ``DELETE`` ends the session (204). ``initialize`` issues ``Mcp-Session-Id`` (32 random
 hex digits), which every later message must carry (400 when missing, 404 when unknown or ended).
 ``MCP-Protocol-Version`` must be a supported version when present (absent means 2025-03-26). A present ``Origin``
 other than ``http://localhost[:port]`` / ``http://127.0.0.1[:port]`` / ``http://[::1][:port]`` is refused with 403
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import queue
 import re
 import secrets
 import socket
@@ -52,6 +55,7 @@ VERSION_HEADER = "MCP-Protocol-Version"
 MAX_SESSIONS = 1000
 DRAIN_LIMIT = 64 * 1024 * 1024
 SESSION_IDLE_S = 24 * 3600.0
+SSE_KEEPALIVE_S = 15.0
 _ORIGIN_RE = re.compile(r"^http://(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$", re.IGNORECASE)
 
 
@@ -79,6 +83,25 @@ def origin_allowed(origin: str | None) -> bool:
     return origin is None or bool(_ORIGIN_RE.match(origin.strip()))
 
 
+class EventStream:
+    """The queue behind one session's GET stream: ``send`` (the server's way to reach the client) enqueues; the
+    request thread holding the GET connection writes the events."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.open = True
+
+    def send(self, data: bytes) -> bool:
+        if not self.open:
+            return False
+        self.queue.put(data)
+        return True
+
+    def close(self) -> None:
+        self.open = False
+        self.queue.put(None)
+
+
 class SessionTable:
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
@@ -101,10 +124,21 @@ class SessionTable:
 
     def remove(self, sid: str) -> bool:
         with self._lock:
-            return self._sessions.pop(sid, None) is not None
+            session = self._sessions.pop(sid, None)
+        if session is not None and isinstance(session.stream, EventStream):
+            session.stream.close()
+        return session is not None
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def close_streams(self) -> None:
+        """End every open event stream (shutdown)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            if isinstance(session.stream, EventStream):
+                session.stream.close()
 
 
 class _HttpServer(ThreadingHTTPServer):
@@ -166,9 +200,57 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- methods ------------------------------------------------------------------------------------------------------
     def do_GET(self) -> None:
-        if self._preflight():
-            self._text(405, "method not allowed: this server sends no server-initiated stream; POST messages",
-                       {"Allow": "POST, DELETE"})
+        if not self._preflight():
+            return
+        if "text/event-stream" not in (self.headers.get("Accept") or ""):
+            self._text(406, "not acceptable: GET opens a text/event-stream; send Accept: text/event-stream")
+            return
+        sid = self.headers.get(SESSION_HEADER)
+        session = self.server.sessions.get(sid) if sid else None
+        if session is None:
+            self._text(400 if not sid else 404, f"missing {SESSION_HEADER} header; send initialize first" if not sid
+                       else "unknown or ended session; initialize again")
+            return
+        stream = EventStream()
+        with session.lock:
+            if isinstance(session.stream, EventStream) and session.stream.open:
+                busy = True
+            else:
+                busy = False
+                session.stream = stream
+                session.send = stream.send
+        if busy:
+            self._text(409, "conflict: this session already has an open event stream")
+            return
+        self.close_connection = True  # an event stream has no length: it ends with the connection
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header(SESSION_HEADER, session.id or "")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            self.wfile.flush()
+            self.server.mcp.ask_roots(session)  # a client with roots is asked as soon as it can be reached
+            while not self.server.closing.is_set():
+                try:
+                    item = stream.queue.get(timeout=SSE_KEEPALIVE_S)
+                except queue.Empty:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    continue
+                if item is None:
+                    break
+                self.wfile.write(b"event: message\ndata: " + item + b"\n\n")
+                self.wfile.flush()
+        except OSError as e:
+            log.debug("event stream of session %s closed: %s", session.id, e)
+        finally:
+            stream.open = False
+            with session.lock:
+                if session.stream is stream:
+                    session.stream = None
+                    session.send = None
 
     def do_DELETE(self) -> None:
         if not self._preflight():
@@ -269,7 +351,8 @@ def _server_class(host: str) -> type[_HttpServer]:
     return type("_Server", (_HttpServer,), {"address_family": family})
 
 
-def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8) -> int:
+def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8,
+               profile: str = "core", agent: str | None = None) -> int:
     """Run ``m1nd serve --http`` until SIGTERM/SIGINT; returns the exit code (2: refused host, 1: cannot start)."""
     try:
         host = check_host(host)
@@ -288,7 +371,7 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
     except Exception as e:  # noqa: BLE001
         httpd.server_close()
         return start_failed(e)
-    httpd.mcp = McpServer(ws, workers=workers)
+    httpd.mcp = McpServer(ws, workers=workers, profile=profile, agent=agent)
     httpd.sessions = SessionTable()
     httpd.closing = threading.Event()
     bound_port = httpd.server_address[1]
@@ -301,9 +384,10 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
         sys.stderr.flush()
         shutdown.wait()
     httpd.closing.set()
+    httpd.sessions.close_streams()
     if loop.is_alive():
         httpd.shutdown()  # stop accepting
     httpd.server_close()
     if not httpd.mcp.wait_idle(SHUTDOWN_GRACE_S):
         log.warning("%d calls still in progress after %.0f s", httpd.mcp.active, SHUTDOWN_GRACE_S)
-    return finish(ws, shutdown)
+    return finish(httpd.mcp.all_workspaces(), shutdown)

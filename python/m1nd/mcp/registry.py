@@ -23,6 +23,13 @@ log = logging.getLogger(__name__)
 
 AGENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"
 _AGENT_RE = re.compile(AGENT_ID_PATTERN)
+
+
+def check_agent(agent: str, source: str = "--agent") -> str:
+    if not _AGENT_RE.match(agent):
+        raise InvalidInputError(f"agent name {agent!r} (from {source}) must match {AGENT_ID_PATTERN}",
+                                recover="use letters, digits and . _ : @ - (at most 64 characters)")
+    return agent
 _MISSING: Any = object()
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
                "object": "object", "string[]": "array", "object[]": "array", "integer[]": "array"}
@@ -88,9 +95,9 @@ class Param:
 
 
 COMMON_PARAMS = (
-    Param("agent_id", "string", "Your agent identity; pass the same value on every call.", required=True,
-          pattern=AGENT_ID_PATTERN),
-    Param("max_output_chars", "integer", "Character budget of the serialised response.", default=8000,
+    # Optional (issue 15): absent, the connection's agent acts (server --agent, else client name @ session).
+    Param("agent_id", "string", "Acting agent; default: this connection's.", pattern=AGENT_ID_PATTERN),
+    Param("max_output_chars", "integer", "Cap on the response's characters.", default=8000,
           minimum=500, maximum=100000),
 )
 
@@ -121,21 +128,33 @@ class Tool:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.all_params if p.name == name), None)
 
-    def input_schema(self) -> dict[str, Any]:
-        return {"type": "object", "additionalProperties": False,
-                "required": [p.name for p in self.all_params if p.required],
-                "properties": {p.name: p.schema() for p in self.all_params}}
+    def input_schema(self, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The JSON schema of the arguments; ``only`` lists a subset of the optional parameters (a small profile),
+        the others remaining accepted."""
+        shown = [p for p in self.all_params
+                 if only is None or p.required or p.name in only or p in COMMON_PARAMS]
+        schema: dict[str, Any] = {"type": "object"}
+        if only is None:  # a subset leaves the unlisted parameters allowed (JSON Schema's default)
+            schema["additionalProperties"] = False
+        required = [p.name for p in shown if p.required]
+        if required:
+            schema["required"] = required
+        schema["properties"] = {p.name: p.schema() for p in shown}
+        return schema
 
     def output_schema(self) -> dict[str, Any]:
-        return {"type": "object", "additionalProperties": True,
-                "required": [*self.output_required, "response_chars"]}
+        # additionalProperties is left at JSON Schema's default (true): results may carry extra fields.
+        return {"type": "object", "required": [*self.output_required, "response_chars"]}
 
-    def listing(self) -> dict[str, Any]:
+    def listing(self, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+        # Hints are listed only where they differ from the protocol's defaults (readOnly false, destructive true,
+        # idempotent false, openWorld true): every character here costs context in every host turn.
+        hints: dict[str, Any] = {"readOnlyHint": True} if self.read_only else {"destructiveHint": self.destructive}
+        if self.idempotent:
+            hints["idempotentHint"] = True
+        hints["openWorldHint"] = False
         return {"name": self.name, "title": self.title, "description": self.description,
-                "inputSchema": self.input_schema(), "outputSchema": self.output_schema(),
-                "annotations": {"title": self.title, "readOnlyHint": self.read_only,
-                                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
-                                "openWorldHint": False}}
+                "inputSchema": self.input_schema(only), "outputSchema": self.output_schema(), "annotations": hints}
 
 
 TOOLS: dict[str, Tool] = {}
@@ -302,8 +321,10 @@ def error_result(err: M1ndError) -> ToolResult:
     return ToolResult({"error": err.to_dict()}, True)
 
 
-def call_tool(context: Any, name: str, args: dict[str, Any]) -> ToolResult:
-    """Validate, run and shape one tool call. Never raises for tool-level failures."""
+def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: str | None = None) -> ToolResult:
+    """Validate, run and shape one tool call. Never raises for tool-level failures.
+
+    ``default_agent`` acts when the arguments carry no ``agent_id`` (the connection's agent, issue 15)."""
     from m1nd.mcp.shaping import shape
 
     tool = load_all().get(name)
@@ -311,6 +332,12 @@ def call_tool(context: Any, name: str, args: dict[str, Any]) -> ToolResult:
         return error_result(InvalidInputError(unknown_tool_message(name)))
     started = time.perf_counter()
     try:
+        if isinstance(args, dict) and "agent_id" not in args:
+            if default_agent is None:
+                raise InvalidInputError("missing argument 'agent_id' (string): this caller has no default agent",
+                                        recover="pass agent_id, or start the server with --agent NAME",
+                                        details={"argument": "agent_id"})
+            args = {**args, "agent_id": default_agent}
         clean = validate_arguments(tool, args)
         result = tool.handler(context, clean)
         if "elapsed_ms" in result and result["elapsed_ms"] is None:

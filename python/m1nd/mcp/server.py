@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import queue
+import re
+import secrets
 import signal
 import sys
 import threading
@@ -32,9 +34,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from m1nd.errors import M1ndError
+from m1nd.mcp.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
 from m1nd.mcp.registry import ToolResult, call_tool, load_all, unknown_tool_message
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,7 @@ LATEST_VERSION = SUPPORTED_VERSIONS[0]
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 TOOL_TIMEOUT_S = 120.0
 SHUTDOWN_GRACE_S = 5.0
+ROOTS_WAIT_S = 30.0  # a tool call waits this long for the client's roots (and their workspace) before going on
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -99,6 +104,25 @@ def tool_result_response(req_id: Any, res: ToolResult) -> bytes:
         ',"isError":', "true" if res.is_error else "false", "}}")))
 
 
+def first_root(roots: Any) -> Path | None:
+    """The directory of the first ``file://`` root (MCP roots are URIs; others are ignored)."""
+    from urllib.parse import unquote, urlparse
+    from urllib.request import url2pathname
+
+    for root in roots if isinstance(roots, list) else []:
+        uri = root.get("uri") if isinstance(root, dict) else None
+        if not isinstance(uri, str):
+            continue
+        parsed = urlparse(uri)
+        if parsed.scheme != "file":
+            continue
+        path = Path(url2pathname(unquote(parsed.path))).absolute()
+        if path.is_dir():
+            return path
+        log.warning("root %s is not a directory; ignored", uri)
+    return None
+
+
 # -- decoding -------------------------------------------------------------------------------------------------------
 @dataclass
 class Message:
@@ -109,6 +133,8 @@ class Message:
     method: str | None = None
     id: Any = None
     params: Any = None
+    result: Any = None  # of a response (to a server request such as roots/list)
+    error: Any = None
 
     @property
     def is_request(self) -> bool:
@@ -152,7 +178,7 @@ def decode(raw: bytes | str) -> Message:
                                          "invalid request: 'id' must be a string or an integer"))
     method = obj.get("method")
     if "method" not in obj and ("result" in obj or "error" in obj):
-        return Message("response", id=req_id)
+        return Message("response", id=req_id, result=obj.get("result"), error=obj.get("error"))
     if not has_id and isinstance(method, str):
         return Message("notification", method=method, params=obj.get("params"))  # never answered, even if bad
     if obj.get("jsonrpc") != "2.0":
@@ -165,6 +191,12 @@ def decode(raw: bytes | str) -> Message:
 
 
 # -- sessions and calls ---------------------------------------------------------------------------------------------
+def _set_event() -> threading.Event:
+    e = threading.Event()
+    e.set()
+    return e
+
+
 def _id_key(v: Any) -> tuple[str, Any]:
     return (type(v).__name__, v)  # "1" and 1 are different ids
 
@@ -189,6 +221,22 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     inflight: dict[tuple[str, Any], _Call] = field(default_factory=dict)
     cancelled: set[tuple[str, Any]] = field(default_factory=set)
+    # Names this connection when the client passes no agent_id (HTTP: the session id; stdio: random per process).
+    token: str = field(default_factory=lambda: secrets.token_hex(4))
+    # MCP roots (issue 15): a client announcing the capability is asked for its roots; its first root selects the
+    # workspace this session is served from. Tool calls wait (bounded) while a roots/list answer is outstanding.
+    roots_capable: bool = False
+    send: Callable[[bytes], bool] | None = None  # how the server reaches the client (stdio; HTTP: a GET stream)
+    stream: Any = None  # HTTP: the session's open event stream
+    workspace: Any = None  # None: the server's default workspace
+    roots_request: str | None = None
+    roots_ready: threading.Event = field(default_factory=lambda: _set_event())
+
+    def agent(self) -> str:
+        """The connection's agent: the client's name from ``initialize`` and the session, e.g. ``cursor@3fa2c91b``."""
+        name = (self.client_info or {}).get("name")
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name if isinstance(name, str) else "").strip("-._")[:48]
+        return f"{slug or 'client'}@{(self.id or self.token)[:8]}"
 
     def cancel(self, req_id: Any) -> None:
         if not _valid_id(req_id):
@@ -237,14 +285,26 @@ class McpServer:
     """Protocol methods of spec mcp.md §2 over one shared :class:`~m1nd.workspace.Workspace`."""
 
     def __init__(self, workspace: Any, *, workers: int = 4, tool_timeout: float | None = None,
-                 inline_tools: bool = False) -> None:
+                 inline_tools: bool = False, profile: str = DEFAULT_PROFILE, agent: str | None = None) -> None:
         from m1nd import __version__
 
         self.workspace = workspace
         self.version = __version__
         self.tool_timeout = tool_timeout if tool_timeout is not None else _env_float("M1ND_TOOL_TIMEOUT_S",
                                                                                       TOOL_TIMEOUT_S)
-        self.tools = load_all()
+        registered = load_all()
+        self.profile = profile
+        self.tools = {n: registered[n] for n in profile_tools(profile, registered)}
+        # Server-level --agent: every call without agent_id acts as this agent (else the connection's own).
+        self.agent = agent
+        # Workspaces by root key: the default one (--workspace, else the current directory) and those chosen by
+        # clients' roots. Each holds its own graph; all are flushed at shutdown.
+        self._workspaces: dict[str, Any] = {}
+        key = getattr(getattr(workspace, "settings", None), "workspace_key", None)
+        if key is not None:
+            self._workspaces[str(key)] = workspace
+        self._workspaces_lock = threading.Lock()
+        self._roots_seq = 0
         # inline_tools: the transport runs tools on its own thread and enforces the time limit and cancellation
         # itself (stdio); otherwise calls run on a pool and the caller waits with the limit (HTTP).
         self.inline_tools = inline_tools
@@ -282,6 +342,7 @@ class McpServer:
         """Answer one message; ``None`` when nothing must be sent."""
         session.last_seen = time.time()
         if msg.kind == "response":
+            self.handle_response(msg, session)
             return None
         if msg.kind == "notification":
             self._notification(msg, session)
@@ -299,7 +360,75 @@ class McpServer:
         if msg.method == "notifications/cancelled":
             params = msg.params if isinstance(msg.params, dict) else {}
             session.cancel(params.get("requestId"))
-        # notifications/initialized and everything else: accepted silently.
+        elif msg.method in ("notifications/initialized", "notifications/roots/list_changed"):
+            self.ask_roots(session)
+        # everything else: accepted silently.
+
+    # -- workspaces and MCP roots -------------------------------------------------------------------------------------
+    def workspace_for(self, session: Session) -> Any:
+        return session.workspace if session.workspace is not None else self.workspace
+
+    def all_workspaces(self) -> list[Any]:
+        with self._workspaces_lock:
+            found = list(self._workspaces.values())
+        return found if self.workspace in found else [self.workspace, *found]
+
+    def ask_roots(self, session: Session) -> None:
+        """Send ``roots/list`` to a client that supports roots (the answer arrives in :meth:`handle_response`)."""
+        if not session.roots_capable or session.send is None:
+            return
+        with self._workspaces_lock:
+            self._roots_seq += 1
+            req_id = f"m1nd-roots-{self._roots_seq}"
+        session.roots_request = req_id
+        session.roots_ready.clear()
+        if not session.send(to_wire(dumps({"jsonrpc": "2.0", "id": req_id, "method": "roots/list"}))):
+            session.roots_ready.set()
+
+    def handle_response(self, msg: Message, session: Session) -> None:
+        """A client's answer to a server request: only ``roots/list`` is ever asked. The workspace opens on a
+        thread of its own (loading a graph takes a while) so the transport keeps reading meanwhile."""
+        if msg.id is None or msg.id != session.roots_request:
+            return
+        session.roots_request = None
+        if msg.error is not None or not isinstance(msg.result, dict):
+            log.warning("roots/list failed (%s); serving workspace %s", msg.error,
+                        self.workspace_for(session).settings.workspace_key)
+            session.roots_ready.set()
+            return
+        root = first_root(msg.result.get("roots"))
+        if root is None:
+            session.roots_ready.set()
+            return
+
+        def open_root() -> None:
+            try:
+                session.workspace = self.open_workspace(root)
+                log.info("serving workspace %s (the client's root)", session.workspace.settings.workspace_key)
+            except Exception:
+                log.exception("cannot open the workspace of root %s; serving %s", root,
+                              self.workspace_for(session).settings.workspace_key)
+            finally:
+                session.roots_ready.set()
+
+        threading.Thread(target=open_root, name="m1nd-roots", daemon=True).start()
+
+    def open_workspace(self, root: Any) -> Any:
+        """The workspace whose key is ``root``'s git top-level (else ``root``), opened and started once."""
+        from dataclasses import replace
+
+        from m1nd.config import git_toplevel
+        from m1nd.workspace import Workspace
+
+        key = git_toplevel(root) or root
+        with self._workspaces_lock:
+            ws = self._workspaces.get(str(key))
+            if ws is None:
+                base = self.workspace
+                ws = Workspace(replace(base.settings, workspace_key=key), transport=base.transport)
+                ws.on_server_start()
+                self._workspaces[str(key)] = ws
+            return ws
 
     def _request(self, msg: Message, session: Session) -> bytes | None:
         method = msg.method
@@ -332,6 +461,8 @@ class McpServer:
             session.protocol_version = version
             info = params.get("clientInfo")
             session.client_info = info if isinstance(info, dict) else None
+            caps = params.get("capabilities")
+            session.roots_capable = isinstance(caps, dict) and isinstance(caps.get("roots"), dict)
         log.info("session %s initialized (protocol %s, client %s)", session.id or "stdio", version,
                  (session.client_info or {}).get("name"))
         return result_response(req_id, {
@@ -343,7 +474,8 @@ class McpServer:
 
     def _tools_list(self, req_id: Any) -> bytes:
         if self._listing is None:
-            self._listing = to_wire(dumps([t.listing() for t in self.tools.values()]))
+            listed = [t.listing(listed_params(self.profile, n)) for n, t in self.tools.items()]
+            self._listing = to_wire(dumps(listed))
         return b'{"jsonrpc":"2.0","id":' + to_wire(dumps(req_id)) + b',"result":{"tools":' + self._listing + b"}}"
 
     def _tools_call(self, req_id: Any, params: dict[str, Any], session: Session) -> bytes | None:
@@ -355,7 +487,16 @@ class McpServer:
             args = {}
         if not isinstance(args, dict):
             return error_response(req_id, INVALID_PARAMS, "invalid params: 'arguments' must be an object")
+        if not session.roots_ready.wait(ROOTS_WAIT_S):
+            log.warning("no answer to roots/list within %.0f s; serving workspace %s", ROOTS_WAIT_S,
+                        self.workspace_for(session).settings.workspace_key)
         if name not in self.tools:
+            others = profiles_with(name, load_all())
+            if others:
+                return error_response(req_id, INVALID_PARAMS, f"tool '{name}' is not in the '{self.profile}' tool "
+                                      f"profile this server offers (profiles with it: {', '.join(others)}); "
+                                      f"restart it with --tools {others[0]} (or M1ND_TOOLS={others[0]})",
+                                      {"tool": name, "profile": self.profile})
             return error_response(req_id, INVALID_PARAMS, unknown_tool_message(name), {"tool": name})
         res = self.run_tool(name, args, session, req_id)
         if res is None:
@@ -368,8 +509,10 @@ class McpServer:
 
     def run_tool(self, name: str, args: dict[str, Any], session: Session, req_id: Any = None) -> ToolResult | None:
         """Run one tool on the pool with the time limit; ``None`` when the request was cancelled meanwhile."""
+        agent = self.agent or session.agent()
+        workspace = self.workspace_for(session)
         if self._pool is None:
-            return call_tool(self.workspace, name, args)
+            return call_tool(workspace, name, args, default_agent=agent)
         call = _Call()
         key = _id_key(req_id) if req_id is not None else None
         if key is not None:
@@ -381,7 +524,7 @@ class McpServer:
 
         def work() -> None:
             try:
-                call.result = call_tool(self.workspace, name, args)
+                call.result = call_tool(workspace, name, args, default_agent=agent)
             finally:
                 call.done.set()
 
@@ -464,23 +607,26 @@ def finish(workspace: Any, shutdown: Shutdown, timeout: float = 15.0) -> int:
     exit). Prints the shutdown line for signals; returns the exit code."""
     flushed: list[int] = []
 
+    workspaces = workspace if isinstance(workspace, list) else [workspace]
+
     def work() -> None:
-        try:
-            if "graph" in workspace.__dict__:
-                flushed.append(int(workspace.graph.flush() or 0))
-        except Exception:
-            log.exception("flushing learned weights failed")
-        try:
-            workspace.close()
-        except Exception:
-            log.exception("closing the workspace failed")
+        for ws in workspaces:
+            try:
+                if "graph" in ws.__dict__:
+                    flushed.append(int(ws.graph.flush() or 0))
+            except Exception:
+                log.exception("flushing learned weights failed")
+            try:
+                ws.close()
+            except Exception:
+                log.exception("closing the workspace failed")
 
     t = threading.Thread(target=work, name="m1nd-flush", daemon=True)
     t.start()
     t.join(timeout)
     if t.is_alive():
         log.error("flush did not finish within %.0f s; exiting anyway", timeout)
-    n = flushed[0] if flushed else 0
+    n = sum(flushed)
     if shutdown.signal_name:
         sys.stderr.write(f"m1nd: shutting down ({shutdown.signal_name}); flushed {n} learned weights\n")
     else:
@@ -624,7 +770,7 @@ class StdioTransport:
         self.server = server
         self.out = out
         self.shutdown = shutdown
-        self.session = Session()
+        self.session = Session(send=out.send)
         self.lines = read_lines(in_fd)
         self.pending: deque[Message | bytes] = deque()
         self.stopping = threading.Event()  # set at shutdown: stop reading and stop taking new requests
@@ -683,7 +829,8 @@ class StdioTransport:
         if msg.kind == "notification" and msg.method == "notifications/cancelled":
             self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
             return None
-        if msg.kind == "response":
+        if msg.kind == "response":  # the client's answer to roots/list: handled here, never queued behind a call
+            self.server.handle_response(msg, self.session)
             return None
         return msg
 
@@ -799,7 +946,7 @@ class StdioTransport:
         return True
 
 
-def serve_stdio(settings: Any) -> int:
+def serve_stdio(settings: Any, *, profile: str = DEFAULT_PROFILE, agent: str | None = None) -> int:
     """Run ``m1nd serve`` over stdio until EOF or a signal; returns the exit code."""
     proto_fd = claim_stdout()
     shutdown = Shutdown()
@@ -808,15 +955,15 @@ def serve_stdio(settings: Any) -> int:
         ws = start_workspace(settings, "stdio")
     except Exception as e:  # noqa: BLE001 — report on stderr, never a traceback on the protocol stream
         return start_failed(e)
-    server = McpServer(ws, inline_tools=True)
+    server = McpServer(ws, inline_tools=True, profile=profile, agent=agent)
     transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
     if shutdown.event.is_set():  # a signal arrived while the graph was loading
         return finish(ws, shutdown)
     transport.start()
-    log.info("serving MCP on stdio (%d tools)", len(server.tools))
+    log.info("serving MCP on stdio (%d tools, profile %s)", len(server.tools), profile)
     shutdown.wait()
     transport.stopping.set()
     # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the queue is drained already.
     if not transport.wait_done(SHUTDOWN_GRACE_S):
         log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
-    return finish(ws, shutdown)
+    return finish(server.all_workspaces(), shutdown)

@@ -127,6 +127,14 @@ class GraphStore:
         return [RootRow(r[0], r[1], r[2], bool(r[3]), r[4], r[5], r[6], json.loads(r[7]) if r[7] else None)
                 for r in rows]
 
+    def git_histories(self) -> Iterator[tuple[int, list[Any]]]:
+        """Per root with git data: ``(root_id, [(commit_time_s, subject, [relpaths]), ...])`` (the history field's
+        input; roots read before subjects were kept yield nothing until their next ingest)."""
+        for root_id, blob in self.db.execute("SELECT id, git_blob FROM roots WHERE git_blob IS NOT NULL"):
+            history = (unpack_json(blob) or {}).get("history") or []
+            if history:
+                yield int(root_id), history
+
     def root_git_blob(self, root_id: int) -> Any:
         return unpack_json(self.db.scalar("SELECT git_blob FROM roots WHERE id = ?", (root_id,)))
 
@@ -234,6 +242,19 @@ class GraphStore:
     def counts(self) -> tuple[int, int]:
         return (int(self.db.scalar("SELECT COUNT(*) FROM nodes", default=0)),
                 int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0)))
+
+    def agent_boosts(self, agent_id: str, since_ms: int) -> list[tuple[str, float, int, str]]:
+        """An agent's persisted priming boosts created at or after ``since_ms``: (ext id, boost, created_ms, source)."""
+        return [(e, float(b), int(c), s) for e, b, c, s in self.db.all(
+            "SELECT ext_id, boost, created_ms, source FROM agent_boosts WHERE agent_id = ? AND created_ms >= ?",
+            (agent_id, since_ms))]
+
+    def save_agent_boosts(self, agent_id: str, rows: Iterable[tuple[str, float, int, str]], expired_ms: int) -> None:
+        """Replace an agent's persisted boosts, and drop every agent's boosts created before ``expired_ms``."""
+        with self.db.write():
+            self.db.execute("DELETE FROM agent_boosts WHERE agent_id = ? OR created_ms < ?", (agent_id, expired_ms))
+            self.db.executemany("INSERT INTO agent_boosts(agent_id, ext_id, boost, created_ms, source) "
+                                "VALUES (?,?,?,?,?)", [(agent_id, e, b, c, s) for e, b, c, s in rows])
 
     def feedback_log(self) -> list[tuple[str, str, str, float, str]]:
         """Every learn_log row as (agent_id, query, feedback, strength, node_ids_json), oldest first (node

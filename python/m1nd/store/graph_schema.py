@@ -63,4 +63,22 @@ GRAPH_MIGRATIONS: list[str] = [
     """
     ALTER TABLE files ADD COLUMN terms_blob BLOB;
     """,
+    # 5: 'ingest' baselines (the graph as an ingest found it), so that one-shot CLI calls have a previous state to
+    # drift from; SQLite cannot alter a CHECK constraint, so the table is rebuilt
+    """
+    CREATE TABLE baselines_v5 (
+        id INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('server_start', 'manual', 'ingest')),
+        created_ms INTEGER, pid INTEGER, graph_generation INTEGER, weights_generation INTEGER, node_count INTEGER,
+        edge_count INTEGER, nodes_blob BLOB, weights_blob BLOB, files_blob BLOB);
+    INSERT INTO baselines_v5 SELECT id, kind, created_ms, pid, graph_generation, weights_generation, node_count,
+        edge_count, nodes_blob, weights_blob, files_blob FROM baselines;
+    DROP TABLE baselines;
+    ALTER TABLE baselines_v5 RENAME TO baselines;
+    """,
+    # 6: each agent's priming boosts (warmup, trail resume), so that they outlive the process that set them
+    """
+    CREATE TABLE agent_boosts (
+        agent_id TEXT NOT NULL, ext_id TEXT NOT NULL, boost REAL NOT NULL, created_ms INTEGER NOT NULL,
+        source TEXT NOT NULL, PRIMARY KEY (agent_id, ext_id)) WITHOUT ROWID;
+    """,
 ]

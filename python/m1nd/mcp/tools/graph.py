@@ -35,12 +35,15 @@ register(Tool(
               enum=("replace", "merge")),
         Param("namespace", "string", "Id prefix of a secondary root.", pattern=r"^[a-z][a-z0-9_-]{0,31}$"),
         Param("incremental", "boolean", "Reuse unchanged files.", default=True),
-        Param("include_dotfiles", "boolean", default=False),
-        Param("dotfile_patterns", "string[]", max_items=50, max_length=500),
+        Param("include_dotfiles", "boolean", "Also parse dotfiles.", default=False),
+        Param("dotfile_patterns", "string[]", "Dotfiles to include (glob).", max_items=50, max_length=500),
         Param("exclude", "string[]", "gitignore-style patterns to skip.", max_items=200, max_length=500),
-        Param("max_file_bytes", "integer", default=1048576, minimum=1024, maximum=16777216),
-        Param("git_window_days", "integer", default=365, minimum=1, maximum=3650),
-        Param("embed", "string", default="background", enum=("background", "sync", "skip")),
+        Param("max_file_bytes", "integer", "Skip larger files.", default=1048576, minimum=1024,
+              maximum=16777216),
+        Param("git_window_days", "integer", "History window for co-change.", default=365, minimum=1,
+              maximum=3650),
+        Param("embed", "string", "Code vectors: in the background, now, or not.", default="background",
+              enum=("background", "sync", "skip")),
     ),
     handler=_ingest, destructive=True,
     output_required=("files_scanned", "nodes", "edges", "graph_generation", "changed"), shrinkable=("warnings",),
@@ -55,7 +58,7 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                       include_ghost_edges=a["include_ghost_edges"],
                       include_structural_holes=a["include_structural_holes"],
                       coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
-                      group_by=a["group_by"])
+                      group_by=a["group_by"], history_before=a.get("history_before"))
     if a["include_memory"] and out["activated"]:
         out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
     return out
@@ -63,31 +66,35 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
 
 register(Tool(
     name="activate", title="Find related code", group="graph",
-    description=("Rank the code most related to a query: a weighted text match over every definition's name, body "
-                 "and path (BM25F; identifiers and backticked words count double), then spreading activation over "
-                 "the code graph (calls, imports, tests, change history). Tests and docs rank below the "
-                 "implementation unless the query asks for them. Use first when starting a task, with a change "
-                 "description or issue text as the query; group_by=file for distinct files; then learn (feedback), "
-                 "why, impact or perspective_start."),
+    description=("Rank the code most related to a query: a text match over every definition's name, body and path "
+                 "(BM25F; identifiers and backticked words count double), then spreading activation over the code "
+                 "graph (calls, imports, tests, change history); implementation ranks above tests and docs unless "
+                 "the query asks for them. Use first on a task, with the change or issue text as the query; "
+                 "group_by=file for distinct files; then learn, why, impact or perspective_start."),
     params=(
         Param("query", "string", "Words, identifiers, a file path or an external id.", required=True, min_length=1,
               max_length=2000),
-        Param("top_k", "integer", default=20, minimum=1, maximum=200),
-        Param("dimensions", "string[]", min_items=1, unique_items=True, enum=DIMENSIONS),
-        Param("max_hops", "integer", default=5, minimum=1, maximum=10),
-        Param("decay", "number", default=0.55, minimum=0.05, maximum=0.95),
-        Param("threshold", "number", default=0.04, minimum=0.001, maximum=0.5),
-        Param("max_seeds", "integer", default=24, minimum=1, maximum=200),
+        Param("top_k", "integer", "Results returned.", default=20, minimum=1, maximum=200),
+        Param("dimensions", "string[]", "Signals used (default all).", min_items=1, unique_items=True,
+              enum=DIMENSIONS),
+        Param("max_hops", "integer", "Spreading depth.", default=5, minimum=1, maximum=10),
+        Param("decay", "number", "Energy kept per hop.", default=0.55, minimum=0.05, maximum=0.95),
+        Param("threshold", "number", "Energy below which spreading stops.", default=0.04, minimum=0.001,
+              maximum=0.5),
+        Param("max_seeds", "integer", "Text matches used as seeds.", default=24, minimum=1, maximum=200),
         Param("node_kinds", "string[]", "Result filter by kind.", enum=KIND_NAMES, unique_items=True),
         Param("path_prefix", "string", "Result filter by relpath prefix.", max_length=1000),
-        Param("include_ghost_edges", "boolean", default=True),
-        Param("include_structural_holes", "boolean", default=False),
-        Param("include_memory", "boolean", default=False),
-        Param("coactivation_ltp", "boolean", default=True),
+        Param("include_ghost_edges", "boolean", "Report co-activated unlinked pairs.", default=True),
+        Param("include_structural_holes", "boolean", "Report likely missing links.", default=False),
+        Param("include_memory", "boolean", "Add memory entries about the results.", default=False),
+        Param("coactivation_ltp", "boolean", "Strengthen co-activated edges.", default=True),
         Param("max_per_file", "integer", "Results of one file placed before every other file has had its turn "
               "(diversity); 0 keeps the raw score order.", default=3, minimum=0, maximum=200),
-        Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files, each with its "
-              "best nodes and their line ranges.", default="node", enum=("node", "file")),
+        Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files with their "
+              "best nodes and line ranges.", default="node", enum=("node", "file")),
+        Param("history_before", "integer", "Count only commits older than this Unix time (seconds) in the "
+              "change-history match; for evaluating on the repository's own recent commits.", minimum=0,
+              maximum=2**53),
     ),
     handler=_activate,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
@@ -107,13 +114,17 @@ register(Tool(
                  "cumulative strength). Use to explain a link found by activate or impact; then learn or "
                  "hypothesize."),
     params=(
-        Param("source", "string", required=True, min_length=1, max_length=2000),
-        Param("target", "string", required=True, min_length=1, max_length=2000),
-        Param("max_hops", "integer", default=6, minimum=1, maximum=8),
-        Param("max_paths", "integer", default=10, minimum=1, maximum=50),
-        Param("path_budget", "integer", default=10000, minimum=100, maximum=200000),
-        Param("min_strength", "number", default=0.0001, minimum=0, maximum=1),
-        Param("relations", "string[]", enum=RELATION_NAMES, unique_items=True),
+        Param("source", "string", "External id of the start node.", required=True, min_length=1,
+              max_length=2000),
+        Param("target", "string", "External id of the end node.", required=True, min_length=1,
+              max_length=2000),
+        Param("max_hops", "integer", "Longest path.", default=6, minimum=1, maximum=8),
+        Param("max_paths", "integer", "Paths returned.", default=10, minimum=1, maximum=50),
+        Param("path_budget", "integer", "Paths explored at most.", default=10000, minimum=100,
+              maximum=200000),
+        Param("min_strength", "number", "Drop weaker paths.", default=0.0001, minimum=0, maximum=1),
+        Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
+              unique_items=True),
     ),
     handler=_why, read_only=True,
     output_required=("source", "target", "paths", "total_paths_found", "budget_exhausted"), shrinkable=("paths",),
@@ -135,13 +146,15 @@ register(Tool(
     params=(
         Param("node_id", "string", "External id of the node being changed.", required=True, min_length=1,
               max_length=2000),
-        Param("direction", "string", default="both", enum=("forward", "reverse", "both")),
-        Param("max_hops", "integer", default=5, minimum=1, maximum=10),
-        Param("min_signal", "number", default=0.01, minimum=0.001, maximum=0.5),
-        Param("top_k", "integer", default=50, minimum=1, maximum=500),
-        Param("relations", "string[]", enum=RELATION_NAMES, unique_items=True),
-        Param("include_causal_chains", "boolean", default=True),
-        Param("max_chains", "integer", default=10, minimum=0, maximum=50),
+        Param("direction", "string", "forward: what it uses; reverse: what uses it.", default="both",
+              enum=("forward", "reverse", "both")),
+        Param("max_hops", "integer", "Spreading depth.", default=5, minimum=1, maximum=10),
+        Param("min_signal", "number", "Drop weaker nodes.", default=0.01, minimum=0.001, maximum=0.5),
+        Param("top_k", "integer", "Nodes returned.", default=50, minimum=1, maximum=500),
+        Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
+              unique_items=True),
+        Param("include_causal_chains", "boolean", "Explain each entry's path.", default=True),
+        Param("max_chains", "integer", "Chains returned.", default=10, minimum=0, maximum=50),
     ),
     handler=_impact, read_only=True,
     output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),

@@ -82,27 +82,27 @@ ADD_PARAMS = (
     Param("content", "string", "Body text (required with type).", default="", max_length=1024 * 1024),
     Param("category", "string", "Category (memory_registries kind=categories).", max_length=64),
     Param("type", "string", "Fact type: routes the category and generates the title.", enum=FACT_TYPES),
-    Param("tags", "string[]", max_items=50, max_length=64),
-    Param("applicability", "string[]", max_items=50, max_length=64),
+    Param("tags", "string[]", "Free tags.", max_items=50, max_length=64),
+    Param("applicability", "string[]", "Where it applies (registry).", max_items=50, max_length=64),
     Param("anchors", "string[]", "Entry ids this entry connects to.", max_items=50, max_length=200),
     Param("code_refs", "string[]", "Graph ids the entry is about.", max_items=50, max_length=1000),
-    Param("wake_phrases", "string[]", max_items=20, max_length=500),
-    Param("wake_order", "integer"),
-    Param("project", "string", max_length=128),
+    Param("wake_phrases", "string[]", "Phrases that surface it in wake.", max_items=20, max_length=500),
+    Param("wake_order", "integer", "Rank in wake."),
+    Param("project", "string", "Project name.", max_length=128),
     Param("session_id", "string", "Session (enables dedup: identical facts in a session are stored once).",
           max_length=128),
-    Param("domain", "string", max_length=500),
+    Param("domain", "string", "Subject area.", max_length=500),
     Param("thread_id", "string", "Thread to close (type thread_closed).", max_length=200),
-    Param("content_type", "string", default="text", max_length=64),
-    Param("source_type", "string", default="agent_session", max_length=64),
-    Param("entry_type", "string", default="primary", max_length=64),
-    Param("ephemeral", "boolean", default=False),
+    Param("content_type", "string", "Body format (registry).", default="text", max_length=64),
+    Param("source_type", "string", "Origin (registry).", default="agent_session", max_length=64),
+    Param("entry_type", "string", "Kind of entry (registry).", default="primary", max_length=64),
+    Param("ephemeral", "boolean", "Short-lived fact.", default=False),
     Param("private", "boolean", "Visible only to you.", default=False),
     Param("resonance", "integer", "Importance (0 default, facts 3).", minimum=-100, maximum=100),
-    Param("resonance_type", "string", enum=RESONANCE_TYPES),
+    Param("resonance_type", "string", "How importance decays.", enum=RESONANCE_TYPES),
     Param("allow_duplicate", "boolean", "Write even if identical this session.", default=False),
-    Param("embed", "boolean", default=True),
-    Param("auto_anchor", "boolean", default=True),
+    Param("embed", "boolean", "Compute its vector now.", default=True),
+    Param("auto_anchor", "boolean", "Link similar entries.", default=True),
 )
 _ADD_DEFAULTS = {p.name: p.default for p in ADD_PARAMS if p.name in (
     "content_type", "source_type", "entry_type", "ephemeral", "auto_anchor", "private", "allow_duplicate", "embed")}
@@ -237,8 +237,9 @@ register(Tool(
                  "project, session, code_ref), newest first or by resonance; includes your private entries unless "
                  "include_private=false. Use to browse; memory_search to find by words; memory_show for a full body."),
     params=(*FILTER_PARAMS,
-            Param("sort", "string", default="updated", enum=("updated", "created", "resonance", "id")),
-            Param("limit", "integer", default=50, minimum=1, maximum=500),
+            Param("sort", "string", "Order of results.", default="updated", enum=("updated", "created",
+                  "resonance", "id")),
+            Param("limit", "integer", "Entries returned.", default=50, minimum=1, maximum=500),
             Param("max_body_chars", "integer", "Cut bodies to this many characters.", default=300, minimum=0,
                   maximum=5000)),
     handler=_memory_list, read_only=True, output_required=("entries", "total"), shrinkable=("entries",),
@@ -266,13 +267,15 @@ register(Tool(
                  "identifier parts; quoted phrases and prefix* work) with the same filters as memory_list. "
                  "activate=true marks results as used. Use before starting work to recall decisions and gotchas; "
                  "then memory_show for full bodies."),
-    params=(Param("query", "string", required=True, min_length=1, max_length=2000),
+    params=(Param("query", "string", "Words; \"phrases\" and prefix* work.", required=True, min_length=1,
+                  max_length=2000),
             Param("mode", "string", "keyword, semantic or hybrid (default: hybrid with a model, else keyword).",
                   enum=("keyword", "semantic", "hybrid")),
             *FILTER_PARAMS,
-            Param("limit", "integer", default=10, minimum=1, maximum=100),
-            Param("activate", "boolean", default=False),
-            Param("max_body_chars", "integer", default=300, minimum=0, maximum=5000)),
+            Param("limit", "integer", "Results returned.", default=10, minimum=1, maximum=100),
+            Param("activate", "boolean", "Mark results as used.", default=False),
+            Param("max_body_chars", "integer", "Cut bodies to this many characters.", default=300,
+                  minimum=0, maximum=5000)),
     handler=_memory_search, output_required=("query", "mode", "results"), shrinkable=("results",),
 ))
 
@@ -289,12 +292,13 @@ register(Tool(
     description=("Recently created facts (ephemeral entries by default; all_types=true for every kind) whose decayed "
                  "resonance is still above 0.5, newest first or by resonance. Use at the start of a session to "
                  "catch up; memory_show for details."),
-    params=(Param("days", "integer", default=10, minimum=1, maximum=3650),
-            Param("all_types", "boolean", default=False),
-            Param("resonance_type", "string", enum=RESONANCE_TYPES),
-            Param("sort", "string", default="chronological", enum=("chronological", "resonance")),
-            Param("resonance_basis", "string", default="decayed", enum=BASIS),
-            Param("limit", "integer", default=50, minimum=1, maximum=500)),
+    params=(Param("days", "integer", "Look back this many days.", default=10, minimum=1, maximum=3650),
+            Param("all_types", "boolean", "Every kind, not only facts.", default=False),
+            Param("resonance_type", "string", "Only this type.", enum=RESONANCE_TYPES),
+            Param("sort", "string", "Order of results.", default="chronological", enum=("chronological",
+                  "resonance")),
+            Param("resonance_basis", "string", "Stored or decayed resonance.", default="decayed", enum=BASIS),
+            Param("limit", "integer", "Entries returned.", default=50, minimum=1, maximum=500)),
     handler=_memory_recent, read_only=True, output_required=("entries",), shrinkable=("entries",),
 ))
 
@@ -327,37 +331,37 @@ register(Tool(
                  "resonance, private. A backup is kept (memory_restore undoes). Nothing changes when the values are "
                  "the same. Returns the list of changes."),
     params=(ID,
-            Param("title", "string", min_length=1, max_length=500),
-            Param("content", "string", max_length=1024 * 1024),
-            Param("append", "string", max_length=1024 * 1024),
-            Param("prepend", "string", max_length=1024 * 1024),
-            Param("find", "string", max_length=100_000),
-            Param("replace", "string", max_length=1024 * 1024),
-            Param("replace_all", "boolean", default=False),
-            Param("nth", "integer", minimum=1),
-            Param("category", "string", max_length=64),
-            Param("tags", "string[]", max_items=50, max_length=64),
-            Param("add_tags", "string[]", max_items=50, max_length=64),
-            Param("remove_tags", "string[]", max_items=50, max_length=64),
-            Param("applicability", "string[]", max_items=50, max_length=64),
-            Param("content_type", "string", max_length=64),
-            Param("resonance", "integer", minimum=-100, maximum=100),
+            Param("title", "string", "New title.", min_length=1, max_length=500),
+            Param("content", "string", "New body (replaces).", max_length=1024 * 1024),
+            Param("append", "string", "Text added at the end.", max_length=1024 * 1024),
+            Param("prepend", "string", "Text added at the start.", max_length=1024 * 1024),
+            Param("find", "string", "Text to replace (with replace).", max_length=100_000),
+            Param("replace", "string", "Replacement of find.", max_length=1024 * 1024),
+            Param("replace_all", "boolean", "Replace every match.", default=False),
+            Param("nth", "integer", "Replace only the nth match.", minimum=1),
+            Param("category", "string", "New category.", max_length=64),
+            Param("tags", "string[]", "New tags (replace).", max_items=50, max_length=64),
+            Param("add_tags", "string[]", "Tags to add.", max_items=50, max_length=64),
+            Param("remove_tags", "string[]", "Tags to remove.", max_items=50, max_length=64),
+            Param("applicability", "string[]", "New applicability (replace).", max_items=50, max_length=64),
+            Param("content_type", "string", "New body format.", max_length=64),
+            Param("resonance", "integer", "New importance.", minimum=-100, maximum=100),
             Param("resonance_type", "string", "null clears.", enum=RESONANCE_TYPES, nullable=True),
-            Param("anchors", "string[]", max_items=50, max_length=200),
-            Param("add_anchors", "string[]", max_items=50, max_length=200),
-            Param("remove_anchors", "string[]", max_items=50, max_length=200),
-            Param("wake_phrases", "string[]", max_items=20, max_length=500),
-            Param("add_wake_phrases", "string[]", max_items=20, max_length=500),
-            Param("remove_wake_phrases", "string[]", max_items=20, max_length=500),
+            Param("anchors", "string[]", "New anchors (replace).", max_items=50, max_length=200),
+            Param("add_anchors", "string[]", "Anchors to add.", max_items=50, max_length=200),
+            Param("remove_anchors", "string[]", "Anchors to remove.", max_items=50, max_length=200),
+            Param("wake_phrases", "string[]", "New wake phrases (replace).", max_items=20, max_length=500),
+            Param("add_wake_phrases", "string[]", "Wake phrases to add.", max_items=20, max_length=500),
+            Param("remove_wake_phrases", "string[]", "Wake phrases to remove.", max_items=20, max_length=500),
             Param("wake_order", "integer", "null clears.", nullable=True),
-            Param("code_refs", "string[]", max_items=50, max_length=1000),
-            Param("add_code_refs", "string[]", max_items=50, max_length=1000),
-            Param("remove_code_refs", "string[]", max_items=50, max_length=1000),
+            Param("code_refs", "string[]", "New code refs (replace).", max_items=50, max_length=1000),
+            Param("add_code_refs", "string[]", "Code refs to add.", max_items=50, max_length=1000),
+            Param("remove_code_refs", "string[]", "Code refs to remove.", max_items=50, max_length=1000),
             Param("private", "boolean", "true: private to you; false: public."),
-            Param("session_id", "string", max_length=128),
+            Param("session_id", "string", "Move to this session.", max_length=128),
             Param("force", "boolean", "Confirm making a bloom public.", default=False),
-            Param("embed", "boolean", default=True),
-            Param("auto_anchor", "boolean", default=True)),
+            Param("embed", "boolean", "Recompute its vector.", default=True),
+            Param("auto_anchor", "boolean", "Link similar entries.", default=True)),
     handler=_memory_update, destructive=True, output_required=("id", "changes"),
     exclusive=(("content", "append", "prepend", "find"),),
 ))
@@ -388,7 +392,8 @@ register(Tool(
     description=("Undo a change: restore an entry's newest backup (or backup_id) — title, body, tags, category, "
                  "wake phrases, code refs — even after memory_delete. list=true shows the backups first. The current "
                  "state is backed up too, so restoring twice undoes the restore."),
-    params=(ID, Param("backup_id", "string", max_length=64), Param("list", "boolean", default=False)),
+    params=(ID, Param("backup_id", "string", "Backup to restore (default newest).", max_length=64),
+            Param("list", "boolean", "Only list the backups.", default=False)),
     handler=_memory_restore, output_required=("id",), shrinkable=("backups",),
 ))
 
@@ -406,11 +411,13 @@ register(Tool(
     description=("Add a typed relationship from one entry to another (related, supersedes, extends, implements, "
                  "contradicts, example_of, extracted_from). The target gains +1 resonance (cap 10) unless "
                  "reinforce=false or the type is contradicts/supersedes. Existing links answer existing=true."),
-    params=(Param("from_id", "string", required=True, min_length=1, max_length=200),
-            Param("to_id", "string", required=True, min_length=1, max_length=200),
+    params=(Param("from_id", "string", "Entry the link starts at.", required=True, min_length=1,
+                  max_length=200),
+            Param("to_id", "string", "Entry the link points to.", required=True, min_length=1,
+                  max_length=200),
             Param("type", "string", "Relationship type (memory_registries kind=relationship_types).", required=True,
                   min_length=1, max_length=64),
-            Param("reinforce", "boolean", default=True)),
+            Param("reinforce", "boolean", "Give the target +1 resonance.", default=True)),
     handler=_memory_relate, output_required=("id", "existing"),
 ))
 
@@ -437,7 +444,8 @@ def _memory_unrelate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
 register(Tool(
     name="memory_unrelate", title="Remove a link", group="memory",
     description="Delete a relationship by its id (rel-…, from memory_relationships).",
-    params=(Param("relationship_id", "string", required=True, min_length=1, max_length=64),),
+    params=(Param("relationship_id", "string", "Id from memory_relationships.", required=True, min_length=1,
+                  max_length=64),),
     handler=_memory_unrelate, destructive=True, output_required=("deleted", "id"),
 ))
 
@@ -455,8 +463,8 @@ register(Tool(
     name="memory_reinforce", title="Reinforce an entry", group="memory",
     description=("Raise (or lower, with a negative amount) an entry's resonance and reset its decay clock: use when "
                  "an entry proved useful. Never lowers an entry already above the cap."),
-    params=(ID, Param("amount", "integer", default=1, minimum=-10, maximum=10),
-            Param("cap", "integer", default=10, minimum=1, maximum=100)),
+    params=(ID, Param("amount", "integer", "Change of resonance.", default=1, minimum=-10, maximum=10),
+            Param("cap", "integer", "Resonance ceiling.", default=10, minimum=1, maximum=100)),
     handler=_memory_reinforce, output_required=("id", "old_resonance", "new_resonance", "capped"),
 ))
 
@@ -485,7 +493,7 @@ register(Tool(
     name="memory_open_threads", title="Open threads", group="memory",
     description=("Open questions and commitments (thread entries not closed), most resonant first. Close one with "
                  "memory_add type=thread_closed thread_id=<id>."),
-    params=(Param("limit", "integer", default=50, minimum=1, maximum=200),),
+    params=(Param("limit", "integer", "Threads returned.", default=50, minimum=1, maximum=200),),
     handler=_memory_open_threads, read_only=True, output_required=("threads",), shrinkable=("threads",),
 ))
 
@@ -517,9 +525,12 @@ register(Tool(
     description=("Sessions group what you store during a task. action=create (optional session_id, session_type, "
                  "project) then pass session_id to memory_add; close; list; facts (entries of a session_id); "
                  "session_of (the session of fact_id)."),
-    params=(Param("action", "string", required=True, enum=("list", "create", "close", "facts", "session_of")),
-            Param("session_id", "string", max_length=128), Param("fact_id", "string", max_length=200),
-            Param("session_type", "string", max_length=64), Param("project", "string", max_length=128)),
+    params=(Param("action", "string", "What to do.", required=True, enum=("list", "create", "close",
+                  "facts", "session_of")),
+            Param("session_id", "string", "Session to act on.", max_length=128),
+            Param("fact_id", "string", "Fact for session_of.", max_length=200),
+            Param("session_type", "string", "Type for create.", max_length=64),
+            Param("project", "string", "Project for create.", max_length=128)),
     handler=_memory_sessions, output_required=("action",),
     shrinkable=("sessions", "facts"),
 ))
@@ -535,7 +546,7 @@ register(Tool(
     description=("The valid values of a memory field: categories, relationship_types, fact_types, resonance_types, "
                  "source_types, entry_types, content_types, session_types, applicability, or the tags in use "
                  "(optionally of one category). Use before memory_add when unsure of a name."),
-    params=(Param("kind", "string", required=True, enum=REGISTRY_KINDS),
+    params=(Param("kind", "string", "Which registry.", required=True, enum=REGISTRY_KINDS),
             Param("category", "string", "Tags of this category only (kind=tags).", max_length=64)),
     handler=_memory_registries, read_only=True, output_required=("kind", "values"), shrinkable=("values",),
 ))

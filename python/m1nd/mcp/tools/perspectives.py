@@ -99,8 +99,9 @@ register(Tool(
                  "perspective_follow, or inspect another route."),
     params=(
         PID, ROUTE_ID, ROUTE_INDEX, VERSION,
-        Param("max_lines", "integer", default=40, minimum=5, maximum=200),
-        Param("max_chars", "integer", default=2000, minimum=200, maximum=8000),
+        Param("max_lines", "integer", "Lines returned at most.", default=40, minimum=5, maximum=200),
+        Param("max_chars", "integer", "Characters returned at most.", default=2000, minimum=200,
+              maximum=8000),
         Param("context_lines", "integer", "Extra lines before and after a symbol.", default=0, minimum=0,
               maximum=20),
     ),
@@ -151,7 +152,7 @@ register(Tool(
                  "neighbours (weighted Jaccard) and similar names or purpose. These are hypotheses, not edges. Use "
                  "to find missing links; confirm with why or perspective_peek."),
     params=(PID, ROUTE_ID, ROUTE_INDEX, VERSION,
-            Param("top_k", "integer", default=8, minimum=1, maximum=20)),
+            Param("top_k", "integer", "Candidates returned.", default=8, minimum=1, maximum=20)),
     handler=_affinity, read_only=True,
     output_required=("notice", "candidates"), shrinkable=("candidates",),
 ))
@@ -198,8 +199,10 @@ register(Tool(
                  "strongly each one's seeds activate its visited nodes per dimension. Use after branching to see "
                  "where two explorations diverged; then close the one you no longer need."),
     params=(
-        Param("perspective_id_a", "string", required=True, min_length=1, max_length=100),
-        Param("perspective_id_b", "string", required=True, min_length=1, max_length=100),
+        Param("perspective_id_a", "string", "First perspective.", required=True, min_length=1,
+              max_length=100),
+        Param("perspective_id_b", "string", "Second perspective.", required=True, min_length=1,
+              max_length=100),
         Param("dimensions", "string[]", "Dimensions to compare ([] = all four).", enum=DIMENSIONS, unique_items=True),
     ),
     handler=_compare, read_only=True,

@@ -1,0 +1,34 @@
+"""The ``trace`` tool (issue 15 item 6): an error output or stack trace in, ranked suspects out. A thin adapter:
+parsing is :mod:`m1nd.stacktrace`, mapping and ranking :mod:`m1nd.graph.suspects`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from m1nd.mcp.registry import Param, Tool, register
+
+
+def _trace(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+    from m1nd.stacktrace import parse
+
+    ws.graph.count_query(a["agent_id"])
+    frames = [f.to_json() for f in parse(a["trace"])]
+    return ws.graph.trace(frames, top_k=a["top_k"], max_hops=a["max_hops"])
+
+
+register(Tool(
+    name="trace", title="Suspects of a stack trace", group="graph",
+    description=("Paste an error output or stack trace (Python, JavaScript/TypeScript, Go, Rust, Java): its frames "
+                 "are mapped to graph nodes by file and line and suspects ranked by spreading activation from them, "
+                 "innermost frames strongest; frames outside the graph are listed as unmapped with the reason. Use "
+                 "when debugging a failure; then why or impact on a suspect."),
+    params=(
+        Param("trace", "string", "The error output or stack trace, as printed.", required=True, min_length=1,
+              max_length=200_000),
+        Param("top_k", "integer", "Suspects returned.", default=10, minimum=1, maximum=100),
+        Param("max_hops", "integer", "How far suspicion spreads from the frames.", default=3, minimum=0,
+              maximum=6),
+    ),
+    handler=_trace, read_only=True, output_required=("frames_total", "mapped", "unmapped", "suspects"),
+    shrinkable=("suspects", "mapped", "unmapped"),
+))
