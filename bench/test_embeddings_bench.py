@@ -90,9 +90,7 @@ class BareLoop:
         so.intra_op_num_threads = E.default_threads()
         so.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(spec.model_path), so, providers=["CPUExecutionProvider"])
-        # tokenised by the tokenizers package (the test extra), as the obvious loop is written; m1nd reads WordPiece
-        # files itself and installs no tokenizers (issue 17)
-        self.tok = pytest.importorskip("tokenizers").Tokenizer.from_file(str(spec.tokenizer_path))
+        self.tok = E.load_tokenizer(spec.tokenizer_path)
         if fixed:
             self.tok.enable_padding(pad_id=0, pad_token="[PAD]", length=fixed)
         else:

@@ -15,7 +15,7 @@ ROOT=$PWD
 OUT=${M1ND_CI_DIR:-$ROOT/build/ci}
 read -r -a PYTHONS <<< "${M1ND_CI_PYTHONS:-3.11 3.13}"
 # What the other Pythons run: the parts that touch the native core, the wire protocol and Unicode tables.
-SUBSET=(tests/core tests/graph tests/mcp tests/test_cli_lazy.py tests/embeddings/test_wordpiece.py)
+SUBSET=(tests/core tests/graph tests/mcp tests/test_cli_lazy.py)
 
 find_python() {  # pyenv's newest 3.X.*, else python3.X on PATH
   local v=$1 p

@@ -81,6 +81,7 @@ def test_checksum_mismatch_disables_the_model(capsys) -> None:
 
 def test_tokenizer_padding_and_truncation_are_removed() -> None:
     tok = E.load_tokenizer(E.default_spec().tokenizer_path)
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
     encs = tok.encode_batch(["short", "a somewhat longer sentence with more words in it " * 30])
     assert len(encs[0].ids) == 3 and len(encs[1].ids) > 128  # no fixed padding to 128, no truncation at 128
 

