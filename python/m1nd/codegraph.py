@@ -24,7 +24,7 @@ import numpy as np
 from m1nd.config import Settings
 from m1nd.errors import InvalidInputError, graph_empty_error
 from m1nd.graph import cache
-from m1nd.graph.engine import W_MAX, W_MIN, Engine
+from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
 from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
@@ -655,7 +655,7 @@ class CodeGraph:
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],
             "perspectives": persp.count(agent_id), "locks": persp.lock_count(), "git": git_info,
-            "transport": self.transport,
+            "transport": self.transport, "core": core_build_info(),
         }
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"

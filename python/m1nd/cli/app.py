@@ -10,6 +10,7 @@ from functools import cached_property
 
 import click
 
+from m1nd import __version__
 from m1nd.config import Settings, load_settings
 from m1nd.errors import M1ndError
 
@@ -78,8 +79,101 @@ def fail(err: M1ndError, *, as_json: bool = False) -> None:
     sys.exit(1)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(package_name="m1nd", prog_name="m1nd")
+# Each top-level command, the ``m1nd.cli`` module whose ``register(cli)`` adds it, and the first sentence of its
+# help. ``m1nd --help``, ``--version`` and shell completion read this table instead of importing the command
+# modules (they build their commands from the tool registry, which imports numpy and the services): a command's
+# module is imported only when that command runs or shows its own help. tests/test_cli_lazy.py checks the table
+# against what the modules register; a command missing from it still works (every module is then loaded).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "activate": ("graph", "Rank the code most related to QUERY (words, identifiers, a path or an external id)."),
+    "why": ("graph", "Explain how SOURCE and TARGET (external ids) connect: strongest simple paths."),
+    "impact": ("graph", "Blast radius of changing NODE_ID: what it reaches forward and what depends on it."),
+    "health": ("graph", "Graph, store, embedder and git health."),
+    "ingest": ("graph", "Parse the repository at PATH into the code graph (incremental; progress on stderr)."),
+    "graph": ("graph", "Draw the neighbourhood of NODE_ID (an external id): the nodes within --depth hops and the "
+                       "edges among them."),
+    "trace": ("graph", "Rank the code suspected by an error output or stack trace read from FILE (default: stdin): "
+                       "frames are mapped to nodes by file and line, then suspicion spreads over the graph."),
+    "tools": ("graph", "List the tools (of a profile) with their descriptions."),
+    "call": ("graph", "Run TOOL in-process with ARGUMENTS (JSON text, or @file.json); prints structuredContent "
+                      "as JSON."),
+    "serve": ("serve", "Run the MCP server (stdio by default; stdout then carries protocol messages only)."),
+    "learn": ("learning", "Feedback on QUERY's results: FEEDBACK is correct, wrong or partial; NODE_ID... the "
+                          "nodes concerned."),
+    "drift": ("learning", "What changed since a baseline (default: the previous server start): nodes and learned "
+                          "weights."),
+    "trail": ("learning", "Saved investigations (shared by every agent): list, show, resume, merge, archive."),
+    "weights": ("learning", "Learned edge weights: statistics and reset."),
+    "memory": ("memory", "Knowledge memory: entries with categories, tags, resonance and visibility (memory.db, "
+                         "shared by every workspace)."),
+    "eval": ("evaluation", "Measure how well activate finds the files a change needed, on this repository's own "
+                           "git history."),
+}
+COMMAND_MODULES = ("graph", "serve", "learning", "memory", "evaluation")
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when the command itself is needed (see ``COMMANDS``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: set[str] = set()
+
+    def _load(self, module_name: str) -> None:
+        if module_name in self._loaded:
+            return
+        import importlib
+
+        self._loaded.add(module_name)
+        try:
+            module = importlib.import_module(f"m1nd.cli.{module_name}")
+        except ModuleNotFoundError as e:  # an optional module that does not exist yet
+            if e.name != f"m1nd.cli.{module_name}":
+                raise
+            return
+        module.register(self)
+
+    def load_all(self) -> None:
+        for module_name in COMMAND_MODULES:
+            self._load(module_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in COMMANDS:
+                self._load(COMMANDS[cmd_name][0])
+            if cmd_name not in self.commands:
+                self.load_all()
+        return self.commands.get(cmd_name)
+
+    def _short_help(self, name: str, limit: int) -> str:
+        if name in self.commands or name not in COMMANDS:
+            cmd = self.get_command(click.get_current_context(), name)
+            return cmd.get_short_help_str(limit) if cmd is not None else ""
+        return click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, self._short_help(n, limit)) for n in names])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+        from click.shell_completion import CompletionItem
+
+        items = [CompletionItem(n, help=self._short_help(n, 45)) for n in self.list_commands(ctx)
+                 if n.startswith(incomplete)]
+        # the group's own options (--help, --version) when the word starts with a dash
+        items.extend(click.Command.shell_complete(self, ctx, incomplete))
+        return items
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="m1nd")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """m1nd: a shared, durable memory of code and knowledge for coding agents.
@@ -93,17 +187,8 @@ def cli(ctx: click.Context) -> None:
 
 
 def _register_commands() -> None:
-    """Each command module exposes ``register(cli)``. Optional ones are skipped while they do not exist yet."""
-    import importlib
-
-    for name in ("graph", "serve", "learning", "memory", "evaluation"):
-        try:
-            module = importlib.import_module(f"m1nd.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"m1nd.cli.{name}":
-                raise
-            continue
-        module.register(cli)
+    """Import every command module now (documentation checks walk the whole tree)."""
+    cli.load_all()
 
 
 def _preload_for_serve(obj: CliContext) -> None:
@@ -129,7 +214,6 @@ def run(argv: list[str] | None = None) -> int:
                      agent_flag=found.get("--agent"))
     if rest[:1] == ["serve"] and not {"-h", "--help"} & set(rest):
         _preload_for_serve(obj)
-    _register_commands()
     try:
         cli.main(args=rest, prog_name="m1nd", obj=obj, standalone_mode=False)
     except click.exceptions.Exit as e:

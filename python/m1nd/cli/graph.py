@@ -88,6 +88,10 @@ def render_health(r: dict[str, Any]) -> list[str]:
     out = [f"status: {r['status']}", f"nodes: {r['node_count']}", f"edges: {r['edge_count']}",
            f"graph generation: {r['graph_generation']}", f"weights generation: {r['weights_generation']}",
            f"embedder: {e.get('model_id') or 'none'} (available: {'yes' if e.get('available') else 'no'})"]
+    if r.get("core"):
+        c = r["core"]
+        out.append(f"core: {c['abi']}, {'bounds-checked' if c['boundscheck'] else 'unchecked'} "
+                   f"{c['build_type'] or 'default'} build, {c['compiler']}")
     out += list(r.get("warnings", []))
     if r.get("hint"):
         out.append(f"hint: {r['hint']}")

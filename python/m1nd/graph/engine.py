@@ -32,6 +32,24 @@ S = TypeVar("S")
 MODE = {"forward": 0, "reverse": 1, "both": 2}
 
 
+def core_build_info() -> dict[str, object]:
+    """How the loaded kernels were compiled (``health.core``): the ABI (``abi3`` serves every CPython from 3.11 on),
+    whether bounds and initialisation checks are compiled in, the C compiler and the CMake build type."""
+    import os
+
+    try:
+        from m1nd_core import _build_info as b  # written by CMake next to the modules (src/m1nd_core/CMakeLists.txt)
+    except ImportError:
+        return {"abi": "unknown", "abi3": None, "boundscheck": None, "compiler": "unknown", "build_type": "unknown"}
+    from m1nd_core import csr
+
+    # the loaded module's file name says which ABI it was built for (csr.abi3.so; on Windows every build is csr.pyd)
+    name = os.path.basename(csr.__file__ or "")
+    abi3 = ".abi3." in name or (name.endswith(".pyd") and b.ABI.startswith("abi3"))
+    return {"abi": b.ABI, "abi3": abi3, "boundscheck": bool(b.BOUNDSCHECK), "compiler": b.COMPILER.strip(),
+            "build_type": b.BUILD_TYPE}
+
+
 def relation_mask(codes: list[int] | tuple[int, ...] | set[int]) -> int:
     m = 0
     for c in codes:
