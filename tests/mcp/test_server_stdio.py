@@ -25,7 +25,9 @@ from test_server_support import (  # noqa: F401 — fixtures are used by name
     server_env,
 )
 
-from m1nd.mcp.server import INSTRUCTIONS
+from m1nd.mcp.profiles import profile_tools
+from m1nd.mcp.registry import load_all
+from m1nd.mcp.server import instructions
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +44,8 @@ def params(env: dict[str, str]) -> StdioServerParameters:
 async def test_sdk_client_end_to_end(server_env: dict[str, str], fixture_repo: Path) -> None:
     async with Client(params(server_env), mode="legacy") as client:
         assert client.server_info is not None and client.server_info.name == "m1nd"
-        assert client.instructions == INSTRUCTIONS
+        offered = profile_tools(server_env.get("M1ND_TOOLS", "core"), load_all())
+        assert client.instructions == instructions(offered)
         assert client.server_capabilities.tools is not None
 
         listing = await client.list_tools()

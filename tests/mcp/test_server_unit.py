@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -169,11 +170,29 @@ def test_initialize_negotiates_the_version(asked: str | None, got: str) -> None:
     assert r["protocolVersion"] == got
     assert r["capabilities"] == {"tools": {"listChanged": False}}
     assert r["serverInfo"]["name"] == "m1nd" and r["serverInfo"]["version"]
-    assert r["instructions"] == S.INSTRUCTIONS
+    assert r["instructions"] == S.instructions(make_server().tools)
 
 
-def test_instructions_are_the_spec_text_verbatim() -> None:
-    assert S.INSTRUCTIONS == SPEC_INSTRUCTIONS.read_text(encoding="utf-8").rstrip("\n")
+def test_instructions_of_every_tool_are_the_spec_text_but_for_the_optional_agent_id() -> None:
+    from m1nd.mcp.profiles import profile_tools
+    from m1nd.mcp.registry import load_all
+
+    spec = SPEC_INSTRUCTIONS.read_text(encoding="utf-8").rstrip("\n").splitlines()
+    ours = S.instructions(profile_tools("all", load_all())).splitlines()
+    assert ours[0].startswith("m1nd keeps a code graph") and "agent_id is optional" in ours[0]
+    assert ours[1:] == [" ".join(spec[1:3]), *spec[3:]]  # the start chain on one line, the rest word for word
+
+
+@pytest.mark.parametrize("profile", ["core", "graph", "memory", "perspectives"])
+def test_instructions_name_only_tools_the_profile_offers(profile: str) -> None:
+    from m1nd.mcp.profiles import profile_tools
+    from m1nd.mcp.registry import load_all
+
+    every = set(load_all())
+    offered = set(profile_tools(profile, load_all()))
+    text = S.instructions(offered)
+    named = {w for w in re.findall(r"[a-z_]+", text) if w in every}
+    assert named and named <= offered, named - offered
 
 
 def test_second_initialize_is_refused() -> None:

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,16 +56,42 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
-# spec mcp.md §9, verbatim.
-INSTRUCTIONS = """\
-m1nd keeps a code graph and a shared memory for this project. Pass the same agent_id on every call.
-Start: health (is the graph ingested?) -> ingest path=<repo root> if empty -> wake (your memories)
--> drift (what changed since last session) -> trail_list / trail_resume to continue an investigation.
-Find code: activate <words>; explain links: why; blast radius: impact; test a belief: hypothesize.
-Explore step by step: perspective_start, then follow routes (pass route_set_version back every time).
-After using results, call learn with correct / wrong / partial so the graph improves.
-Remember what you learned: memory_add (use a session_id); recall with memory_search.
-Before stopping: trail_save. Responses are capped by max_output_chars; raise it only when needed."""
+# spec mcp.md §9, with two deliberate changes: agent_id is optional (issue 15), and a step naming a tool the
+# server's profile does not offer is left out (an agent told to call `drift` by a `core` server only meets an error).
+_START = (("health (is the graph ingested?)", "health"), ("ingest path=<repo root> if empty", "ingest"),
+          ("wake (your memories)", "wake"), ("drift (what changed since last session)", "drift"),
+          ("trail_list / trail_resume to continue an investigation", "trail_resume"))
+_FIND = (("Find code: activate <words>", "activate"), ("explain links: why", "why"), ("blast radius: impact", "impact"),
+         ("test a belief: hypothesize", "hypothesize"))
+
+
+def instructions(tools: Iterable[str]) -> str:
+    """The ``initialize`` instructions for a server offering ``tools``."""
+    have = set(tools)
+    if "trail_list" not in have:
+        start = [(t.replace("trail_list / ", ""), n) if n == "trail_resume" else (t, n) for t, n in _START]
+    else:
+        start = list(_START)
+    lines = ["m1nd keeps a code graph and a shared memory for this project. agent_id is optional (the connection's "
+             "agent acts); pass the same one on every call to keep one identity across sessions."]
+    steps = [t for t, n in start if n in have]
+    if steps:
+        lines.append("Start: " + " -> ".join(steps) + ".")
+    found = [t for t, n in _FIND if n in have]
+    if found:
+        lines.append("; ".join(found) + ".")
+    if "perspective_start" in have:
+        lines.append("Explore step by step: perspective_start, then follow routes (pass route_set_version back every "
+                     "time).")
+    if "learn" in have:
+        lines.append("After using results, call learn with correct / wrong / partial so the graph improves.")
+    if "memory_add" in have:
+        lines.append("Remember what you learned: memory_add (use a session_id)"
+                     + ("; recall with memory_search." if "memory_search" in have else "."))
+    lines.append(("Before stopping: trail_save. " if "trail_save" in have else "")
+                 + "Responses are capped by max_output_chars; raise it only when needed.")
+    return "\n".join(lines)
+
 
 # Methods that may be called before initialize.
 _PRE_INIT = frozenset({"initialize", "ping", "server/discover"})
@@ -532,7 +558,7 @@ class McpServer:
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": {"name": "m1nd", "version": self.version},
-            "instructions": INSTRUCTIONS,
+            "instructions": instructions(self.tools),
         })
 
     def _tools_list(self, req_id: Any) -> bytes:
