@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("bm25s", reason="bm25s is a bench extra: pip install -e '.[test,bench]'")
 
 import localization as L  # noqa: E402
-from m1nd.mcp.registry import call_tool  # noqa: E402
+from m1nd.tools.registry import call_tool  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shop_repo import write_repo
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 
 def ingest(ws, path: Path, **kw) -> dict:

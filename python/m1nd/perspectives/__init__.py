@@ -6,7 +6,7 @@ persisted per agent in ``graph.db``.
 
 Modules: ``lens`` (validated lens, weights), ``state`` (persisted state, ids), ``synthesis`` (families, score
 terms, assembly, affinity; pure functions of a graph), ``peek`` (confined file reading), ``service`` (the twelve
-operations, versions, persistence, limits, region locks). Tool declarations live in ``m1nd.mcp.tools.perspectives``.
+operations, versions, persistence, limits, region locks). Tool declarations live in ``m1nd.tools.perspectives``.
 """
 
 from m1nd.perspectives.lens import FAMILIES, Lens, parse_lens

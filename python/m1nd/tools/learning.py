@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from m1nd.graph.activation import DIMENSIONS
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 from m1nd.perspectives import service_for
 
 PID = Param("perspective_id", "string", "Id returned by perspective_start or perspective_branch.", required=True,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
-from m1nd.mcp.tools.learning import SchemaParam
+from m1nd.tools.registry import Param, Tool, register
+from m1nd.tools.learning import SchemaParam
 from m1nd.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
 
 
