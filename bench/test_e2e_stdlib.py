@@ -58,7 +58,7 @@ def test_reingest_unchanged_is_a_no_op(benchmark, stdlib_ws) -> None:
 
 
 def test_graph_load_from_cache(benchmark, stdlib_ws) -> None:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     ws, _ = stdlib_ws
     settings = ws.settings
@@ -73,7 +73,7 @@ def test_graph_load_from_cache(benchmark, stdlib_ws) -> None:
 
 
 def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     ws, _ = stdlib_ws
     settings = ws.settings

@@ -22,7 +22,7 @@ QUERIES = ["json decoder scan string", "email message header parse", "http clien
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
-    from m1nd.baselines import record_server_start
+    from m1nd.codegraph.baselines import record_server_start
     from m1nd.tools.registry import call_tool
 
     base = tmp_path_factory.mktemp("learning-bench")

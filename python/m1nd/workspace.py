@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
 
 
@@ -27,7 +27,7 @@ class Workspace:
 
     @cached_property
     def graph(self) -> CodeGraph:
-        from m1nd.codegraph import CodeGraph
+        from m1nd.codegraph.service import CodeGraph
 
         with self._lock:
             return CodeGraph(self.settings, transport=self.transport)
@@ -67,9 +67,9 @@ class Workspace:
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
-        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.code_vectors.Warmup`)."""
+        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.codegraph.vectors.Warmup`)."""
         # issues 6, 13: embedding jobs and the model, beside the graph
-        from m1nd.code_vectors import start_warmup
+        from m1nd.codegraph.vectors import start_warmup
 
         warm = start_warmup(self)
         g = self.graph
@@ -79,9 +79,9 @@ class Workspace:
             warm.stop()  # the process is about to exit: not while the warm-up is inside ONNX Runtime
             raise
         try:
-            from m1nd.baselines import record_server_start
+            from m1nd.codegraph.baselines import record_server_start
         except ModuleNotFoundError as e:
-            if e.name != "m1nd.baselines":
+            if e.name != "m1nd.codegraph.baselines":
                 raise
             return
         record_server_start(g)
@@ -95,8 +95,8 @@ class Workspace:
 
 def preload_embedder(settings: Settings) -> None:
     """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
-    are imported and the graph loads (issue 13 item 5; :func:`m1nd.code_vectors.preload_model`)."""
-    from m1nd.code_vectors import preload_model
+    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vectors.preload_model`)."""
+    from m1nd.codegraph.vectors import preload_model
     from m1nd.memory.embeddings import serve_queries
 
     serve_queries()  # the query session lives in a child process, not in the server (issue 13 item 1)

@@ -34,7 +34,7 @@ from m1nd.perspectives.state import (
 )
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 MAX_PERSPECTIVES = 8
 MAX_BRANCHES = 10

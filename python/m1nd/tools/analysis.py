@@ -81,7 +81,7 @@ register(Tool(
 
 
 def _diverge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.diverge import diverge
+    from m1nd.codegraph.diverge import diverge
 
     ws.graph.count_query(a["agent_id"])
     with ws.graph.lock:

@@ -1,6 +1,6 @@
 """Learning tools (learning.md §2, §4, §5): ``learn``, ``drift`` and the lifecycle tool ``persist``.
 
-Thin adapters onto :mod:`m1nd.learning` and :mod:`m1nd.baselines`. A few constraints are declared for the schema
+Thin adapters onto :mod:`m1nd.codegraph.learning` and :mod:`m1nd.codegraph.baselines`. A few constraints are declared for the schema
 only (:class:`SchemaParam`) and checked by the service, so that their error messages are exactly the ones the spec
 tables give (``feedback must be "correct", "wrong" or "partial" (got "x")``) rather than the generic validator's.
 """
@@ -30,7 +30,7 @@ NODE_LIST: dict[str, Any] = {"max_items": 100, "max_length": 2000}
 
 
 def _learn(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.learning import learn
+    from m1nd.codegraph.learning import learn
 
     ws.graph.count_query(a["agent_id"])
     return learn(ws.graph, a["agent_id"], a["query"], a["feedback"], a["node_ids"], strength=a["strength"],
@@ -66,7 +66,7 @@ register(Tool(
 
 
 def _drift(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.baselines import drift
+    from m1nd.codegraph.baselines import drift
 
     ws.graph.count_query(a["agent_id"])
     return drift(ws.graph, since=a["since"], include_weight_drift=a["include_weight_drift"], top_n=a["top_n"],
@@ -96,7 +96,7 @@ PERSIST_ACTIONS = ("save", "status", "baseline")
 
 
 def _persist(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.learning import persist
+    from m1nd.codegraph.learning import persist
 
     return persist(ws.graph, a["action"])
 

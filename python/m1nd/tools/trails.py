@@ -1,4 +1,4 @@
-"""Trail tools (learning.md §8–§11): thin adapters onto :mod:`m1nd.trails`."""
+"""Trail tools (learning.md §8–§11): thin adapters onto :mod:`m1nd.codegraph.trails`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from m1nd.tools.registry import Param, Tool, register
 from m1nd.tools.learning import SchemaParam
-from m1nd.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
+from m1nd.codegraph.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
 
 
 def _captured_nodes(ws: Any, agent_id: str) -> list[str]:
@@ -19,7 +19,7 @@ def _captured_nodes(ws: Any, agent_id: str) -> list[str]:
 
 
 def _save(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import save
+    from m1nd.codegraph.trails import save
 
     ws.graph.count_query(a["agent_id"])
     captured = _captured_nodes(ws, a["agent_id"]) if "visited_nodes" not in a else None
@@ -57,7 +57,7 @@ register(Tool(
 
 
 def _resume(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import resume
+    from m1nd.codegraph.trails import resume
 
     ws.graph.count_query(a["agent_id"])
     return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"])
@@ -83,7 +83,7 @@ register(Tool(
 
 
 def _list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import list_trails
+    from m1nd.codegraph.trails import list_trails
 
     ws.graph.count_query(a["agent_id"])
     return list_trails(ws.graph, filter_agent_id=a.get("filter_agent_id"), filter_status=a.get("filter_status"),
@@ -107,7 +107,7 @@ register(Tool(
 
 
 def _merge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import merge
+    from m1nd.codegraph.trails import merge
 
     ws.graph.count_query(a["agent_id"])
     return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label"))

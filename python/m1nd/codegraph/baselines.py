@@ -28,11 +28,11 @@ import numpy as np
 
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.graph.model import Graph, relation_name
-from m1nd.learning import edge_label
+from m1nd.codegraph.learning import edge_label
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 KEEP_PER_KIND = 20
 KINDS = ("server_start", "manual", "ingest")

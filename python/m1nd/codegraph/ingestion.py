@@ -370,7 +370,7 @@ def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[s
 def _child_build_cache(settings: Settings) -> None:
     """Second child: build the new generation's arrays and indexes and write the cache, so the parent only maps
     the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     cg = CodeGraph(settings)
     try:

@@ -269,7 +269,7 @@ class CodeGraph:
     def feedback_for(self, g: Graph, agent_id: str, query: str) -> tuple[dict[int, float], dict[int, float]]:
         """Per-node score factors from the persisted learn log (learning.feedback_factors), re-read only when a new
         verdict was logged (by any process) and cached per agent and graph generation."""
-        from m1nd.learning import feedback_factors
+        from m1nd.codegraph.learning import feedback_factors
 
         newest = self.store.newest_feedback_id()
         if newest == 0:
@@ -373,9 +373,9 @@ class CodeGraph:
 
     # -- ingest ---------------------------------------------------------------------------------------------------
     def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
-        from m1nd.ingestion import run_ingest_isolated
+        from m1nd.codegraph.ingestion import run_ingest_isolated
 
-        from m1nd import baselines
+        from m1nd.codegraph import baselines
 
         with self.lock:
             self.flush()
@@ -393,7 +393,7 @@ class CodeGraph:
                 baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
-            from m1nd.code_vectors import code_vectors_for
+            from m1nd.codegraph.vectors import code_vectors_for
 
             report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
@@ -469,7 +469,7 @@ class CodeGraph:
             "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
         if run.semantic_backend == "trigram":
-            from m1nd.code_vectors import semantic_status
+            from m1nd.codegraph.vectors import semantic_status
 
             note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False)))
             if note:
@@ -619,7 +619,7 @@ class CodeGraph:
             if files and perr / files > 0.05:
                 warnings.append(f"last ingest of {r.path} had parse errors in {perr} of {files} files")
         if roots:
-            from m1nd.ingestion import git_status
+            from m1nd.codegraph.ingestion import git_status
 
             git_info = git_status(Path(roots[0].path))
             if git_info.get("missing_git"):
@@ -666,12 +666,12 @@ _SEM_POOL: Any = None
 
 
 def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
-    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.code_vectors`); None keeps the trigram backend.
+    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.codegraph.vectors`); None keeps the trigram backend.
 
     Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
     released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
     """
-    from m1nd.code_vectors import (
+    from m1nd.codegraph.vectors import (
         SemanticCall,
         code_vectors_for,
         semantic_after_warmup,
@@ -709,7 +709,7 @@ def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
 
 
 def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
-    from m1nd.code_vectors import code_vectors_for
+    from m1nd.codegraph.vectors import code_vectors_for
 
     return code_vectors_for(cg).health()
 

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph, relation_name
-from m1nd.learning import unknown_nodes_error
+from m1nd.codegraph.learning import unknown_nodes_error
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 TRAIL_ID_PATTERN = r"^trail_[a-z0-9]{1,16}_[0-9]{3,}_[0-9a-f]{6}$"
 TRAIL_ID_RE = re.compile(TRAIL_ID_PATTERN)

@@ -30,7 +30,7 @@ from m1nd.graph.schema import RELATION_CODES
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +306,7 @@ PERSIST_ACTIONS = ("save", "status", "baseline")
 
 def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
     """``save`` flushes dirty learned weights now, ``status`` only reports, ``baseline`` records a manual baseline."""
-    from m1nd.baselines import record_manual
+    from m1nd.codegraph.baselines import record_manual
 
     started = time.perf_counter()
     if action not in PERSIST_ACTIONS:
