@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from m1nd.errors import InvalidInputError, NotFoundError
-from m1nd.graph.model import Graph, relation_name
-from m1nd.codegraph.learning import edge_label
+from m1nd.graph.model import Graph, edge_label, relation_name
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:

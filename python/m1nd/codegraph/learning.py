@@ -25,7 +25,7 @@ import numpy as np
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.engine import W_MAX, W_MIN
-from m1nd.graph.model import Graph, relation_name
+from m1nd.graph.model import Graph, edge_label
 from m1nd.graph.schema import RELATION_CODES
 from m1nd.store.graph_repo import now_ms
 
@@ -75,15 +75,6 @@ def unknown_nodes_error(g: Graph, unknown: list[str], *, argument: str, max_list
     hint = f"; closest: {', '.join(close)}" if close else ""
     return UnknownNodeError(f"node(s) not in the graph: {listed}{hint}",
                             details={"argument": argument, "unknown": unknown[:max_listed], "closest": close})
-
-
-def edge_label(g: Graph, p: int) -> tuple[str, str, str, str]:
-    """(``"<src label> -> <dst label>"``, src ext id, dst ext id, relation name) of forward edge position p."""
-    src, dst = g.edge_endpoints()
-    u, v = int(src[p]), int(dst[p])
-    t = g.nodes
-    return (f"{t.label[u]} -> {t.label[v]}", t.ext_id[u], t.ext_id[v],
-            relation_name(int(g.engine.csr.relations[p])))
 
 
 # -- learn -------------------------------------------------------------------------------------------------------
