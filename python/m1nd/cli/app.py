@@ -104,12 +104,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
                           "weights."),
     "trail": ("learning", "Saved investigations (shared by every agent): list, show, resume, merge, archive."),
     "weights": ("learning", "Learned edge weights: statistics and reset."),
-    "memory": ("memory", "Knowledge memory: entries with categories, tags, resonance and visibility (memory.db, "
-                         "shared by every workspace)."),
+    "memory": ("memory_vectors", "Knowledge memory: entries with categories, tags, resonance and visibility "
+                                 "(memory.db, shared by every workspace)."),
     "eval": ("evaluation", "Measure how well activate finds the files a change needed, on this repository's own "
                            "git history."),
 }
-COMMAND_MODULES = ("graph", "serve", "learning", "memory", "evaluation")
+COMMAND_MODULES = ("graph", "serve", "learning", "memory_vectors", "evaluation")
 
 
 class LazyGroup(click.Group):
