@@ -383,7 +383,7 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts)
+            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child)
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)
@@ -660,6 +660,21 @@ class CodeGraph:
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"
         return out
+
+
+def build_cache_in_child(settings: Settings) -> None:
+    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
+    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+    from m1nd.codegraph.ingestion import _report_peak
+
+    cg = CodeGraph(settings)
+    try:
+        cg.build_cache()
+    except Exception:
+        log.exception("building the graph cache after ingest failed")
+    finally:
+        cg.store.close()
+    _report_peak("cache build")
 
 
 _SEM_POOL: Any = None
