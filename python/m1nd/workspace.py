@@ -15,6 +15,7 @@ from m1nd.config import Settings, load_settings
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
+    from m1nd.perspectives.service import PerspectiveService
 
 
 class Workspace:
@@ -31,6 +32,19 @@ class Workspace:
 
         with self._lock:
             return CodeGraph(self.settings, transport=self.transport)
+
+    @cached_property
+    def perspectives(self) -> PerspectiveService:
+        """Stateful navigation of the code graph (one per process and workspace; tests may assign another, e.g.
+        with other limits, before first use)."""
+        from m1nd.perspectives.service import PerspectiveService
+
+        with self._lock:
+            return PerspectiveService(self.graph)
+
+    def health(self, agent_id: str) -> dict[str, Any]:
+        """The ``health`` report: the graph service's, with this workspace's perspective counts."""
+        return self.graph.health(agent_id, perspectives=self.perspectives)
 
     @cached_property
     def memory(self) -> MemoryService:

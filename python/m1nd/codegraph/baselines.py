@@ -142,7 +142,7 @@ def snapshot(cg: CodeGraph, kind: str) -> int:
 def record_server_start(cg: CodeGraph) -> int:
     """Called once by ``m1nd serve`` (``Workspace.on_server_start``) after loading, before the first request."""
     bid = snapshot(cg, "server_start")
-    cg.server_baseline_id = bid  # type: ignore[attr-defined]
+    cg.server_baseline_id = bid
     return bid
 
 
@@ -206,7 +206,7 @@ def parse_since(since: str) -> int | None:
 def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
     """The baseline for a ``since`` value (learning.md §5) and an optional note saying how it was chosen."""
     when = parse_since(since)
-    own_id = getattr(cg, "server_baseline_id", None)
+    own_id = cg.server_baseline_id
     if when is not None:
         b = _fetch(cg, "created_ms <= ?", (when,))
         if b is None:

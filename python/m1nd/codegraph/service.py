@@ -77,6 +77,8 @@ class CodeGraph:
         self.last_persist_ms = now_ms()
         # learn-log rows and per-agent node feedback, valid for one (newest learn_log id, graph generation)
         self._feedback_cache: dict[Any, Any] = {}
+        # the id of the server_start baseline this process recorded (m1nd.codegraph.baselines), if any
+        self.server_baseline_id: int | None = None
 
     def close(self) -> None:
         w = self.__dict__.get("_semantic_warmup")  # issue 13: never exit while the warm-up is inside ONNX Runtime
@@ -603,7 +605,8 @@ class CodeGraph:
         return out
 
     # -- health ---------------------------------------------------------------------------------------------------
-    def health(self, agent_id: str) -> dict[str, Any]:
+    def health(self, agent_id: str, *, perspectives: Any = None) -> dict[str, Any]:
+        """``perspectives``: the workspace's perspective service (its counts are part of the report), or None."""
         from m1nd import __version__
 
         g = self.graph()
@@ -630,9 +633,6 @@ class CodeGraph:
         except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
             warnings.append("the graph database is read-only")
         rss = _rss_bytes()
-        from m1nd.perspectives.service import service_for_graph
-
-        persp = service_for_graph(self)
         embedder = _embedder_health(self)
         lexicon = {"terms": len(g.lexicon.terms), "nodes_with_body_terms": g.lexicon.bodies} if g.lexicon else None
         if g.n and g.lexicon is not None and g.lexicon.bodies == 0:
@@ -654,7 +654,8 @@ class CodeGraph:
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],
-            "perspectives": persp.count(agent_id), "locks": persp.lock_count(), "git": git_info,
+            "perspectives": perspectives.count(agent_id) if perspectives is not None else 0,
+            "locks": perspectives.lock_count() if perspectives is not None else 0, "git": git_info,
             "transport": self.transport, "core": core_build_info(),
         }
         if g.n == 0:

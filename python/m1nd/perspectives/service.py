@@ -1,6 +1,7 @@
 """The twelve perspective operations (perspectives.md §4–§10): state per agent, persistence, versions, locks.
 
-One :class:`PerspectiveService` per process and workspace (``service_for(ws)``). Every operation runs under the code
+One :class:`PerspectiveService` per process and workspace, built by :class:`m1nd.workspace.Workspace`
+(``ws.perspectives``). Every operation runs under the code
 graph's lock (the graph must not change underneath a synthesis). State is read from ``graph.db`` whenever another
 process wrote it since this one last did (the row's ``updated_ms`` is compared), and written back after every call
 that changes it, so perspectives survive restarts and can be continued by another server on the same workspace.
@@ -887,24 +888,6 @@ def _tail(ext: str) -> str:
     return ext.rsplit("::", 1)[-1].rsplit("/", 1)[-1] if ext else ext
 
 
-def service_for_graph(cg: CodeGraph) -> PerspectiveService:
-    """The perspective service of a code graph service (one per process and workspace, created on first use)."""
-    svc = cg.__dict__.get("_perspectives")
-    if svc is None:
-        with cg.lock:
-            svc = cg.__dict__.get("_perspectives")
-            if svc is None:
-                svc = PerspectiveService(cg)
-                cg.__dict__["_perspectives"] = svc
-    return svc
-
-
-def install(cg: CodeGraph, svc: PerspectiveService) -> PerspectiveService:
-    """Use ``svc`` (e.g. with other limits) as the code graph's perspective service."""
-    cg.__dict__["_perspectives"] = svc
-    return svc
-
-
 def service_for(ws: Any) -> PerspectiveService:
-    """The process's perspective service for a workspace."""
-    return service_for_graph(ws.graph)
+    """The process's perspective service for a workspace (built by the workspace, :attr:`Workspace.perspectives`)."""
+    return ws.perspectives  # type: ignore[no-any-return]

@@ -164,7 +164,7 @@ register(Tool(
 
 
 def _health(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    return ws.graph.health(a["agent_id"])
+    return ws.health(a["agent_id"])
 
 
 register(Tool(
