@@ -147,7 +147,7 @@ def _cycle_path(component: list[str]) -> str:
                     path = [v]
                     while path[-1] != start:
                         path.append(prev[path[-1]])
-                    return " -> ".join([start, *reversed(path[:-1]), v, start] if v != start else [start, start])
+                    return " -> ".join([*reversed(path), start])  # path runs v back to start
                 if w not in prev:
                     prev[w] = v
                     nxt.append(w)
