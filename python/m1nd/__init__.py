@@ -2,7 +2,8 @@
 
 Public surface (imported lazily so ``import m1nd`` and ``m1nd --help`` stay fast):
 
-- :class:`m1nd.workspace.Workspace` — the composition root (graph + memory services for one home/workspace);
+- :class:`m1nd.workspace.Workspace` — the composition root (graph + memory services for one home/workspace), with
+  the typed API (``ws.activate(...) -> ActivationResult``; the result types are in :mod:`m1nd.api`);
 - :func:`m1nd.tools.registry.call_tool` — run any tool in-process exactly as the MCP server does;
 - :mod:`m1nd.errors` — the exception family.
 """

@@ -1,7 +1,14 @@
-"""Composition root: builds the services for one (home, workspace) pair, lazily.
+"""Composition root: builds the services for one (home, workspace) pair, lazily, and the typed Python API.
 
-The CLI and the MCP server hold a :class:`Workspace` and hand it to tool handlers; nothing below this module knows
-about adapters. Services are created on first use so ``m1nd --help`` and memory-only commands never load the graph.
+The CLI and the MCP server hold a :class:`Workspace` and hand it to the tool layer (:mod:`m1nd.tools`); nothing below
+this module knows about adapters. Services are created on first use so ``m1nd --help`` and memory-only commands never
+load the graph, each with its collaborators passed in (the perspective service gets the graph service; ``health``
+gets the perspective service).
+
+Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Workspace.why`, :meth:`~Workspace.impact`,
+:meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`), which return the
+dataclasses of :mod:`m1nd.api`. They call the same service methods as the tools, with the same defaults, but return
+whole results (no response budget) and take Python values that the tool layer's schema checks do not see.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
+    from m1nd.api import ActivationResult, ImpactResult, IngestReport, MemoryEntry, MemorySearchResult, WhyResult
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
     from m1nd.perspectives.service import PerspectiveService
@@ -54,6 +62,81 @@ class Workspace:
         with self._lock:  # the embedding hook is None when no model is installed (issue 6)
             return MemoryService.open(self.settings, vector_hook=vector_hook_for(
                 self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms))
+
+    # -- the typed Python API (m1nd.api) --------------------------------------------------------------------------
+    def ingest(self, path: str, *, incremental: bool = True, embed: str = "background", **options: Any
+               ) -> IngestReport:
+        """Parse the repository at ``path`` into the code graph (the ``ingest`` tool; ``options``: mode, namespace,
+        include_dotfiles, dotfile_patterns, exclude, max_file_bytes, git_window_days)."""
+        from m1nd.api import IngestReport
+
+        return IngestReport.from_service(self.graph.ingest(path, incremental=incremental, embed=embed, **options))
+
+    def activate(self, query: str, *, agent: str = "python", top_k: int = 20, include_memory: bool = False,
+                 **options: Any) -> ActivationResult:
+        """Rank the code most related to ``query`` (the ``activate`` tool; ``options``: dimensions, max_hops, decay,
+        threshold, max_seeds, node_kinds, path_prefix, include_ghost_edges, include_structural_holes,
+        coactivation_ltp, max_per_file, group_by, history_before).
+
+        >>> hits = ws.activate("session pool", top_k=5).activated  # doctest: +SKIP
+        >>> hits[0].node_id, hits[0].source_path, hits[0].line_start  # doctest: +SKIP
+        """
+        from m1nd.api import ActivationResult
+
+        self.graph.count_query(agent)
+        out = self.graph.activate(agent, query, top_k=top_k, **options)
+        if include_memory and out["activated"]:
+            out["related_memories"] = self.related_memories(agent, [x["node_id"] for x in out["activated"]])
+        return ActivationResult.from_service(out)
+
+    def why(self, source: str, target: str, *, agent: str = "python", max_paths: int = 10, **options: Any
+            ) -> WhyResult:
+        """The strongest simple paths between two external ids (the ``why`` tool; ``options``: max_hops,
+        path_budget, min_strength, relations)."""
+        from m1nd.api import WhyResult
+
+        self.graph.count_query(agent)
+        return WhyResult.from_service(self.graph.why(source=source, target=target, max_paths=max_paths, **options))
+
+    def impact(self, node_id: str, *, agent: str = "python", direction: str = "both", top_k: int = 50,
+               **options: Any) -> ImpactResult:
+        """What a change to ``node_id`` affects (the ``impact`` tool; ``options``: max_hops, min_signal, relations,
+        include_causal_chains, max_chains)."""
+        from m1nd.api import ImpactResult
+
+        self.graph.count_query(agent)
+        return ImpactResult.from_service(self.graph.impact(node_id=node_id, direction=direction, top_k=top_k,
+                                                           **options))
+
+    def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
+                   agent: str | None = "python", tags: list[str] | None = None,
+                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> MemoryEntry:
+        """Store a knowledge entry (the ``memory_add`` tool: title + category + content, or ``type=`` and content
+        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases)."""
+        from m1nd.api import MemoryEntry
+
+        raw: dict[str, Any] = {k: v for k, v in (("title", title), ("content", content), ("category", category),
+                                                 ("tags", tags), ("code_refs", code_refs)) if v not in (None, "")}
+        if private:
+            raw["private"] = True
+        raw.update({k: v for k, v in fields.items() if v is not None})
+        res = self.memory.add(raw, agent=agent)
+        return MemoryEntry.from_service(res.data)
+
+    def memory_search(self, query: str, *, agent: str | None = "python", limit: int = 20, mode: str | None = None,
+                      category: list[str] | None = None, code_ref: str | None = None) -> MemorySearchResult:
+        """Entries matching ``query``, best first (the ``memory_search`` tool's keyword/semantic/hybrid search; the
+        default mode is hybrid when an embedding model is installed, else keyword)."""
+        from m1nd.api import MemoryEntry, MemorySearchResult
+        from m1nd.memory.service import Filters
+
+        if mode is None:
+            mode = "hybrid" if getattr(self.memory.vector_hook, "search", None) is not None else "keyword"
+        res = self.memory.search(query, Filters(categories=list(category or []), visibility="include",
+                                                code_ref=code_ref), agent=agent, limit=limit, mode=mode)
+        return MemorySearchResult(query=query, mode=str(res.extra.get("mode", mode)),
+                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
+                                  notes=list(res.notes))
 
     def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
         """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).
