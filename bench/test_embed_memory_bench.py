@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import copy_subset, full
+from corpus import copy_subset
 from m1nd.memory import embeddings as E
 
 QUERIES = ["retry failed http requests", "parse json document", "send email with attachment", "http cookie handling",

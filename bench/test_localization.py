@@ -17,7 +17,6 @@ mirror the tests skip.
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 

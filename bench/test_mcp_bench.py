@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest

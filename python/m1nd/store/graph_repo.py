@@ -72,7 +72,8 @@ class GraphStore:
 
     # -- meta -----------------------------------------------------------------------------------------------
     def meta(self, key: str, default: str | None = None) -> str | None:
-        return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,), default)
+        value = self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,), default)
+        return None if value is None else str(value)
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -84,7 +85,7 @@ class GraphStore:
 
     def bump(self, key: str) -> int:
         self.db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (key,))
-        return int(self.meta(key, "0"))
+        return int(self.meta(key, "0") or 0)
 
     # -- ingest lock ------------------------------------------------------------------------------------------
     def acquire_ingest_lock(self) -> str:
@@ -297,7 +298,7 @@ class GraphStore:
         flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
                            dtype=np.float64, count=n_edges * 5)
         e = flat.reshape(-1, 5)
-        edges = {
+        edges: dict[str, np.ndarray] = {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
             "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
             "relation": e[:, 2].astype(np.uint8),
