@@ -50,6 +50,10 @@ class Workspace:
         with self._lock:
             return PerspectiveService(self.graph)
 
+    def count_query(self, agent_id: str) -> None:
+        """Count one code-graph query of ``agent_id`` (the tool layer calls this for tools that query the graph)."""
+        self.graph.count_query(agent_id)
+
     def health(self, agent_id: str) -> dict[str, Any]:
         """The ``health`` report: the graph service's, with this workspace's perspective counts."""
         return self.graph.health(agent_id, perspectives=self.perspectives)
@@ -83,7 +87,7 @@ class Workspace:
         """
         from m1nd.api import ActivationResult
 
-        self.graph.count_query(agent)
+        self.count_query(agent)
         out = self.graph.activate(agent, query, top_k=top_k, **options)
         if include_memory and out["activated"]:
             out["related_memories"] = self.related_memories(agent, [x["node_id"] for x in out["activated"]])
@@ -95,7 +99,7 @@ class Workspace:
         path_budget, min_strength, relations)."""
         from m1nd.api import WhyResult
 
-        self.graph.count_query(agent)
+        self.count_query(agent)
         return WhyResult.from_service(self.graph.why(source=source, target=target, max_paths=max_paths, **options))
 
     def impact(self, node_id: str, *, agent: str = "python", direction: str = "both", top_k: int = 50,
@@ -104,7 +108,7 @@ class Workspace:
         include_causal_chains, max_chains)."""
         from m1nd.api import ImpactResult
 
-        self.graph.count_query(agent)
+        self.count_query(agent)
         return ImpactResult.from_service(self.graph.impact(node_id=node_id, direction=direction, top_k=top_k,
                                                            **options))
 

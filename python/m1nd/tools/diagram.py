@@ -14,7 +14,6 @@ VIEWS = ("neighbourhood", "impact", "why")
 def _diagram(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd import diagram
 
-    ws.graph.count_query(a["agent_id"])
     view = a["view"]
     if view == "why":
         if not a.get("target"):
@@ -49,5 +48,6 @@ register(Tool(
               enum=("forward", "reverse", "both")),
         Param("format", "string", "mermaid or dot text.", default="mermaid", enum=("mermaid", "dot")),
     ),
-    handler=_diagram, read_only=True, output_required=("view", "format", "diagram", "nodes", "edges"),
+    handler=_diagram, counts_query=True,
+    read_only=True, output_required=("view", "format", "diagram", "nodes", "edges"),
 ))

@@ -125,6 +125,9 @@ class Tool:
     shrinkable: tuple[str, ...] = ()
     # Parameter names that cannot be combined, e.g. (("content", "append"),) -> at most one of each group.
     exclusive: tuple[tuple[str, ...], ...] = ()
+    # A query on the code graph: counted per agent before the handler runs (health's counters, and the periodic
+    # flush of learned weights every 50 queries), so handlers only forward their arguments.
+    counts_query: bool = False
     all_params: tuple[Param, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -386,6 +389,8 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
                                         details={"argument": "agent_id"})
             args = {**args, "agent_id": default_agent}
         clean = validate_arguments(tool, args)
+        if tool.counts_query:
+            context.count_query(clean["agent_id"])
         result = tool.handler(context, clean)
         if "elapsed_ms" in result and result["elapsed_ms"] is None:
             result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
