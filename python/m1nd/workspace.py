@@ -88,10 +88,17 @@ class Workspace:
         from m1nd.api import ActivationResult
 
         self.count_query(agent)
-        out = self.graph.activate(agent, query, top_k=top_k, **options)
+        return ActivationResult.from_service(self.activation(agent, query, include_memory=include_memory,
+                                                             top_k=top_k, **options))
+
+    def activation(self, agent_id: str, query: str, *, include_memory: bool = False, **options: Any
+                   ) -> dict[str, Any]:
+        """The graph service's ``activate`` answer, joined with the memory entries about its results when
+        ``include_memory`` (the two halves of m1nd meet here, in the composition root)."""
+        out = self.graph.activate(agent_id, query, **options)
         if include_memory and out["activated"]:
-            out["related_memories"] = self.related_memories(agent, [x["node_id"] for x in out["activated"]])
-        return ActivationResult.from_service(out)
+            out["related_memories"] = self.related_memories(agent_id, [x["node_id"] for x in out["activated"]])
+        return out
 
     def why(self, source: str, target: str, *, agent: str = "python", max_paths: int = 10, **options: Any
             ) -> WhyResult:

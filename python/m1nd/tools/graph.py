@@ -47,17 +47,13 @@ register(Tool(
 
 
 def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    g = ws.graph
-    out = g.activate(a["agent_id"], a["query"], top_k=a["top_k"], dimensions=a.get("dimensions"),
-                      max_hops=a["max_hops"], decay=a["decay"], threshold=a["threshold"], max_seeds=a["max_seeds"],
-                      node_kinds=a.get("node_kinds"), path_prefix=a.get("path_prefix"),
-                      include_ghost_edges=a["include_ghost_edges"],
-                      include_structural_holes=a["include_structural_holes"],
-                      coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
-                      group_by=a["group_by"], history_before=a.get("history_before"))
-    if a["include_memory"] and out["activated"]:
-        out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
-    return out
+    return ws.activation(a["agent_id"], a["query"], include_memory=a["include_memory"], top_k=a["top_k"],
+                         dimensions=a.get("dimensions"), max_hops=a["max_hops"], decay=a["decay"],
+                         threshold=a["threshold"], max_seeds=a["max_seeds"], node_kinds=a.get("node_kinds"),
+                         path_prefix=a.get("path_prefix"), include_ghost_edges=a["include_ghost_edges"],
+                         include_structural_holes=a["include_structural_holes"],
+                         coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
+                         group_by=a["group_by"], history_before=a.get("history_before"))
 
 
 register(Tool(
