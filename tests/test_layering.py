@@ -265,6 +265,38 @@ def test_adapters_rule(adapter: str) -> None:
     assert not bad, bad
 
 
+# Services the adapters reach only through the workspace (or a tool): (adapter module, service package) pairs still
+# imported directly, a shrinking list (an entry no longer used fails the test).
+SERVICES = ("m1nd.codegraph", "m1nd.memory", "m1nd.perspectives", "m1nd.evaluation", "m1nd.graph", "m1nd.ingest",
+            "m1nd.diagram", "m1nd.embed_worker")
+ADAPTER_SERVICE_EDGES = {
+    # the memory commands call the memory service directly; the memory-store work is splitting that service
+    ("m1nd.cli.memory", "m1nd.memory"), ("m1nd.cli.memory_vectors", "m1nd.memory"),
+    # `m1nd eval` runs the evaluation harness (no tool exists for it)
+    ("m1nd.cli.evaluation", "m1nd.evaluation"),
+    # `m1nd graph --format svg` renders a tool result through Graphviz (presentation of an answer, not a query)
+    ("m1nd.cli.graph", "m1nd.diagram"),
+}
+
+
+def _service_edges() -> set[tuple[str, str]]:
+    edges = set()
+    for mod in PATHS:
+        if _under(mod, ("m1nd.cli", "m1nd.mcp")):
+            for target in GRAPH[mod]:
+                for svc in SERVICES:
+                    if _under(target, (svc,)):
+                        edges.add((mod, svc))
+    return edges
+
+
+def test_adapters_reach_services_through_the_workspace() -> None:
+    bad = sorted(_service_edges() - ADAPTER_SERVICE_EDGES)
+    assert not bad, f"adapters importing services directly (go through Workspace or a tool): {bad}"
+    gone = sorted(ADAPTER_SERVICE_EDGES - _service_edges())
+    assert not gone, f"no longer imported: remove from ADAPTER_SERVICE_EDGES: {gone}"
+
+
 def test_public_call_tool_is_the_tool_layers() -> None:
     from m1nd.tools.registry import call_tool
 

@@ -149,6 +149,32 @@ class Workspace:
                                   results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
                                   notes=list(res.notes))
 
+    # -- code-graph operations the command line offers without a tool ------------------------------------------------
+    def trail_show(self, trail_id: str) -> dict[str, Any]:
+        """One stored trail in full (``m1nd trail show``)."""
+        from m1nd.codegraph.trails import show
+
+        return show(self.graph, trail_id)
+
+    def trail_archive(self, trail_id: str) -> dict[str, Any]:
+        """Mark a trail archived (``m1nd trail archive``)."""
+        from m1nd.codegraph.trails import archive
+
+        return archive(self.graph, trail_id)
+
+    def weight_stats(self, top: int = 20) -> dict[str, Any]:
+        """Counts of learned edges and the largest changes (``m1nd weights stats``)."""
+        from m1nd.codegraph.learning import weight_stats
+
+        return weight_stats(self.graph, top)
+
+    def weights_reset(self, *, relation: str | None = None, node: str | None = None, apply: bool = False
+                      ) -> dict[str, Any]:
+        """Reset learned weights to w0 (all edges, or one relation / node's); a dry run unless ``apply``."""
+        from m1nd.codegraph.learning import weights_reset
+
+        return weights_reset(self.graph, relation=relation, node=node, apply=apply)
+
     def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
         """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).
 
