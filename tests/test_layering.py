@@ -343,9 +343,10 @@ def sql_statements(mod: str) -> int:
 SQL_OUTSIDE_STORE = {
     # memory/ is being moved onto store/ repositories by the memory-store work in parallel (issue 16 item 4)
     "m1nd.memory.service", "m1nd.memory.semantic", "m1nd.memory.ritual", "m1nd.memory.wake", "m1nd.memory.wakelog",
-    # the code-graph side: not moved yet (trails, baselines, perspectives, weights and code vectors repositories)
-    "m1nd.codegraph.service", "m1nd.codegraph.vectors", "m1nd.codegraph.learning", "m1nd.codegraph.baselines",
-    "m1nd.codegraph.diverge", "m1nd.codegraph.trails", "m1nd.perspectives.service",
+    # the code-graph side not moved yet (baselines are: store.baselines_repo): trails, perspectives, the learn log
+    # and weight reset, code vectors
+    "m1nd.codegraph.service", "m1nd.codegraph.vectors", "m1nd.codegraph.learning", "m1nd.codegraph.trails",
+    "m1nd.perspectives.service",
 }
 
 

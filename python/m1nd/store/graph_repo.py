@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.errors import BusyError
+from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
 
@@ -66,6 +67,7 @@ class GraphStore:
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = 10000) -> None:
         self.path = Path(path)
         self.db: Database = open_db(self.path, GRAPH_MIGRATIONS, busy_timeout_ms=busy_timeout_ms)
+        self.baselines = BaselineRepo(self.db)
 
     def close(self) -> None:
         self.db.close()
