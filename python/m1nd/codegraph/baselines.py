@@ -261,7 +261,7 @@ def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: b
         })
         if include_weight_drift:
             out.update(_weight_drift(g, base, top_n))
-        out["learn_events_since"] = cg.store.baselines.learn_events_since(base.created_ms)
+        out["learn_events_since"] = cg.store.learning.events_since(base.created_ms)
         out["queries_processed"] = int(cg.queries_processed)
         out["uptime_seconds"] = round(time.time() - cg.started, 3)
     out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)

@@ -78,10 +78,6 @@ class BaselineRepo:
         r = self.db.one("SELECT MIN(created_ms) FROM baselines")
         return None if not r or r[0] is None else int(r[0])
 
-    def learn_events_since(self, created_ms: int) -> int:
-        """Feedback events (``learn`` calls) recorded at or after ``created_ms``."""
-        return int(self.db.scalar("SELECT COUNT(*) FROM learn_log WHERE created_ms >= ?", (created_ms,), default=0))
-
     # -- the file snapshots diverge compares (created_ms, files blob) ---------------------------------------------
     def own_server_start_files(self, pid: int, since_ms: int) -> Row | None:
         """This process's server_start baseline (recorded at or after ``since_ms``)."""
