@@ -22,6 +22,7 @@ from m1nd.errors import BusyError
 from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
 from m1nd.store.learning_repo import LearningRepo
+from m1nd.store.trails_repo import TrailRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
 
 NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
@@ -70,6 +71,7 @@ class GraphStore:
         self.db: Database = open_db(self.path, GRAPH_MIGRATIONS, busy_timeout_ms=busy_timeout_ms)
         self.baselines = BaselineRepo(self.db)
         self.learning = LearningRepo(self.db)
+        self.trails = TrailRepo(self.db)
 
     def close(self) -> None:
         self.db.close()
