@@ -343,9 +343,9 @@ def sql_statements(mod: str) -> int:
 SQL_OUTSIDE_STORE = {
     # memory/ is being moved onto store/ repositories by the memory-store work in parallel (issue 16 item 4)
     "m1nd.memory.service", "m1nd.memory.semantic", "m1nd.memory.ritual", "m1nd.memory.wake", "m1nd.memory.wakelog",
-    # the code-graph side not moved yet (baselines, the learn log and trails are: store.baselines_repo,
-    # store.learning_repo, store.trails_repo): perspectives, code vectors, two weight queries of the graph service
-    "m1nd.codegraph.service", "m1nd.codegraph.vectors", "m1nd.perspectives.service",
+    # the code-graph side not moved yet (baselines, the learn log, trails and perspectives are in store/): the code
+    # vectors (being reworked by the embeddings work) and two weight queries of the graph service
+    "m1nd.codegraph.service", "m1nd.codegraph.vectors",
 }
 
 

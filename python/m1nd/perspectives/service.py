@@ -84,10 +84,14 @@ class PerspectiveService:
     def db(self) -> Any:
         return self.cg.store.db
 
+    @property
+    def repo(self) -> Any:
+        return self.cg.store.perspectives
+
     # -- public counters (health, trails) ---------------------------------------------------------------------
     def count(self, agent_id: str) -> int:
         with self.cg.lock:
-            return int(self.db.scalar("SELECT COUNT(*) FROM perspectives WHERE agent = ?", (agent_id,), default=0))
+            return int(self.repo.count(agent_id))
 
     def lock_count(self) -> int:
         return len(self.locks)
@@ -116,7 +120,7 @@ class PerspectiveService:
         p = self.loaded.get(pid)
         if p is not None and self.stamps.get(pid) == updated:
             return p
-        text = self.db.scalar("SELECT state FROM perspectives WHERE id = ?", (pid,))
+        text = self.repo.state(pid)
         if text is None:
             self._forget(pid)
             raise self._not_found(pid, agent)
@@ -134,7 +138,7 @@ class PerspectiveService:
     def _get(self, agent: str, pid: str, *, suffix: str = "; see perspective_list") -> Perspective:
         if not isinstance(pid, str) or not ID_RE.match(pid):
             raise self._not_found(pid, agent, suffix)
-        row = self.db.one("SELECT agent, updated_ms FROM perspectives WHERE id = ?", (pid,))
+        row = self.repo.owner_and_stamp(pid)
         if row is None:
             self._release_locks_of(pid)
             self._forget(pid)
@@ -156,15 +160,13 @@ class PerspectiveService:
                         self.locks[lid].perspective_id = p.perspective_id
             text = p.encode()
             stamp = max(now_ms(), self.stamps.get(p.perspective_id, 0) + 1)
-            self.db.execute("INSERT INTO perspectives(id, agent, state, updated_ms) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms",
-                            (p.perspective_id, p.agent_id, text, stamp))
+            self.repo.save(p.perspective_id, p.agent_id, text, stamp)
         self.loaded[p.perspective_id] = p
         self.stamps[p.perspective_id] = stamp
         self.sizes[p.perspective_id] = len(text)
 
     def _agent_perspectives(self, agent: str) -> list[Perspective]:
-        rows = self.db.all("SELECT id, updated_ms FROM perspectives WHERE agent = ?", (agent,))
+        rows = self.repo.stamps_of(agent)
         out = []
         for pid, upd in rows:
             try:
@@ -190,20 +192,20 @@ class PerspectiveService:
             return
         self._last_sweep_ms = now
         cutoff = now - self.idle_ms
-        rows = self.db.all("SELECT id FROM perspectives WHERE updated_ms < ?", (cutoff,))
-        doomed = [pid for (pid,) in rows
+        rows = self.repo.idle_since(cutoff)
+        doomed = [pid for pid in rows
                   if not (pid in self.loaded and self.loaded[pid].last_accessed_ms >= cutoff)]
         if not doomed:
             return
         with self.db.write():
             for pid in doomed:
-                self.db.execute("DELETE FROM perspectives WHERE id = ?", (pid,))
+                self.repo.delete(pid)
         for pid in doomed:
             self._release_locks_of(pid)
             self._forget(pid)
 
     def _check_capacity(self, agent: str) -> None:
-        n = int(self.db.scalar("SELECT COUNT(*) FROM perspectives WHERE agent = ?", (agent,), default=0))
+        n = int(self.repo.count(agent))
         if n >= self.max_perspectives:
             raise LimitReachedError(f"agent '{agent}' has {n} open perspectives; close one (see perspective_list)",
                                     recover="call perspective_close on a perspective you no longer need",
@@ -414,7 +416,7 @@ class PerspectiveService:
         sp = t.source_path[x]
         stale = False
         if root is not None and sp and int(t.kind[x]) != syn.DIR:
-            rec = self.db.one("SELECT size, mtime_ns FROM files WHERE root_id = ? AND relpath = ?", (root.id, sp))
+            rec = self.repo.file_record(root.id, sp)
             try:
                 stale = pk.file_stale(pk.resolve_inside(root.path, sp), rec)
             except M1ndError:
@@ -619,7 +621,7 @@ class PerspectiveService:
             if root is None:
                 raise pk.denied(sp, "it is not inside an ingested root")
             real = pk.resolve_inside(root.path, sp)
-            rec = self.db.one("SELECT size, mtime_ns FROM files WHERE root_id = ? AND relpath = ?", (root.id, sp))
+            rec = self.repo.file_record(root.id, sp)
         text, replaced = pk.read_file(real, sp)
         ex = pk.excerpt(text, is_file=kind == syn.FILE, line_start=int(t.line_start[x]), line_end=int(t.line_end[x]),
                         max_lines=max_lines, max_chars=max_chars, context=context_lines)
@@ -877,7 +879,7 @@ class PerspectiveService:
         with self.cg.lock:
             self._get(agent, pid)
             with self.db.write():
-                self.db.execute("DELETE FROM perspectives WHERE id = ? AND agent = ?", (pid, agent))
+                self.repo.delete(pid, agent)
             released = self._release_locks_of(pid)
             self._forget(pid)
         return {"perspective_id": pid, "closed": True, "locks_released": released, "elapsed_ms": _elapsed(t0)}

@@ -22,6 +22,7 @@ from m1nd.errors import BusyError
 from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
 from m1nd.store.learning_repo import LearningRepo
+from m1nd.store.perspectives_repo import PerspectiveRepo
 from m1nd.store.trails_repo import TrailRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
 
@@ -72,6 +73,7 @@ class GraphStore:
         self.baselines = BaselineRepo(self.db)
         self.learning = LearningRepo(self.db)
         self.trails = TrailRepo(self.db)
+        self.perspectives = PerspectiveRepo(self.db)
 
     def close(self) -> None:
         self.db.close()
