@@ -144,9 +144,8 @@ class CodeGraph:
                 lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
-                watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
-                has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
-                                                    default=0))
+                watermark = self.store.newest_weight_update_ms()
+                has_git = self.store.has_git_root()
             g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
             g.history = history
             self._graph = g

@@ -87,6 +87,14 @@ class GraphStore:
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (key, None if value is None else str(value)))
 
+    def newest_weight_update_ms(self) -> int:
+        """When an edge weight was last written (0 for none): the watermark of later weight syncs."""
+        return int(self.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
+
+    def has_git_root(self) -> bool:
+        """Whether an ingest root is inside a git repository."""
+        return bool(self.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL", default=0))
+
     def generations(self) -> tuple[int, int]:
         rows = dict(self.db.all("SELECT key, value FROM meta WHERE key IN ('graph_generation', 'weights_generation')"))
         return int(rows.get("graph_generation", 0)), int(rows.get("weights_generation", 0))
