@@ -160,7 +160,7 @@ def prepare(m: Mirror, *, cache: Path = CACHE, reingest: bool = False, embed: bo
     """Check out ``m`` and open its workspace, ingesting when there is no graph yet, when ``reingest`` (a full
     ingest), or when embeddings are wanted and the last ingest did not compute them."""
     from m1nd.config import Settings
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
     from m1nd.workspace import Workspace
 
     src = checkout(m, cache)

@@ -26,7 +26,7 @@ import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
 from m1nd import __version__
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 PACKAGES = ("json", "email", "http", "asyncio")
 ROUNDS = 15

@@ -15,7 +15,7 @@ import pytest
 
 import localization as L
 from corpus import file_quality
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 SETS: dict[str, list[tuple[str, list[str]]]] = {
     "gin-gonic/gin": [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from corpus import bench_activate, workspace
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 NAME, VERSION = "django", "5.1.4"
 CORPORA = Path(os.environ.get("M1ND_CORPORA", Path(__file__).parent / "corpora"))

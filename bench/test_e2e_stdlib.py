@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, bench_activate, workspace
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 QUERIES = ["parse json string", "smtp send mail", "http client request", "event loop run until complete",
            "thread pool executor", "temporary directory", "url quote unquote", "logging rotating file handler",
@@ -58,7 +58,7 @@ def test_reingest_unchanged_is_a_no_op(benchmark, stdlib_ws) -> None:
 
 
 def test_graph_load_from_cache(benchmark, stdlib_ws) -> None:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     ws, _ = stdlib_ws
     settings = ws.settings
@@ -73,7 +73,7 @@ def test_graph_load_from_cache(benchmark, stdlib_ws) -> None:
 
 
 def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     ws, _ = stdlib_ws
     settings = ws.settings
@@ -102,7 +102,7 @@ def test_peak_memory_of_ingest(tmp_path) -> None:
         "sys.path.insert(0, %r)\n"
         "from corpus import STDLIB, STDLIB_EXCLUDE, workspace\n"
         "from pathlib import Path\n"
-        "from m1nd.mcp.registry import call_tool\n"
+        "from m1nd.tools.registry import call_tool\n"
         "ws = workspace(Path(%r), STDLIB)\n"
         "r = call_tool(ws, 'ingest', {'agent_id': 'b', 'path': str(STDLIB), 'exclude': STDLIB_EXCLUDE})\n"
         "assert not r.is_error, r.structured\n"

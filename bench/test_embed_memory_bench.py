@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import copy_subset, full
+from corpus import copy_subset
 from m1nd.memory import embeddings as E
 
 QUERIES = ["retry failed http requests", "parse json document", "send email with attachment", "http cookie handling",
@@ -205,7 +205,7 @@ print(json.dumps({"texts_s": len(texts) / dt, "rss_mb": rss}))
 def test_session_settings(benchmark, tmp_path, request) -> None:
     """Arena on/off × intra-op threads 1/2 × batch 8/32 over the same code texts, each in a fresh process."""
     from corpus import workspace
-    from m1nd.code_vectors import node_texts
+    from m1nd.codegraph.vectors import node_texts
 
     _need_model()
     big = _full(request.config)

@@ -57,7 +57,7 @@ def model() -> E.OnnxEmbedder:
 @pytest.fixture(scope="module")
 def code_texts(tmp_path_factory) -> list[str]:
     """Code-node texts of a few stdlib packages, in graph order (mixed lengths)."""
-    from m1nd.code_vectors import node_texts
+    from m1nd.codegraph.vectors import node_texts
 
     root = copy_subset(tmp_path_factory.mktemp("src"), THROUGHPUT_PACKAGES)
     old = os.environ.get("M1ND_EMBEDDER")

@@ -20,7 +20,7 @@ import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
 from m1nd.graph.nodes import KINDS
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 PACKAGES = ("json", "email", "http", "asyncio")
 FULL = full()

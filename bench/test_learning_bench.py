@@ -22,8 +22,8 @@ QUERIES = ["json decoder scan string", "email message header parse", "http clien
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
-    from m1nd.baselines import record_server_start
-    from m1nd.mcp.registry import call_tool
+    from m1nd.codegraph.baselines import record_server_start
+    from m1nd.tools.registry import call_tool
 
     base = tmp_path_factory.mktemp("learning-bench")
     repo = copy_subset(base / "corpus", PACKAGES)
@@ -37,7 +37,7 @@ def ws(tmp_path_factory):
 
 
 def _call(ws, tool: str, **args):
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
 
     res = call_tool(ws, tool, {"agent_id": "bench", **args})
     assert not res.is_error, res.structured

@@ -17,14 +17,13 @@ mirror the tests skip.
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
 pytest.importorskip("bm25s", reason="bm25s is a bench extra: pip install -e '.[test,bench]'")
 
 import localization as L  # noqa: E402
-from m1nd.mcp.registry import call_tool  # noqa: E402
+from m1nd.tools.registry import call_tool  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """MCP transport overhead on a real corpus (issue 3 targets).
 
 1. Round-trip latency of ``activate``, ``why``, ``impact`` (and ``learn``) through ``m1nd serve`` over stdio (raw JSON lines over
-   pipes, one persistent server process) against the in-process :func:`m1nd.mcp.registry.call_tool` on the same
+   pipes, one persistent server process) against the in-process :func:`m1nd.tools.registry.call_tool` on the same
    persisted graph. Reported: medians and the overhead ratio ``stdio / in-process`` (target < 1.5x).
 2. Server start to the first answered ``tools/call`` (initialize + activate) with a persisted graph (target < 1 s).
 
@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
-from m1nd.mcp.registry import call_tool, load_all
+from m1nd.tools.registry import call_tool, load_all
 
 PACKAGES = ("json", "email", "http", "asyncio")
 FULL = full()

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 PACKAGES = ("json", "email", "http", "asyncio")
 FULL = full()

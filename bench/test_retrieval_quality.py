@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, file_quality, workspace
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 CASES: list[tuple[str, list[str]]] = [
     ("decode a JSON document into Python objects", ["json/decoder.py", "json/__init__.py"]),

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from m1nd.mcp.profiles import PROFILES
+from m1nd.tools.profiles import PROFILES
 from test_mcp_bench import LineServer
 
 CHARS_PER_TOKEN = 4

@@ -7,6 +7,7 @@
 #      (tests/ and bench/ as correctness checks) on the first Python, the core, graph and MCP tests on the others;
 #   3. a checked build (bounds and initialisation checks compiled into the kernels), built from the same sdist
 #      while step 2 runs, installed into the first virtualenv: the fast tests again.
+# Before the suite, the first virtualenv runs the static checks: ruff and mypy (configured in pyproject.toml).
 # Settings: M1ND_CI_PYTHONS (default "3.11 3.13"), M1ND_CI_DIR (default build/ci; wiped first),
 # M1ND_SKIP_CHECKED=1 (no checked build).
 set -euo pipefail
@@ -83,6 +84,9 @@ for i in "${!PYTHONS[@]}"; do
   if [ "$i" = 0 ]; then
     echo "== CPython $v: fresh virtualenv, the wheel with its test and benchmark extras" >&2
     make_venv "$v" test,bench
+    echo "== lint: ruff (pyflakes, pycodestyle errors) on the source tree; mypy --strict on m1nd.api and m1nd.store" >&2
+    "$OUT/venv-$v/bin/python" -m pip install -q "$WHEEL[lint]"
+    (cd "$ROOT" && "$OUT/venv-$v/bin/ruff" check python tests bench && "$OUT/venv-$v/bin/mypy")
     echo "== CPython $v: whole suite against the installed wheel (release build)" >&2
     M1ND_EXPECT_BOUNDSCHECK=0 run_suite "$v" tests bench --benchmark-disable
   else

@@ -16,7 +16,7 @@ import pytest
 from m1nd.cli.app import COMMAND_MODULES, COMMANDS
 
 # Imported by the command modules (directly or through the tool registry), never needed to list commands.
-HEAVY = ("numpy", "m1nd.mcp.registry", "m1nd.workspace", "m1nd.cli.graph", "m1nd.cli.learning", "m1nd.cli.memory",
+HEAVY = ("numpy", "m1nd.tools.registry", "m1nd.workspace", "m1nd.cli.graph", "m1nd.cli.learning", "m1nd.cli.memory",
          "m1nd.cli.serve", "m1nd.cli.evaluation")
 
 _PROBE = """

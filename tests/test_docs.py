@@ -8,7 +8,7 @@ import click
 import pytest
 
 from m1nd.cli.app import _register_commands, cli
-from m1nd.mcp.registry import load_all
+from m1nd.tools.registry import load_all
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -2,8 +2,9 @@
 
 Public surface (imported lazily so ``import m1nd`` and ``m1nd --help`` stay fast):
 
-- :class:`m1nd.workspace.Workspace` — the composition root (graph + memory services for one home/workspace);
-- :func:`m1nd.mcp.registry.call_tool` — run any tool in-process exactly as the MCP server does;
+- :class:`m1nd.workspace.Workspace` — the composition root (graph + memory services for one home/workspace), with
+  the typed API (``ws.activate(...) -> ActivationResult``; the result types are in :mod:`m1nd.api`);
+- :func:`m1nd.tools.registry.call_tool` — run any tool in-process exactly as the MCP server does;
 - :mod:`m1nd.errors` — the exception family.
 """
 
@@ -21,7 +22,7 @@ def __getattr__(name: str) -> Any:
 
         return Workspace
     if name == "call_tool":
-        from m1nd.mcp.registry import call_tool
+        from m1nd.tools.registry import call_tool
 
         return call_tool
     raise AttributeError(f"module 'm1nd' has no attribute {name!r}")

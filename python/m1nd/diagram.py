@@ -167,3 +167,24 @@ def render(d: Diagram, fmt: str) -> str:
     if fmt == "svg":
         return to_svg(d)
     raise InvalidInputError(f"unknown diagram format {fmt!r}; formats: {', '.join(FORMATS)}")
+
+
+VIEWS = ("neighbourhood", "impact", "why")
+
+
+def draw(graph: Any, node_id: str, *, view: str = "neighbourhood", target: str | None = None, depth: int = 1,
+         max_nodes: int = 40, direction: str = "both", fmt: str = "mermaid") -> dict[str, Any]:
+    """The ``diagram`` tool's answer: one view around ``node_id`` drawn from the graph service's query (``graph``:
+    :class:`m1nd.codegraph.service.CodeGraph`) as ``fmt`` text."""
+    if view == "why":
+        if not target:
+            raise InvalidInputError("view 'why' needs argument 'target' (the other end of the paths)",
+                                    details={"argument": "target"})
+        d = from_why(graph.why(source=node_id, target=target, max_hops=depth + 3, max_paths=5, path_budget=10000,
+                               min_strength=0.0001))
+    elif view == "impact":
+        d = from_impact(graph.impact(node_id=node_id, direction=direction, max_hops=depth, min_signal=0.01,
+                                     top_k=max_nodes, include_causal_chains=True, max_chains=10))
+    else:
+        d = from_neighbourhood(graph.neighbourhood(node_id=node_id, depth=depth, max_nodes=max_nodes))
+    return {"view": view, "format": fmt, "diagram": render(d, fmt), "nodes": len(d.nodes), "edges": len(d.edges)}

@@ -18,7 +18,7 @@ re-embeds the memory store when it was embedded by another model, and exits 0. I
 its stdout (``{"event": "progress", "done", "total", "rate"}`` for code nodes, ``{"event": "memory", "done", "total",
 "rate"}`` while it re-embeds the memory store, then ``{"event": "done", ...}``); logs go to stderr.
 It exits at once when its stdin reaches EOF (the server closed it or died, even by SIGKILL), on SIGTERM and on
-SIGINT. The server reads the vectors from ``graph.db`` (:mod:`m1nd.code_vectors`); the child never writes the
+SIGINT. The server reads the vectors from ``graph.db`` (:mod:`m1nd.codegraph.vectors`); the child never writes the
 server's usearch file.
 """
 
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             os.write(out_fd, data)
 
-    from m1nd.code_vectors import worker_threads
+    from m1nd.codegraph.vectors import worker_threads
     from m1nd.config import Settings
     from m1nd.workspace import Workspace
 
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(ws: Any, emit: Callable[[dict[str, Any]], None]) -> int:
     """Embed what is missing in the workspace's graph, then re-embed a memory store of another model."""
-    from m1nd.code_vectors import code_vectors_for, worker_embedder
+    from m1nd.codegraph.vectors import code_vectors_for, worker_embedder
 
     cv = code_vectors_for(ws.graph)
     emb = worker_embedder(cv.emb, int(os.environ.get("M1ND_EMBED_THREADS", "0")) or None)

@@ -12,7 +12,7 @@ the figures are
 
 Rankers compared on the same queries (the benchmarks add bm25s and a variant without embeddings):
 
-* ``m1nd``: ``activate`` through the tool layer (:func:`m1nd.mcp.registry.call_tool`, so validation, defaults and
+* ``m1nd``: ``activate`` through the tool layer (:func:`m1nd.tools.registry.call_tool`, so validation, defaults and
   shaping are what an agent gets), ``top_k`` 200, the node list collapsed to distinct files in first-occurrence
   order of ``source_path``. Co-activation learning is switched off so that measuring does not change the weights
   it measures (and so the order of the queries does not matter). Extra ``activate`` arguments (``dimensions``,
@@ -296,7 +296,7 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
     ``args`` are extra ``activate`` arguments (``dimensions``, ``max_hops``, ``max_seeds``...); ``embeddings=False``
     runs it without the embedding model (:func:`embeddings_off`).
     """
-    from m1nd.mcp.registry import (
+    from m1nd.tools.registry import (
         call_tool,  # the tool layer is what agents call; imported late (it loads tools)
     )
 
@@ -487,7 +487,7 @@ def ensure_ingested(workspace: Any, root: str | Path, *, force: bool = False,
     * otherwise nothing (``"up to date"``).
     """
     from m1nd.ingest.gitdata import worktree_state
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
 
     root_path = Path(root).expanduser().resolve()
     say = progress or (lambda _m: None)

@@ -1,7 +1,14 @@
-"""Composition root: builds the services for one (home, workspace) pair, lazily.
+"""Composition root: builds the services for one (home, workspace) pair, lazily, and the typed Python API.
 
-The CLI and the MCP server hold a :class:`Workspace` and hand it to tool handlers; nothing below this module knows
-about adapters. Services are created on first use so ``m1nd --help`` and memory-only commands never load the graph.
+The CLI and the MCP server hold a :class:`Workspace` and hand it to the tool layer (:mod:`m1nd.tools`); nothing below
+this module knows about adapters. Services are created on first use so ``m1nd --help`` and memory-only commands never
+load the graph, each with its collaborators passed in (the perspective service gets the graph service; ``health``
+gets the perspective service).
+
+Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Workspace.why`, :meth:`~Workspace.impact`,
+:meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`), which return the
+dataclasses of :mod:`m1nd.api`. They call the same service methods as the tools, with the same defaults, but return
+whole results (no response budget) and take Python values that the tool layer's schema checks do not see.
 """
 
 from __future__ import annotations
@@ -13,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.api import ActivationResult, ImpactResult, IngestReport, MemoryEntry, MemorySearchResult, WhyResult
+    from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
+    from m1nd.perspectives.service import PerspectiveService
 
 
 class Workspace:
@@ -27,10 +36,27 @@ class Workspace:
 
     @cached_property
     def graph(self) -> CodeGraph:
-        from m1nd.codegraph import CodeGraph
+        from m1nd.codegraph.service import CodeGraph
 
         with self._lock:
             return CodeGraph(self.settings, transport=self.transport)
+
+    @cached_property
+    def perspectives(self) -> PerspectiveService:
+        """Stateful navigation of the code graph (one per process and workspace; tests may assign another, e.g.
+        with other limits, before first use)."""
+        from m1nd.perspectives.service import PerspectiveService
+
+        with self._lock:
+            return PerspectiveService(self.graph)
+
+    def count_query(self, agent_id: str) -> None:
+        """Count one code-graph query of ``agent_id`` (the tool layer calls this for tools that query the graph)."""
+        self.graph.count_query(agent_id)
+
+    def health(self, agent_id: str) -> dict[str, Any]:
+        """The ``health`` report: the graph service's, with this workspace's perspective counts."""
+        return self.graph.health(agent_id, perspectives=self.perspectives)
 
     @cached_property
     def memory(self) -> MemoryService:
@@ -40,6 +66,114 @@ class Workspace:
         with self._lock:  # the embedding hook is None when no model is installed (issue 6)
             return MemoryService.open(self.settings, vector_hook=vector_hook_for(
                 self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms))
+
+    # -- the typed Python API (m1nd.api) --------------------------------------------------------------------------
+    def ingest(self, path: str, *, incremental: bool = True, embed: str = "background", **options: Any
+               ) -> IngestReport:
+        """Parse the repository at ``path`` into the code graph (the ``ingest`` tool; ``options``: mode, namespace,
+        include_dotfiles, dotfile_patterns, exclude, max_file_bytes, git_window_days)."""
+        from m1nd.api import IngestReport
+
+        return IngestReport.from_service(self.graph.ingest(path, incremental=incremental, embed=embed, **options))
+
+    def activate(self, query: str, *, agent: str = "python", top_k: int = 20, include_memory: bool = False,
+                 **options: Any) -> ActivationResult:
+        """Rank the code most related to ``query`` (the ``activate`` tool; ``options``: dimensions, max_hops, decay,
+        threshold, max_seeds, node_kinds, path_prefix, include_ghost_edges, include_structural_holes,
+        coactivation_ltp, max_per_file, group_by, history_before).
+
+        >>> hits = ws.activate("session pool", top_k=5).activated  # doctest: +SKIP
+        >>> hits[0].node_id, hits[0].source_path, hits[0].line_start  # doctest: +SKIP
+        """
+        from m1nd.api import ActivationResult
+
+        self.count_query(agent)
+        return ActivationResult.from_service(self.activation(agent, query, include_memory=include_memory,
+                                                             top_k=top_k, **options))
+
+    def activation(self, agent_id: str, query: str, *, include_memory: bool = False, **options: Any
+                   ) -> dict[str, Any]:
+        """The graph service's ``activate`` answer, joined with the memory entries about its results when
+        ``include_memory`` (the two halves of m1nd meet here, in the composition root)."""
+        out = self.graph.activate(agent_id, query, **options)
+        if include_memory and out["activated"]:
+            out["related_memories"] = self.related_memories(agent_id, [x["node_id"] for x in out["activated"]])
+        return out
+
+    def why(self, source: str, target: str, *, agent: str = "python", max_paths: int = 10, **options: Any
+            ) -> WhyResult:
+        """The strongest simple paths between two external ids (the ``why`` tool; ``options``: max_hops,
+        path_budget, min_strength, relations)."""
+        from m1nd.api import WhyResult
+
+        self.count_query(agent)
+        return WhyResult.from_service(self.graph.why(source=source, target=target, max_paths=max_paths, **options))
+
+    def impact(self, node_id: str, *, agent: str = "python", direction: str = "both", top_k: int = 50,
+               **options: Any) -> ImpactResult:
+        """What a change to ``node_id`` affects (the ``impact`` tool; ``options``: max_hops, min_signal, relations,
+        include_causal_chains, max_chains)."""
+        from m1nd.api import ImpactResult
+
+        self.count_query(agent)
+        return ImpactResult.from_service(self.graph.impact(node_id=node_id, direction=direction, top_k=top_k,
+                                                           **options))
+
+    def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
+                   agent: str | None = "python", tags: list[str] | None = None,
+                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> MemoryEntry:
+        """Store a knowledge entry (the ``memory_add`` tool: title + category + content, or ``type=`` and content
+        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases)."""
+        from m1nd.api import MemoryEntry
+
+        raw: dict[str, Any] = {k: v for k, v in (("title", title), ("content", content), ("category", category),
+                                                 ("tags", tags), ("code_refs", code_refs)) if v not in (None, "")}
+        if private:
+            raw["private"] = True
+        raw.update({k: v for k, v in fields.items() if v is not None})
+        res = self.memory.add(raw, agent=agent)
+        return MemoryEntry.from_service(res.data)
+
+    def memory_search(self, query: str, *, agent: str | None = "python", limit: int = 20, mode: str | None = None,
+                      category: list[str] | None = None, code_ref: str | None = None) -> MemorySearchResult:
+        """Entries matching ``query``, best first (the ``memory_search`` tool's keyword/semantic/hybrid search; the
+        default mode is hybrid when an embedding model is installed, else keyword)."""
+        from m1nd.api import MemoryEntry, MemorySearchResult
+        from m1nd.memory.service import Filters
+
+        if mode is None:
+            mode = "hybrid" if getattr(self.memory.vector_hook, "search", None) is not None else "keyword"
+        res = self.memory.search(query, Filters(categories=list(category or []), visibility="include",
+                                                code_ref=code_ref), agent=agent, limit=limit, mode=mode)
+        return MemorySearchResult(query=query, mode=str(res.extra.get("mode", mode)),
+                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
+                                  notes=list(res.notes))
+
+    # -- code-graph operations the command line offers without a tool ------------------------------------------------
+    def trail_show(self, trail_id: str) -> dict[str, Any]:
+        """One stored trail in full (``m1nd trail show``)."""
+        from m1nd.codegraph.trails import show
+
+        return show(self.graph, trail_id)
+
+    def trail_archive(self, trail_id: str) -> dict[str, Any]:
+        """Mark a trail archived (``m1nd trail archive``)."""
+        from m1nd.codegraph.trails import archive
+
+        return archive(self.graph, trail_id)
+
+    def weight_stats(self, top: int = 20) -> dict[str, Any]:
+        """Counts of learned edges and the largest changes (``m1nd weights stats``)."""
+        from m1nd.codegraph.learning import weight_stats
+
+        return weight_stats(self.graph, top)
+
+    def weights_reset(self, *, relation: str | None = None, node: str | None = None, apply: bool = False
+                      ) -> dict[str, Any]:
+        """Reset learned weights to w0 (all edges, or one relation / node's); a dry run unless ``apply``."""
+        from m1nd.codegraph.learning import weights_reset
+
+        return weights_reset(self.graph, relation=relation, node=node, apply=apply)
 
     def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
         """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).
@@ -67,9 +201,9 @@ class Workspace:
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
-        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.code_vectors.Warmup`)."""
+        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.codegraph.vectors.Warmup`)."""
         # issues 6, 13: embedding jobs and the model, beside the graph
-        from m1nd.code_vectors import start_warmup
+        from m1nd.codegraph.vectors import start_warmup
 
         warm = start_warmup(self)
         g = self.graph
@@ -79,9 +213,9 @@ class Workspace:
             warm.stop()  # the process is about to exit: not while the warm-up is inside ONNX Runtime
             raise
         try:
-            from m1nd.baselines import record_server_start
+            from m1nd.codegraph.baselines import record_server_start
         except ModuleNotFoundError as e:
-            if e.name != "m1nd.baselines":
+            if e.name != "m1nd.codegraph.baselines":
                 raise
             return
         record_server_start(g)
@@ -95,8 +229,8 @@ class Workspace:
 
 def preload_embedder(settings: Settings) -> None:
     """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
-    are imported and the graph loads (issue 13 item 5; :func:`m1nd.code_vectors.preload_model`)."""
-    from m1nd.code_vectors import preload_model
+    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vectors.preload_model`)."""
+    from m1nd.codegraph.vectors import preload_model
     from m1nd.memory.embeddings import serve_queries
 
     serve_queries()  # the query session lives in a child process, not in the server (issue 13 item 1)

@@ -9,7 +9,7 @@ from m1nd_core import activation
 from m1nd_core.csr import CSRGraph
 
 from . import reference as ref
-from .graphs import ALL, SETTINGS, graphs, masks
+from .graphs import SETTINGS, graphs, masks
 
 I32, F32, U8 = np.int32, np.float32, np.uint8
 

@@ -29,7 +29,7 @@ def test_boundscheck_is_reported_as_built() -> None:
 
 def test_health_carries_the_core_build_info(tmp_path) -> None:
     from m1nd.config import load_settings
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
     from m1nd.workspace import Workspace
 
     repo = tmp_path / "repo"

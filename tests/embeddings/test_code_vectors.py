@@ -4,7 +4,7 @@ re-ingest, the index beside the workspace, activate's semantic backend, health.e
 from __future__ import annotations
 
 import numpy as np
-from m1nd.code_vectors import CodeVectors, code_vectors_for, node_texts
+from m1nd.codegraph.vectors import CodeVectors, code_vectors_for, node_texts
 
 
 def test_node_texts_follow_the_spec(small_repo, workspace_for) -> None:
@@ -136,7 +136,7 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     hashing embedder."""
     import time
 
-    from m1nd import code_vectors as C
+    from m1nd.codegraph import vectors as C
     from m1nd.memory import embeddings as E
 
     E.set_embedder(E.HashingEmbedder(dim=128))

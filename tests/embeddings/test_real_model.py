@@ -123,7 +123,7 @@ def test_a_model_folder_serves_embeds_in_the_worker_child_with_one_session(tmp_p
     when chosen, is the only session (it gets the worker's thread count from the start)."""
     import shutil
 
-    from m1nd import code_vectors as C
+    from m1nd.codegraph import vectors as C
 
     spec = E.default_spec()
     d = tmp_path / "bge-like"

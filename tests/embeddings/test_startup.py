@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from m1nd import code_vectors as C
+from m1nd.codegraph import vectors as C
 
 QUERY = "exponential backoff between retries"
 

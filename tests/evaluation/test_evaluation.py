@@ -9,7 +9,7 @@ import pytest
 from m1nd import evaluation as E
 from m1nd.config import Settings
 from m1nd.errors import InvalidInputError, M1ndError
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 from m1nd.store.file_fts import FileTextIndex, code_tokens
 from m1nd.workspace import Workspace
 

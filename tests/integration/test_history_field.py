@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from m1nd.ingest.gitdata import read_git
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 from shop_repo import git, make_ws, write_repo
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shop_repo import write_repo
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 
 def ingest(ws, path: Path, **kw) -> dict:
@@ -187,7 +187,7 @@ def test_child_process_ingest_builds_the_cache_and_reports_errors(repo, tmp_path
 
 
 def test_weight_relaxation_toward_w0(repo, ws_factory, monkeypatch) -> None:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
     ws = ws_factory(repo)
     ingest(ws, repo)

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from m1nd.baselines import record_server_start
+from m1nd.codegraph.baselines import record_server_start
 from m1nd.graph.engine import W_MAX, W_MIN
 
 from .support import call, error
@@ -217,7 +217,7 @@ def test_drift_after_restart_shows_the_changes(workspaces) -> None:
 
 
 def test_drift_weights_reset_to_w0_count_as_drift(workspaces) -> None:
-    from m1nd.learning import weights_reset
+    from m1nd.codegraph.learning import weights_reset
 
     first = workspaces("stdio")
     call(first, "learn", query="login token", feedback="correct", node_ids=[CACHE], strength=0.6)
@@ -287,7 +287,7 @@ def test_persist_save_flushes_coactivation_learning(workspaces) -> None:
 
 # -- weights stats / reset ----------------------------------------------------------------------------------------
 def test_weight_stats_and_reset(ws) -> None:
-    from m1nd.learning import weight_stats, weights_reset
+    from m1nd.codegraph.learning import weight_stats, weights_reset
 
     call(ws, "learn", query="login token", feedback="correct", node_ids=[CACHE], strength=0.5)
     call(ws, "learn", query="login token", feedback="wrong", node_ids=[ACQUIRE], strength=0.5)

@@ -11,8 +11,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from test_server_support import (  # noqa: F401 — fixtures are used by name
     anyio_backend,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from m1nd.mcp.registry import load_all
+from m1nd.tools.registry import load_all
 from test_server_support import RawServer, fixture_repo, raw_server, server_env  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,6 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 

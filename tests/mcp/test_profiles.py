@@ -25,8 +25,8 @@ from test_server_support import (  # noqa: F401 — fixtures are used by name
     server_env,
 )
 
-from m1nd.mcp.profiles import CORE, CORE_PARAMS, PROFILES, listed_params, profile_tools
-from m1nd.mcp.registry import load_all
+from m1nd.tools.profiles import CORE, CORE_PARAMS, PROFILES, listed_params, profile_tools
+from m1nd.tools.registry import load_all
 
 CORE_MAX_TOOLS = 12
 CORE_MAX_CHARS = 16_000

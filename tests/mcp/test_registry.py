@@ -7,8 +7,8 @@ import json
 import pytest
 
 from m1nd.errors import InvalidInputError
-from m1nd.mcp.registry import Param, Tool, call_tool, load_all, validate_arguments
-from m1nd.mcp.shaping import shape
+from m1nd.tools.registry import Param, Tool, call_tool, load_all, validate_arguments
+from m1nd.tools.shaping import shape
 
 
 def _tool(**kw) -> Tool:
@@ -58,7 +58,7 @@ def test_agent_id_comes_from_the_caller_when_absent() -> None:
     seen: list[str] = []
     tool = Tool(name="echo_agent", title="Echo", description="d", group="g", params=(),
                 handler=lambda ws, a: seen.append(a["agent_id"]) or {})
-    from m1nd.mcp import registry
+    from m1nd.tools import registry
 
     registry.TOOLS["echo_agent"] = tool
     try:
@@ -160,7 +160,7 @@ def live_ws(tmp_path, monkeypatch):
     ("activate", {"query": LONE}),
 ])
 def test_real_tools_answer_invalid_argument_never_internal(live_ws, tool: str, args: dict) -> None:
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
 
     if tool not in load_all() or any(p not in {q.name for q in load_all()[tool].all_params} for p in args):
         pytest.fail(f"{tool} does not take {sorted(args)}: update this table")

@@ -15,7 +15,7 @@ import pytest
 
 from m1nd.mcp import server as S
 from m1nd.mcp.access import Access, HostRefused, check_host, check_names
-from m1nd.mcp.registry import ToolResult
+from m1nd.tools.registry import ToolResult
 
 # The §9 block of spec mcp.md, copied into the repository so the check runs everywhere (issue 14).
 SPEC_INSTRUCTIONS = Path(__file__).parent / "data" / "instructions.txt"
@@ -174,8 +174,8 @@ def test_initialize_negotiates_the_version(asked: str | None, got: str) -> None:
 
 
 def test_instructions_of_every_tool_are_the_spec_text_but_for_the_optional_agent_id() -> None:
-    from m1nd.mcp.profiles import profile_tools
-    from m1nd.mcp.registry import load_all
+    from m1nd.tools.profiles import profile_tools
+    from m1nd.tools.registry import load_all
 
     spec = SPEC_INSTRUCTIONS.read_text(encoding="utf-8").rstrip("\n").splitlines()
     ours = S.instructions(profile_tools("all", load_all())).splitlines()
@@ -185,8 +185,8 @@ def test_instructions_of_every_tool_are_the_spec_text_but_for_the_optional_agent
 
 @pytest.mark.parametrize("profile", ["core", "graph", "memory", "perspectives"])
 def test_instructions_name_only_tools_the_profile_offers(profile: str) -> None:
-    from m1nd.mcp.profiles import profile_tools
-    from m1nd.mcp.registry import load_all
+    from m1nd.tools.profiles import profile_tools
+    from m1nd.tools.registry import load_all
 
     every = set(load_all())
     offered = set(profile_tools(profile, load_all()))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from m1nd.config import Settings
-from m1nd.mcp.registry import call_tool, load_all
+from m1nd.tools.registry import call_tool, load_all
 from m1nd.workspace import Workspace
 
 EXPECTED = {"memory_add", "memory_add_batch", "memory_show", "memory_list", "memory_search", "memory_recent",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from m1nd.config import Settings
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 from m1nd.workspace import Workspace
 
 

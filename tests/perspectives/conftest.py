@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from m1nd.config import Settings
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 from m1nd.workspace import Workspace
 
 SHOP = {

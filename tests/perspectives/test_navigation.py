@@ -11,7 +11,7 @@ import pytest
 from m1nd.graph import ranking as R
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
-from m1nd.perspectives import PerspectiveService, install, service_for
+from m1nd.perspectives import PerspectiveService, service_for
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import Lens
 from m1nd.perspectives.state import Perspective
@@ -353,7 +353,7 @@ def test_eight_perspectives_per_agent(client: Client) -> None:
 
 
 def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:
-    install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_branches=2))
+    shop_ws.perspectives = PerspectiveService(shop_ws.graph, max_branches=2)
     root = client.ok("perspective_start", query="session pool")["perspective_id"]
     b1 = client.ok("perspective_branch", perspective_id=root)
     assert b1["branch_name"] == "branch_1"
@@ -372,7 +372,7 @@ def test_branch_tree_limit_and_names(client: Client, shop_ws) -> None:
 
 
 def test_memory_limit(client: Client, shop_ws) -> None:
-    install(shop_ws.graph, PerspectiveService(shop_ws.graph, max_total_bytes=2000))
+    shop_ws.perspectives = PerspectiveService(shop_ws.graph, max_total_bytes=2000)
     client.ok("perspective_start", query="session pool")
     e = client.err("perspective_start", query="session pool")
     assert e["code"] == "limit_reached" and "bytes" in e["message"]

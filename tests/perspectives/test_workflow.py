@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from m1nd.mcp.registry import call_tool
+from m1nd.tools.registry import call_tool
 
 from .conftest import ingest, make_shop, open_workspace
 

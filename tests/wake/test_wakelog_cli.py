@@ -170,7 +170,7 @@ def test_report_help_carries_the_notice(cli) -> None:
 
 
 def test_wake_log_is_not_an_mcp_tool() -> None:
-    from m1nd.mcp.registry import load_all
+    from m1nd.tools.registry import load_all
 
     assert not [n for n in load_all() if "log" in n and "wake" in n]
 

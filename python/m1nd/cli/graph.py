@@ -23,7 +23,7 @@ def _agent() -> str:
 
 def run_tool(name: str, args: dict[str, Any], *, as_json: bool) -> dict[str, Any]:
     """Run one tool in-process; on error print it the CLI way and exit 1."""
-    from m1nd.mcp.registry import call_tool
+    from m1nd.tools.registry import call_tool
 
     obj = _obj()
     args = {"agent_id": _agent(), **args}
@@ -161,7 +161,7 @@ def make_shortcut(tool_name: str, positionals: tuple[str, ...], render: Callable
                   list[str]], help_text: str, command_name: str | None = None,
                   picture: str | None = None) -> click.Command:
     """``picture``: the :mod:`m1nd.diagram` function turning the result into a diagram (adds --format/--out)."""
-    from m1nd.mcp.registry import load_all
+    from m1nd.tools.registry import load_all
 
     tool = load_all()[tool_name]
 
@@ -336,8 +336,8 @@ def ingest_cmd(path: str, merge: bool, namespace: str | None, full: bool, exclud
               help="List what `m1nd serve --tools PROFILE` offers: core, graph, memory, perspectives or all.")
 def tools_cmd(json_out: bool, profile: str) -> None:
     """List the tools (of a profile) with their descriptions."""
-    from m1nd.mcp.profiles import check_profile, listed_params, profile_tools
-    from m1nd.mcp.registry import load_all
+    from m1nd.tools.profiles import check_profile, listed_params, profile_tools
+    from m1nd.tools.registry import load_all
 
     tools = load_all()
     profile = check_profile(profile, "--profile")
@@ -366,7 +366,7 @@ def call_cmd(tool: str, arguments: str) -> None:
         raise click.BadParameter(f"not valid JSON: {e}", param_hint="ARGUMENTS") from e
     if not isinstance(args, dict):
         raise click.BadParameter("must be a JSON object", param_hint="ARGUMENTS")
-    from m1nd.mcp.registry import TOOLS, load_all, unknown_tool_message
+    from m1nd.tools.registry import TOOLS, load_all, unknown_tool_message
 
     load_all()
     if tool not in TOOLS:

@@ -90,10 +90,10 @@ def render_stats(r: dict[str, Any]) -> list[str]:
 
 
 # -- service-backed commands ---------------------------------------------------------------------------------
-def _with_graph(fn: Any, *, as_json: bool = False, plain_errors: bool = False) -> Any:
+def _with_workspace(fn: Any, *, as_json: bool = False, plain_errors: bool = False) -> Any:
     obj = _obj()
     try:
-        return fn(obj.workspace.graph)
+        return fn(obj.workspace)
     except M1ndError as e:
         if as_json:
             click.echo(json.dumps({"error": e.to_dict()}, indent=2, ensure_ascii=False), err=True)
@@ -112,9 +112,7 @@ def _with_graph(fn: Any, *, as_json: bool = False, plain_errors: bool = False) -
 @click.option("--json", "json_out", is_flag=True, help="Print the stored trail as JSON.")
 def trail_show(trail_id: str, json_out: bool) -> None:
     """Show one stored trail in full (trails are shared by every agent)."""
-    from m1nd import trails
-
-    t = _with_graph(lambda cg: trails.show(cg, trail_id), as_json=json_out, plain_errors=True)
+    t = _with_workspace(lambda ws: ws.trail_show(trail_id), as_json=json_out, plain_errors=True)
     if json_out:
         _print_json(t)
     else:
@@ -126,9 +124,7 @@ def trail_show(trail_id: str, json_out: bool) -> None:
 @click.argument("trail_id")
 def trail_archive(trail_id: str) -> None:
     """Mark a trail archived (it stays listed with --filter-status archived)."""
-    from m1nd import trails
-
-    _with_graph(lambda cg: trails.archive(cg, trail_id), plain_errors=True)
+    _with_workspace(lambda ws: ws.trail_archive(trail_id), plain_errors=True)
     click.echo(f"Archived trail {trail_id}")
 
 
@@ -136,9 +132,7 @@ def trail_archive(trail_id: str) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the statistics as JSON.")
 def weights_stats(json_out: bool) -> None:
     """Counts of learned edges (w above / below w0), mean |w - w0| and the largest changes."""
-    from m1nd.learning import weight_stats
-
-    r = _with_graph(weight_stats, as_json=json_out)
+    r = _with_workspace(lambda ws: ws.weight_stats(), as_json=json_out)
     if json_out:
         _print_json(r)
     else:
@@ -152,9 +146,7 @@ def weights_stats(json_out: bool) -> None:
 @click.option("--node", default=None, help="Only edges touching this external id.")
 def weights_reset(yes: bool, relation: str | None, node: str | None) -> None:
     """Reset learned weights to their base weights w0 (all edges, or those selected by --relation / --node)."""
-    from m1nd.learning import weights_reset as reset
-
-    r = _with_graph(lambda cg: reset(cg, relation=relation, node=node, apply=yes))
+    r = _with_workspace(lambda ws: ws.weights_reset(relation=relation, node=node, apply=yes))
     scope = " and ".join(x for x in (f"relation {relation}" if relation else "", f"node {node}" if node else "") if x)
     scope = f" ({scope})" if scope else ""
     if yes:

@@ -127,8 +127,8 @@ def memory_group() -> None:
 
 
 def register(cli: click.Group) -> None:
-    import m1nd.cli.memory_vectors  # noqa: F401 — registers embed and auto-anchor (issue 6)
-
+    # The command table (cli.app.COMMANDS) loads m1nd.cli.memory_vectors, which adds embed and auto-anchor (issue 6)
+    # to this group and then calls this function: this module never imports that one (no import cycle).
     cli.add_command(memory_group, "memory")
 
 

@@ -1,5 +1,6 @@
 """``m1nd memory embed`` and ``m1nd memory auto-anchor`` (spec memory.md §11): adapters over
-:class:`m1nd.memory.semantic.MemoryVectors`. Registered on the ``memory`` group by :mod:`m1nd.cli.memory`.
+:class:`m1nd.memory.semantic.MemoryVectors`, added to the ``memory`` group of :mod:`m1nd.cli.memory`; the command
+table loads this module for ``memory`` (its :func:`register` registers the whole group).
 
 Progress goes to stderr with rate and ETA (a one-line bar rewritten in place on a terminal, a plain line every 10 s
 otherwise); results to stdout.
@@ -12,6 +13,7 @@ from typing import Any
 import click
 
 from m1nd.cli.memory import _agent, _service, handled, memory_group, note, out
+from m1nd.cli.memory import register as register_memory_group
 
 
 def vector_hook_or_fail(svc: Any) -> Any:
@@ -111,3 +113,7 @@ def auto_anchor_cmd(entry_id: str | None, threshold: float, max_anchors: int, dr
     else:
         out(f"\n✓ Added {res['added']} total anchors, pruned {res['pruned']} stale across {res['entries']} entries")
 
+
+def register(cli: click.Group) -> None:
+    """The ``memory`` group with every subcommand (those of :mod:`m1nd.cli.memory` and the two above)."""
+    register_memory_group(cli)

@@ -41,8 +41,8 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
     """
     from m1nd.config import setting
     from m1nd.errors import M1ndError
-    from m1nd.mcp.profiles import DEFAULT_PROFILE, check_profile
-    from m1nd.mcp.registry import check_agent
+    from m1nd.tools.profiles import DEFAULT_PROFILE, check_profile
+    from m1nd.tools.registry import check_agent
 
     obj = click.get_current_context().find_root().obj
     home = obj.settings.home

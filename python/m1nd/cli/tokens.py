@@ -37,7 +37,7 @@ def create_cmd(agent: str, note: str | None, expires_days: float | None, as_json
     the agent host's configuration."""
     from m1nd.cli.app import fail
     from m1nd.errors import M1ndError
-    from m1nd.mcp.registry import check_agent
+    from m1nd.tools.registry import check_agent
 
     try:
         check_agent(agent, "AGENT")

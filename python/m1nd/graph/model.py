@@ -29,6 +29,15 @@ def relation_name(code: int, forward: bool = True) -> str:
     return r.name if forward else r.inverse_name
 
 
+def edge_label(g: Graph, p: int) -> tuple[str, str, str, str]:
+    """(``"<src label> -> <dst label>"``, src ext id, dst ext id, relation name) of forward edge position p."""
+    src, dst = g.edge_endpoints()
+    u, v = int(src[p]), int(dst[p])
+    t = g.nodes
+    return (f"{t.label[u]} -> {t.label[v]}", t.ext_id[u], t.ext_id[v],
+            relation_name(int(g.engine.csr.relations[p])))
+
+
 def mask_from_names(names: list[str]) -> int:
     from m1nd.errors import InvalidInputError
     from m1nd.graph.schema import INVERSE_RELATION_CODES

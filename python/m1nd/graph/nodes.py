@@ -80,7 +80,7 @@ class NodeTable:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Everything needed to rebuild the table, as flat arrays (the on-disk cache)."""
-        from m1nd.graph.seeds import pack_strings
+        from m1nd.graph.strings import pack_strings
 
         out = {k: pack_strings(getattr(self, k)) for k in self._STRINGS}
         out.update({k: getattr(self, k) for k in self._ARRAYS})
@@ -89,7 +89,7 @@ class NodeTable:
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> NodeTable:
-        from m1nd.graph.seeds import LazyStrings, unpack_strings
+        from m1nd.graph.strings import LazyStrings, unpack_strings
 
         n = int(a["n"][0])
         # ext_id, label and source_path are needed by every query; the rest stay packed until first use

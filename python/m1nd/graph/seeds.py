@@ -1,5 +1,5 @@
-"""Query words and node ids: tokenising, identifier parts, direct id hits, the seed record, and the packed-string
-and sparse-array helpers the graph layer shares.
+"""Query words and node ids: tokenising, identifier parts, direct id hits, the seed record, and the sparse-array
+helpers the graph layer shares (the packed strings live in :mod:`m1nd.graph.strings`; re-exported here).
 
 Relevance itself (which nodes a query's words reach, and how much) is the BM25F index of :mod:`m1nd.graph.lexicon`
 and the rules of :mod:`m1nd.graph.ranking`; seed *selection* is ``activation.query_seeds``. What remains here is the
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from m1nd.graph.nodes import FILE, NodeTable
+from m1nd.graph.strings import pack_strings, unpack_strings
 
 STOPWORDS = frozenset(["a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this", "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we", "codebase", "task", "validate", "using", "focus", "around"])
 _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
@@ -49,55 +50,6 @@ def tokenize(query: str) -> list[str]:
             if len(t) >= 2 and t not in STOPWORDS:
                 seen.setdefault(t, None)
     return list(seen)
-
-
-def pack_strings(items: Sequence[str]) -> np.ndarray:
-    """A list of strings as one uint8 array (NUL-separated UTF-8) for the array cache."""
-    if isinstance(items, LazyStrings):
-        return items.packed()
-    return np.frombuffer("\0".join(items).encode("utf-8", "surrogatepass"), np.uint8).copy()
-
-
-def unpack_strings(arr: np.ndarray, count: int) -> list[str]:
-    if count == 0:
-        return []
-    return arr.tobytes().decode("utf-8", "surrogatepass").split("\0")
-
-
-class LazyStrings(Sequence[str]):
-    """A packed string column that is split into a list only when first read.
-
-    Start-up maps the cache and never touches columns such as ``doc`` or ``signature`` unless a tool needs them.
-    """
-
-    __slots__ = ("_count", "_items", "_packed")
-
-    def __init__(self, packed: np.ndarray, count: int) -> None:
-        self._packed = packed
-        self._count = count
-        self._items: list[str] | None = None
-
-    def _list(self) -> list[str]:
-        if self._items is None:
-            self._items = unpack_strings(self._packed, self._count)
-        return self._items
-
-    def __getitem__(self, i):
-        return self._list()[i]
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __iter__(self):
-        return iter(self._list())
-
-    def packed(self) -> np.ndarray:
-        return self._packed
-
-    def transient(self) -> list[str]:
-        """The strings for a one-off pass, without keeping them split (embedding texts read ``doc`` and
-        ``signature`` once per generation; kept, the lists would stay in a serving process for nothing)."""
-        return self._items if self._items is not None else unpack_strings(self._packed, self._count)
 
 
 def run_starts(a: np.ndarray) -> np.ndarray:

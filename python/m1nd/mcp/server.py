@@ -4,7 +4,7 @@ Layout:
 
 - :class:`McpServer` is transport-independent. It takes one decoded :class:`Message` and a :class:`Session` and
   returns the serialised response (``bytes``) or ``None`` (notifications, client responses, cancelled requests).
-  Tool calls go through :func:`m1nd.mcp.registry.call_tool`. A call running past the 120 s limit is abandoned with
+  Tool calls go through :func:`m1nd.tools.registry.call_tool`. A call running past the 120 s limit is abandoned with
   an ``isError`` ``timeout`` result while the transport keeps serving: over HTTP calls run on a pool of daemon
   threads and the request thread waits with the limit; over stdio the worker runs the tool inline (no thread hop on
   the hot path) and a watchdog answers ``timeout`` and hands the queue to a fresh worker.
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from m1nd.errors import M1ndError, RefusedError
-from m1nd.mcp.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
-from m1nd.mcp.registry import ToolResult, call_tool, error_result, load_all, unknown_tool_message
+from m1nd.tools.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
+from m1nd.tools.registry import ToolResult, call_tool, error_result, load_all, unknown_tool_message
 
 log = logging.getLogger(__name__)
 

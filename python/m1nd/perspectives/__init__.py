@@ -6,12 +6,12 @@ persisted per agent in ``graph.db``.
 
 Modules: ``lens`` (validated lens, weights), ``state`` (persisted state, ids), ``synthesis`` (families, score
 terms, assembly, affinity; pure functions of a graph), ``peek`` (confined file reading), ``service`` (the twelve
-operations, versions, persistence, limits, region locks). Tool declarations live in ``m1nd.mcp.tools.perspectives``.
+operations, versions, persistence, limits, region locks). Tool declarations live in ``m1nd.tools.perspectives``.
 """
 
 from m1nd.perspectives.lens import FAMILIES, Lens, parse_lens
-from m1nd.perspectives.service import PerspectiveService, install, service_for, service_for_graph
+from m1nd.perspectives.service import PerspectiveService, service_for
 from m1nd.perspectives.synthesis import register_semantic_backend, unregister_semantic_backend
 
-__all__ = ["FAMILIES", "Lens", "PerspectiveService", "install", "parse_lens", "register_semantic_backend",
-           "service_for", "service_for_graph", "unregister_semantic_backend"]
+__all__ = ["FAMILIES", "Lens", "PerspectiveService", "parse_lens", "register_semantic_backend", "service_for",
+           "unregister_semantic_backend"]

@@ -1,6 +1,7 @@
 """The twelve perspective operations (perspectives.md §4–§10): state per agent, persistence, versions, locks.
 
-One :class:`PerspectiveService` per process and workspace (``service_for(ws)``). Every operation runs under the code
+One :class:`PerspectiveService` per process and workspace, built by :class:`m1nd.workspace.Workspace`
+(``ws.perspectives``). Every operation runs under the code
 graph's lock (the graph must not change underneath a synthesis). State is read from ``graph.db`` whenever another
 process wrote it since this one last did (the row's ``updated_ms`` is compared), and written back after every call
 that changes it, so perspectives survive restarts and can be continued by another server on the same workspace.
@@ -34,7 +35,7 @@ from m1nd.perspectives.state import (
 )
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 MAX_PERSPECTIVES = 8
 MAX_BRANCHES = 10
@@ -83,10 +84,14 @@ class PerspectiveService:
     def db(self) -> Any:
         return self.cg.store.db
 
+    @property
+    def repo(self) -> Any:
+        return self.cg.store.perspectives
+
     # -- public counters (health, trails) ---------------------------------------------------------------------
     def count(self, agent_id: str) -> int:
         with self.cg.lock:
-            return int(self.db.scalar("SELECT COUNT(*) FROM perspectives WHERE agent = ?", (agent_id,), default=0))
+            return int(self.repo.count(agent_id))
 
     def lock_count(self) -> int:
         return len(self.locks)
@@ -115,7 +120,7 @@ class PerspectiveService:
         p = self.loaded.get(pid)
         if p is not None and self.stamps.get(pid) == updated:
             return p
-        text = self.db.scalar("SELECT state FROM perspectives WHERE id = ?", (pid,))
+        text = self.repo.state(pid)
         if text is None:
             self._forget(pid)
             raise self._not_found(pid, agent)
@@ -133,7 +138,7 @@ class PerspectiveService:
     def _get(self, agent: str, pid: str, *, suffix: str = "; see perspective_list") -> Perspective:
         if not isinstance(pid, str) or not ID_RE.match(pid):
             raise self._not_found(pid, agent, suffix)
-        row = self.db.one("SELECT agent, updated_ms FROM perspectives WHERE id = ?", (pid,))
+        row = self.repo.owner_and_stamp(pid)
         if row is None:
             self._release_locks_of(pid)
             self._forget(pid)
@@ -155,15 +160,13 @@ class PerspectiveService:
                         self.locks[lid].perspective_id = p.perspective_id
             text = p.encode()
             stamp = max(now_ms(), self.stamps.get(p.perspective_id, 0) + 1)
-            self.db.execute("INSERT INTO perspectives(id, agent, state, updated_ms) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms",
-                            (p.perspective_id, p.agent_id, text, stamp))
+            self.repo.save(p.perspective_id, p.agent_id, text, stamp)
         self.loaded[p.perspective_id] = p
         self.stamps[p.perspective_id] = stamp
         self.sizes[p.perspective_id] = len(text)
 
     def _agent_perspectives(self, agent: str) -> list[Perspective]:
-        rows = self.db.all("SELECT id, updated_ms FROM perspectives WHERE agent = ?", (agent,))
+        rows = self.repo.stamps_of(agent)
         out = []
         for pid, upd in rows:
             try:
@@ -189,20 +192,20 @@ class PerspectiveService:
             return
         self._last_sweep_ms = now
         cutoff = now - self.idle_ms
-        rows = self.db.all("SELECT id FROM perspectives WHERE updated_ms < ?", (cutoff,))
-        doomed = [pid for (pid,) in rows
+        rows = self.repo.idle_since(cutoff)
+        doomed = [pid for pid in rows
                   if not (pid in self.loaded and self.loaded[pid].last_accessed_ms >= cutoff)]
         if not doomed:
             return
         with self.db.write():
             for pid in doomed:
-                self.db.execute("DELETE FROM perspectives WHERE id = ?", (pid,))
+                self.repo.delete(pid)
         for pid in doomed:
             self._release_locks_of(pid)
             self._forget(pid)
 
     def _check_capacity(self, agent: str) -> None:
-        n = int(self.db.scalar("SELECT COUNT(*) FROM perspectives WHERE agent = ?", (agent,), default=0))
+        n = int(self.repo.count(agent))
         if n >= self.max_perspectives:
             raise LimitReachedError(f"agent '{agent}' has {n} open perspectives; close one (see perspective_list)",
                                     recover="call perspective_close on a perspective you no longer need",
@@ -413,7 +416,7 @@ class PerspectiveService:
         sp = t.source_path[x]
         stale = False
         if root is not None and sp and int(t.kind[x]) != syn.DIR:
-            rec = self.db.one("SELECT size, mtime_ns FROM files WHERE root_id = ? AND relpath = ?", (root.id, sp))
+            rec = self.repo.file_record(root.id, sp)
             try:
                 stale = pk.file_stale(pk.resolve_inside(root.path, sp), rec)
             except M1ndError:
@@ -618,7 +621,7 @@ class PerspectiveService:
             if root is None:
                 raise pk.denied(sp, "it is not inside an ingested root")
             real = pk.resolve_inside(root.path, sp)
-            rec = self.db.one("SELECT size, mtime_ns FROM files WHERE root_id = ? AND relpath = ?", (root.id, sp))
+            rec = self.repo.file_record(root.id, sp)
         text, replaced = pk.read_file(real, sp)
         ex = pk.excerpt(text, is_file=kind == syn.FILE, line_start=int(t.line_start[x]), line_end=int(t.line_end[x]),
                         max_lines=max_lines, max_chars=max_chars, context=context_lines)
@@ -876,7 +879,7 @@ class PerspectiveService:
         with self.cg.lock:
             self._get(agent, pid)
             with self.db.write():
-                self.db.execute("DELETE FROM perspectives WHERE id = ? AND agent = ?", (pid, agent))
+                self.repo.delete(pid, agent)
             released = self._release_locks_of(pid)
             self._forget(pid)
         return {"perspective_id": pid, "closed": True, "locks_released": released, "elapsed_ms": _elapsed(t0)}
@@ -887,24 +890,6 @@ def _tail(ext: str) -> str:
     return ext.rsplit("::", 1)[-1].rsplit("/", 1)[-1] if ext else ext
 
 
-def service_for_graph(cg: CodeGraph) -> PerspectiveService:
-    """The perspective service of a code graph service (one per process and workspace, created on first use)."""
-    svc = cg.__dict__.get("_perspectives")
-    if svc is None:
-        with cg.lock:
-            svc = cg.__dict__.get("_perspectives")
-            if svc is None:
-                svc = PerspectiveService(cg)
-                cg.__dict__["_perspectives"] = svc
-    return svc
-
-
-def install(cg: CodeGraph, svc: PerspectiveService) -> PerspectiveService:
-    """Use ``svc`` (e.g. with other limits) as the code graph's perspective service."""
-    cg.__dict__["_perspectives"] = svc
-    return svc
-
-
 def service_for(ws: Any) -> PerspectiveService:
-    """The process's perspective service for a workspace."""
-    return service_for_graph(ws.graph)
+    """The process's perspective service for a workspace (built by the workspace, :attr:`Workspace.perspectives`)."""
+    return ws.perspectives  # type: ignore[no-any-return]

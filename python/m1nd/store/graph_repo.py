@@ -19,7 +19,11 @@ from typing import Any
 import numpy as np
 
 from m1nd.errors import BusyError
+from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
+from m1nd.store.learning_repo import LearningRepo
+from m1nd.store.perspectives_repo import PerspectiveRepo
+from m1nd.store.trails_repo import TrailRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
 
 NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
@@ -66,17 +70,30 @@ class GraphStore:
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = 10000) -> None:
         self.path = Path(path)
         self.db: Database = open_db(self.path, GRAPH_MIGRATIONS, busy_timeout_ms=busy_timeout_ms)
+        self.baselines = BaselineRepo(self.db)
+        self.learning = LearningRepo(self.db)
+        self.trails = TrailRepo(self.db)
+        self.perspectives = PerspectiveRepo(self.db)
 
     def close(self) -> None:
         self.db.close()
 
     # -- meta -----------------------------------------------------------------------------------------------
     def meta(self, key: str, default: str | None = None) -> str | None:
-        return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,), default)
+        value = self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,), default)
+        return None if value is None else str(value)
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (key, None if value is None else str(value)))
+
+    def newest_weight_update_ms(self) -> int:
+        """When an edge weight was last written (0 for none): the watermark of later weight syncs."""
+        return int(self.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
+
+    def has_git_root(self) -> bool:
+        """Whether an ingest root is inside a git repository."""
+        return bool(self.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL", default=0))
 
     def generations(self) -> tuple[int, int]:
         rows = dict(self.db.all("SELECT key, value FROM meta WHERE key IN ('graph_generation', 'weights_generation')"))
@@ -84,7 +101,7 @@ class GraphStore:
 
     def bump(self, key: str) -> int:
         self.db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ?", (key,))
-        return int(self.meta(key, "0"))
+        return int(self.meta(key, "0") or 0)
 
     # -- ingest lock ------------------------------------------------------------------------------------------
     def acquire_ingest_lock(self) -> str:
@@ -297,7 +314,7 @@ class GraphStore:
         flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
                            dtype=np.float64, count=n_edges * 5)
         e = flat.reshape(-1, 5)
-        edges = {
+        edges: dict[str, np.ndarray] = {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
             "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
             "relation": e[:, 2].astype(np.uint8),

@@ -27,7 +27,6 @@ from m1nd.ingest.extract._common import (
     comment_doc,
     config_tokens,
     finish_defs,
-    import_binding,
     make_def,
     pack_refs,
     parse_or_blob,

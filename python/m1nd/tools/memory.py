@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from m1nd.errors import InvalidInputError
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import TOOLS, Param, Tool, register
 from m1nd.memory.fields import FACT_TYPES, RESONANCE_TYPES
 
 ID = Param("id", "string", "Entry id (kn-…; a unique prefix of ≥ 8 hex digits also works).", required=True,
@@ -153,9 +153,9 @@ _BATCH_FORBIDDEN = ("owner", "source_agent", "file", "visibility", "session", "a
 
 
 def _memory_add_batch(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.mcp.registry import validate_arguments
+    from m1nd.tools.registry import validate_arguments
 
-    tool = _TOOLS["memory_add"]
+    tool = TOOLS["memory_add"]
     items: list[Any] = []
     pre_failed: list[dict[str, Any]] = []
     for i, obj in enumerate(a["entries"]):
@@ -552,6 +552,4 @@ register(Tool(
 ))
 
 
-from m1nd.mcp.registry import TOOLS as _TOOLS
-
-MEMORY_TOOLS = tuple(n for n in _TOOLS if n.startswith("memory_"))
+MEMORY_TOOLS = tuple(n for n in TOOLS if n.startswith("memory_"))

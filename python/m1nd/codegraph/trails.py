@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph, relation_name
-from m1nd.learning import unknown_nodes_error
+from m1nd.codegraph.learning import unknown_nodes_error
 from m1nd.store.graph_repo import now_ms
+from m1nd.store.trails_repo import TRAIL_COLUMNS, TrailRepo
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 TRAIL_ID_PATTERN = r"^trail_[a-z0-9]{1,16}_[0-9]{3,}_[0-9a-f]{6}$"
 TRAIL_ID_RE = re.compile(TRAIL_ID_PATTERN)
@@ -129,9 +130,7 @@ class Trail:
                 "source_trails_json": dump(self.source_trails), "resumed_by_json": dump(self.resumed_by)}
 
 
-_COLUMNS = ("trail_id", "agent_id", "label", "status", "summary", "tags_json", "visited_json", "hypotheses_json",
-            "conclusions_json", "open_questions_json", "boosts_json", "graph_generation", "created_ms",
-            "last_modified_ms", "source_trails_json", "merged_into", "resumed_by_json")
+_COLUMNS = TRAIL_COLUMNS
 
 
 def _from_row(r: tuple[Any, ...]) -> Trail:
@@ -149,34 +148,30 @@ def _from_row(r: tuple[Any, ...]) -> Trail:
                  merged_into=d["merged_into"], resumed_by=load("resumed_by_json", []))
 
 
-def _load(db: Any, trail_id: str) -> Trail | None:
-    r = db.one(f"SELECT {', '.join(_COLUMNS)} FROM trails WHERE trail_id = ?", (trail_id,))
+def _load(repo: TrailRepo, trail_id: str) -> Trail | None:
+    r = repo.row(trail_id)
     return _from_row(r) if r else None
 
 
-def _insert(db: Any, t: Trail) -> None:
+def _insert(repo: TrailRepo, t: Trail) -> None:
     cols = t.json_columns()
     size = sum(len(v.encode("utf-8")) for v in cols.values()) + len(t.summary.encode("utf-8"))
     if size > MAX_JSON_BYTES:
         raise LimitReachedError(f"trail is too large: {size} bytes of JSON (at most {MAX_JSON_BYTES})",
                                 recover="save fewer nodes, shorter statements or fewer open questions")
-    db.execute(f"INSERT INTO trails({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
-               (t.trail_id, t.agent_id, t.label, t.status, t.summary, cols["tags_json"], cols["visited_json"],
-                cols["hypotheses_json"], cols["conclusions_json"], cols["open_questions_json"], cols["boosts_json"],
-                t.graph_generation, t.created_ms, t.last_modified_ms, cols["source_trails_json"], t.merged_into,
-                cols["resumed_by_json"]))
-    db.executemany("INSERT OR IGNORE INTO trail_tags(trail_id, tag) VALUES (?, ?)", [(t.trail_id, g) for g in t.tags])
+    repo.insert((t.trail_id, t.agent_id, t.label, t.status, t.summary, cols["tags_json"], cols["visited_json"],
+                 cols["hypotheses_json"], cols["conclusions_json"], cols["open_questions_json"], cols["boosts_json"],
+                 t.graph_generation, t.created_ms, t.last_modified_ms, cols["source_trails_json"], t.merged_into,
+                 cols["resumed_by_json"]), t.tags)
 
 
-def _next_id(db: Any, agent_id: str) -> str:
+def _next_id(repo: TrailRepo, agent_id: str) -> str:
     """Next ``trail_<agent>_<NNN>_<hex6>`` (inside the caller's write transaction)."""
     slug = agent_slug(agent_id)
-    n = int(db.scalar("SELECT next FROM trail_seq WHERE agent_slug = ?", (slug,), default=1))
-    db.execute("INSERT INTO trail_seq(agent_slug, next) VALUES (?, ?) "
-               "ON CONFLICT(agent_slug) DO UPDATE SET next = excluded.next", (slug, n + 1))
+    n = repo.take_sequence_number(slug)
     while True:
         tid = f"trail_{slug}_{n:03d}_{secrets.token_hex(3)}"
-        if db.scalar("SELECT 1 FROM trails WHERE trail_id = ?", (tid,)) is None:
+        if not repo.exists(tid):
             return tid
 
 
@@ -487,11 +482,11 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
                   graph_generation=0, created_ms=ts, last_modified_ms=ts)
         n_nodes = len(t.nodes())
         t.summary = summary if summary is not None else summarise(label, n_nodes, hyps, len(concl), len(questions))
-        db = cg.store.db
+        db, repo = cg.store.db, cg.store.trails
         with db.write():
-            t.trail_id = _next_id(db, agent_id)
+            t.trail_id = _next_id(repo, agent_id)
             t.graph_generation = cg.store.generations()[0]
-            _insert(db, t)
+            _insert(repo, t)
     return {"trail_id": t.trail_id, "label": label, "agent_id": agent_id, "nodes_saved": n_nodes,
             "hypotheses_saved": len(hyps), "conclusions_saved": len(concl), "open_questions_saved": len(questions),
             "boosts_saved": len(boosts), "graph_generation_at_creation": t.graph_generation,
@@ -505,9 +500,9 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
-        db = cg.store.db
+        db, repo = cg.store.db, cg.store.trails
         with db.write():
-            t = _load(db, trail_id)
+            t = _load(repo, trail_id)
             if t is None:
                 raise _not_found(trail_id)
             if t.status == "merged":
@@ -547,10 +542,8 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
             resumed_by = list(t.resumed_by)
             if agent_id not in resumed_by:
                 resumed_by.append(agent_id)
-            db.execute("UPDATE trails SET status = 'active', last_modified_ms = ?, resumed_by_json = ?, "
-                       "hypotheses_json = ? WHERE trail_id = ?",
-                       (ts, json.dumps(resumed_by, ensure_ascii=False),
-                        json.dumps(t.hypotheses, separators=(",", ":"), ensure_ascii=False), trail_id))
+            repo.mark_resumed(trail_id, modified_ms=ts, resumed_by_json=json.dumps(resumed_by, ensure_ascii=False),
+                              hypotheses_json=json.dumps(t.hypotheses, separators=(",", ":"), ensure_ascii=False))
             t.status, t.last_modified_ms, t.resumed_by = "active", ts, resumed_by
         surviving = {k: float(b) for k, b in t.boosts.items() if k in idx and b > 0}
         if surviving:
@@ -571,34 +564,23 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
     started = time.perf_counter()
     if filter_status is not None and filter_status not in STATUSES:
         raise _bad(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
-    where, params = [], []
-    if filter_agent_id:
-        where.append("agent_id = ?")
-        params.append(filter_agent_id)
-    if filter_tags:
-        where.append(f"trail_id IN (SELECT trail_id FROM trail_tags WHERE tag IN ({', '.join('?' * len(filter_tags))}))")
-        params += list(filter_tags)
+    statuses: tuple[str, ...] = ()
     if filter_status in ("archived", "merged", "saved", "active"):
-        where.append("status = ?")
-        params.append(filter_status)
+        statuses = (filter_status,)
     elif filter_status == "stale":
-        where.append("status IN ('saved', 'active')")
-    cond = " WHERE " + " AND ".join(where) if where else ""
-    order = f"SELECT trail_id FROM trails{cond} ORDER BY last_modified_ms DESC, trail_id"
+        statuses = ("saved", "active")
+    filters: dict[str, Any] = {"agent_id": filter_agent_id or None, "tags": list(filter_tags or ()),
+                               "statuses": statuses}
     # Staleness of every candidate is needed only when the status filter depends on it; otherwise only the page.
     needs_all = filter_status in ("saved", "active", "stale")
     with cg.lock:
         g = cg.graph()
-        db = cg.store.db
-        with db.read():
+        repo = cg.store.trails
+        with cg.store.db.read():
             # sort the narrow rows first, then fetch the wide ones (sorting JSON columns costs ~10 ms per 3k trails)
-            ids = [r[0] for r in (db.all(order, params) if needs_all else db.all(order + " LIMIT ?", [*params, limit]))]
-            count = len(ids) if needs_all else int(db.scalar(f"SELECT COUNT(*) FROM trails{cond}", params, default=0))
-            rows = []
-            for k in range(0, len(ids), 500):
-                chunk = ids[k:k + 500]
-                rows += db.all(f"SELECT {', '.join(_COLUMNS)} FROM trails WHERE trail_id IN "
-                               f"({', '.join('?' * len(chunk))})", chunk)
+            ids = repo.ids(**filters, limit=None if needs_all else limit)
+            count = len(ids) if needs_all else repo.count(**filters)
+            rows = repo.rows(ids)
             rank = {tid: k for k, tid in enumerate(ids)}
             rows.sort(key=lambda r: rank[r[0]])
             gen = cg.store.generations()[0]
@@ -742,11 +724,11 @@ def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | No
         raise _bad("label must be 1..200 characters", "label")
     with cg.lock:
         g = cg.graph()
-        db = cg.store.db
+        db, repo = cg.store.db, cg.store.trails
         with db.write():
             trails: list[Trail] = []
             for tid in trail_ids:
-                t = _load(db, tid)
+                t = _load(repo, tid)
                 if t is None:
                     raise _not_found(tid)
                 if t.status == "merged":
@@ -836,15 +818,14 @@ def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | No
             concl = concl[:MAX_CONCLUSIONS]
             q_list = list(questions.values())[:MAX_QUESTIONS]
             tags = tags[:MAX_TAGS]
-            new = Trail(trail_id=_next_id(db, agent_id), agent_id=agent_id, label=label, status="saved", summary="",
+            new = Trail(trail_id=_next_id(repo, agent_id), agent_id=agent_id, label=label, status="saved", summary="",
                         tags=tags, visited=visited_list, hypotheses=hyps, conclusions=concl, open_questions=q_list,
                         boosts=boosts, graph_generation=cg.store.generations()[0], created_ms=now,
                         last_modified_ms=now, source_trails=list(trail_ids))
             n_nodes = len(new.nodes())
             new.summary = summarise(label, n_nodes, hyps, len(concl), len(q_list))
-            _insert(db, new)
-            db.executemany("UPDATE trails SET status = 'merged', merged_into = ?, last_modified_ms = ? "
-                           "WHERE trail_id = ?", [(new.trail_id, now, tid) for tid in trail_ids])
+            _insert(repo, new)
+            repo.mark_merged(trail_ids, into=new.trail_id, modified_ms=now)
         connections = _connections(g, trails)
     return {"merged_trail_id": new.trail_id, "label": label, "source_trails": list(trail_ids),
             "nodes_merged": n_nodes, "hypotheses_merged": len(hyps), "conclusions_merged": len(concl),
@@ -857,7 +838,7 @@ def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
-        t = _load(cg.store.db, trail_id)
+        t = _load(cg.store.trails, trail_id)
         if t is None:
             raise _not_found(trail_id)
         st = staleness(g, cg.store.generations()[0], t)
@@ -874,16 +855,15 @@ def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
 def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     check_trail_id(trail_id)
     with cg.lock:
-        db = cg.store.db
+        db, repo = cg.store.db, cg.store.trails
         with db.write():
-            t = _load(db, trail_id)
+            t = _load(repo, trail_id)
             if t is None:
                 raise _not_found(trail_id)
             if t.status == "merged":
                 raise InvalidInputError(f"trail {trail_id} was merged into {t.merged_into}; archive that one",
                                         details={"argument": "trail_id"})
-            db.execute("UPDATE trails SET status = 'archived', last_modified_ms = ? WHERE trail_id = ?",
-                       (now_ms(), trail_id))
+            repo.mark_archived(trail_id, modified_ms=now_ms())
     return {"trail_id": trail_id, "status": "archived"}
 
 

@@ -25,12 +25,12 @@ import numpy as np
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.engine import W_MAX, W_MIN
-from m1nd.graph.model import Graph, relation_name
+from m1nd.graph.model import Graph, edge_label
 from m1nd.graph.schema import RELATION_CODES
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +75,6 @@ def unknown_nodes_error(g: Graph, unknown: list[str], *, argument: str, max_list
     hint = f"; closest: {', '.join(close)}" if close else ""
     return UnknownNodeError(f"node(s) not in the graph: {listed}{hint}",
                             details={"argument": argument, "unknown": unknown[:max_listed], "closest": close})
-
-
-def edge_label(g: Graph, p: int) -> tuple[str, str, str, str]:
-    """(``"<src label> -> <dst label>"``, src ext id, dst ext id, relation name) of forward edge position p."""
-    src, dst = g.edge_endpoints()
-    u, v = int(src[p]), int(dst[p])
-    t = g.nodes
-    return (f"{t.label[u]} -> {t.label[v]}", t.ext_id[u], t.ext_id[v],
-            relation_name(int(g.engine.csr.relations[p])))
 
 
 # -- learn -------------------------------------------------------------------------------------------------------
@@ -200,16 +191,12 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
             with cg.store.db.write():
                 if len(changed):
                     cg.write_weights(g, changed, ltp=ltp_counts, ltd=ltd_counts)
-                cg.store.db.execute(
-                    "INSERT INTO learn_log(agent_id, query, feedback, strength, node_ids_json, edges_adjusted, "
-                    "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (agent_id, query, feedback, float(strength),
-                     json.dumps({"node_ids": [g.nodes.ext_id[i] for i in confirmed],
-                                 "wrong_node_ids": [g.nodes.ext_id[i] for i in rejected]}, ensure_ascii=False),
-                     len(changed), now_ms()))
-                cg.store.db.execute(
-                    "DELETE FROM learn_log WHERE id <= (SELECT id FROM learn_log ORDER BY id DESC LIMIT 1 OFFSET ?)",
-                    (LEARN_LOG_KEEP,))
+                cg.store.learning.append_event(
+                    agent_id=agent_id, query=query, feedback=feedback, strength=float(strength),
+                    node_ids_json=json.dumps({"node_ids": [g.nodes.ext_id[i] for i in confirmed],
+                                              "wrong_node_ids": [g.nodes.ext_id[i] for i in rejected]},
+                                             ensure_ascii=False),
+                    edges_adjusted=len(changed), created_ms=now_ms(), keep=LEARN_LOG_KEEP)
                 wgen = cg.store.bump("weights_generation") if len(changed) else cg.store.generations()[1]
         except BaseException:
             # Nothing was committed: undo the in-memory update so memory and database agree.
@@ -306,7 +293,7 @@ PERSIST_ACTIONS = ("save", "status", "baseline")
 
 def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
     """``save`` flushes dirty learned weights now, ``status`` only reports, ``baseline`` records a manual baseline."""
-    from m1nd.baselines import record_manual
+    from m1nd.codegraph.baselines import record_manual
 
     started = time.perf_counter()
     if action not in PERSIST_ACTIONS:
@@ -355,35 +342,25 @@ def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | Non
     The reset is absolute and runs on the database (so edges learned by other processes are reset too) in one
     transaction that bumps ``weights_generation``; every process picks it up at its next call.
     """
-    where = ["e.w != e.w0"]
-    params: list[Any] = []
+    code = None
     if relation is not None:
         code = RELATION_CODES.get(relation)
         if code is None:
             raise InvalidInputError(f"unknown relation '{relation}'; valid: {', '.join(RELATION_CODES)}",
                                     details={"argument": "relation"})
-        where.append("e.relation = ?")
-        params.append(code)
     with cg.lock:
+        node_ext_id = None
         if node is not None:
             g = cg.graph()
             i = g.seeds.ext_lookup.get(node.strip())
             if i is None:
                 raise unknown_nodes_error(g, [node], argument="node")
-            where.append("(e.src = n.id OR e.dst = n.id)")
-            params.append(g.nodes.ext_id[i])
-            base = "FROM edges e, nodes n WHERE n.ext_id = ? AND "
-            params = params[-1:] + params[:-1]
-        else:
-            base = "FROM edges e WHERE "
-        cond = base + " AND ".join(where)
-        db = cg.store.db
-        with db.write():
-            rows = db.all(f"SELECT e.src, e.dst, e.relation, e.w0, e.w {cond}", params)
+            node_ext_id = g.nodes.ext_id[i]
+        repo = cg.store.learning
+        with cg.store.db.write():
+            rows = repo.learned_edges(relation=code, node_ext_id=node_ext_id)
             if apply and rows:
-                ts = now_ms()
-                db.executemany("UPDATE edges SET w = w0, updated_ms = ? WHERE src = ? AND dst = ? AND relation = ?",
-                               [(ts, r[0], r[1], r[2]) for r in rows])
+                repo.reset_to_base(rows, now_ms())
                 wgen = cg.store.bump("weights_generation")
             else:
                 wgen = cg.store.generations()[1]

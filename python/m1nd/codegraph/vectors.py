@@ -134,7 +134,7 @@ class _GenState:
 
 
 class CodeVectors:
-    """Code-node vectors of one :class:`m1nd.codegraph.CodeGraph` (one per process and workspace)."""
+    """Code-node vectors of one :class:`m1nd.codegraph.service.CodeGraph` (one per process and workspace)."""
 
     def __init__(self, cg: Any, embedder: Any = None) -> None:
         self.cg = cg

@@ -2,8 +2,8 @@
 
 ``inputSchema``/``outputSchema`` are generated from :class:`Param` lists (spec mcp.md §6), and
 :func:`validate_arguments` enforces exactly what the schema says, with messages that name the argument, the allowed
-range and, for unknown keys, the nearest valid name. The MCP server and ``m1nd call`` both go through
-:func:`call_tool`, so a tool behaves identically on every surface.
+range and, for unknown keys, the nearest valid name. The MCP server, ``m1nd call`` and the CLI shortcuts all go
+through :func:`call_tool`, so a tool behaves identically on every surface; nothing here knows about a transport.
 """
 
 from __future__ import annotations
@@ -125,6 +125,9 @@ class Tool:
     shrinkable: tuple[str, ...] = ()
     # Parameter names that cannot be combined, e.g. (("content", "append"),) -> at most one of each group.
     exclusive: tuple[tuple[str, ...], ...] = ()
+    # A query on the code graph: counted per agent before the handler runs (health's counters, and the periodic
+    # flush of learned weights every 50 queries), so handlers only forward their arguments.
+    counts_query: bool = False
     all_params: tuple[Param, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -175,9 +178,13 @@ def register(tool: Tool) -> Tool:
 
 
 def load_all() -> dict[str, Tool]:
-    """Import every tool group so that all tools are registered."""
-    from m1nd.mcp import tools  # noqa: F401  (import side effect: registration)
+    """Import every tool group (:data:`m1nd.tools.GROUPS`) so that all tools are registered."""
+    import importlib
 
+    from m1nd.tools import GROUPS
+
+    for group in GROUPS:
+        importlib.import_module(f"m1nd.tools.{group}")  # import side effect: registration
     return TOOLS
 
 
@@ -368,7 +375,7 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
     """Validate, run and shape one tool call. Never raises for tool-level failures.
 
     ``default_agent`` acts when the arguments carry no ``agent_id`` (the connection's agent, issue 15)."""
-    from m1nd.mcp.shaping import shape
+    from m1nd.tools.shaping import shape
 
     tool = load_all().get(name)
     if tool is None:
@@ -382,6 +389,8 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
                                         details={"argument": "agent_id"})
             args = {**args, "agent_id": default_agent}
         clean = validate_arguments(tool, args)
+        if tool.counts_query:
+            context.count_query(clean["agent_id"])
         result = tool.handler(context, clean)
         if "elapsed_ms" in result and result["elapsed_ms"] is None:
             result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)

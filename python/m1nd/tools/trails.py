@@ -1,12 +1,12 @@
-"""Trail tools (learning.md §8–§11): thin adapters onto :mod:`m1nd.trails`."""
+"""Trail tools (learning.md §8–§11): thin adapters onto :mod:`m1nd.codegraph.trails`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
-from m1nd.mcp.tools.learning import SchemaParam
-from m1nd.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
+from m1nd.tools.registry import Param, Tool, register
+from m1nd.tools.learning import SchemaParam
+from m1nd.codegraph.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
 
 
 def _captured_nodes(ws: Any, agent_id: str) -> list[str]:
@@ -19,9 +19,8 @@ def _captured_nodes(ws: Any, agent_id: str) -> list[str]:
 
 
 def _save(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import save
+    from m1nd.codegraph.trails import save
 
-    ws.graph.count_query(a["agent_id"])
     captured = _captured_nodes(ws, a["agent_id"]) if "visited_nodes" not in a else None
     return save(ws.graph, a["agent_id"], a["label"], hypotheses=a.get("hypotheses"),
                 conclusions=a.get("conclusions"), open_questions=a.get("open_questions"), tags=a.get("tags"),
@@ -51,15 +50,14 @@ register(Tool(
         Param("activation_boosts", "object", "node id -> boost in [0, 1] re-injected on resume; derived when "
               "omitted."),
     ),
-    handler=_save,
+    handler=_save, counts_query=True,
     output_required=("trail_id", "nodes_saved", "hypotheses_saved", "graph_generation_at_creation", "created_at_ms"),
 ))
 
 
 def _resume(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import resume
+    from m1nd.codegraph.trails import resume
 
-    ws.graph.count_query(a["agent_id"])
     return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"])
 
 
@@ -75,7 +73,7 @@ register(Tool(
         Param("force", "boolean", "Resume even when stale.", default=False),
         Param("max_listed", "integer", "Cap on missing_nodes.", default=20, minimum=0, maximum=200),
     ),
-    handler=_resume,
+    handler=_resume, counts_query=True,
     output_required=("trail_id", "stale", "generations_behind", "missing_nodes", "nodes_reactivated",
                      "hypotheses_downgraded", "trail"),
     shrinkable=("missing_nodes", "hypotheses_downgraded", "open_questions"),
@@ -83,9 +81,8 @@ register(Tool(
 
 
 def _list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import list_trails
+    from m1nd.codegraph.trails import list_trails
 
-    ws.graph.count_query(a["agent_id"])
     return list_trails(ws.graph, filter_agent_id=a.get("filter_agent_id"), filter_status=a.get("filter_status"),
                        filter_tags=a.get("filter_tags"), limit=a["limit"])
 
@@ -101,15 +98,14 @@ register(Tool(
         Param("filter_tags", "string[]", "Any of these tags.", default=(), max_items=50, max_length=64),
         Param("limit", "integer", "Trails returned.", default=50, minimum=1, maximum=500),
     ),
-    handler=_list, read_only=True,
+    handler=_list, counts_query=True, read_only=True,
     output_required=("trails", "total_count"), shrinkable=("trails",),
 ))
 
 
 def _merge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.trails import merge
+    from m1nd.codegraph.trails import merge
 
-    ws.graph.count_query(a["agent_id"])
     return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label"))
 
 
@@ -123,7 +119,7 @@ register(Tool(
               max_length=100),
         Param("label", "string", "Defaults to 'merge: <label1> + <label2> …'.", min_length=1, max_length=200),
     ),
-    handler=_merge,
+    handler=_merge, counts_query=True,
     output_required=("merged_trail_id", "source_trails", "nodes_merged", "conflicts", "connections_discovered"),
     shrinkable=("connections_discovered", "conflicts"),
 ))

@@ -5,32 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.errors import InvalidInputError
-from m1nd.mcp.registry import Param, Tool, register
-
-VIEWS = ("neighbourhood", "impact", "why")
+from m1nd.diagram import VIEWS
+from m1nd.tools.registry import Param, Tool, register
 
 
 def _diagram(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd import diagram
 
-    ws.graph.count_query(a["agent_id"])
-    view = a["view"]
-    if view == "why":
-        if not a.get("target"):
-            raise InvalidInputError("view 'why' needs argument 'target' (the other end of the paths)",
-                                    details={"argument": "target"})
-        d = diagram.from_why(ws.graph.why(source=a["node_id"], target=a["target"], max_hops=a["depth"] + 3,
-                                          max_paths=5, path_budget=10000, min_strength=0.0001))
-    elif view == "impact":
-        d = diagram.from_impact(ws.graph.impact(node_id=a["node_id"], direction=a["direction"],
-                                                max_hops=a["depth"], min_signal=0.01, top_k=a["max_nodes"],
-                                                include_causal_chains=True, max_chains=10))
-    else:
-        d = diagram.from_neighbourhood(ws.graph.neighbourhood(node_id=a["node_id"], depth=a["depth"],
-                                                              max_nodes=a["max_nodes"]))
-    text = diagram.render(d, a["format"])
-    return {"view": view, "format": a["format"], "diagram": text, "nodes": len(d.nodes), "edges": len(d.edges)}
+    return diagram.draw(ws.graph, a["node_id"], view=a["view"], target=a.get("target"), depth=a["depth"],
+                        max_nodes=a["max_nodes"], direction=a["direction"], fmt=a["format"])
 
 
 register(Tool(
@@ -49,5 +32,6 @@ register(Tool(
               enum=("forward", "reverse", "both")),
         Param("format", "string", "mermaid or dot text.", default="mermaid", enum=("mermaid", "dot")),
     ),
-    handler=_diagram, read_only=True, output_required=("view", "format", "diagram", "nodes", "edges"),
+    handler=_diagram, counts_query=True,
+    read_only=True, output_required=("view", "format", "diagram", "nodes", "edges"),
 ))

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 
 
 def _trace(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.stacktrace import parse
 
-    ws.graph.count_query(a["agent_id"])
     frames = [f.to_json() for f in parse(a["trace"])]
     return ws.graph.trace(frames, top_k=a["top_k"], max_hops=a["max_hops"])
 
@@ -29,6 +28,7 @@ register(Tool(
         Param("max_hops", "integer", "How far suspicion spreads from the frames.", default=3, minimum=0,
               maximum=6),
     ),
-    handler=_trace, read_only=True, output_required=("frames_total", "mapped", "unmapped", "suspects"),
+    handler=_trace, counts_query=True,
+    read_only=True, output_required=("frames_total", "mapped", "unmapped", "suspects"),
     shrinkable=("suspects", "mapped", "unmapped"),
 ))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 
 BASIS = ("raw", "decayed")
 

@@ -1,8 +1,9 @@
 """Learning tools (learning.md §2, §4, §5): ``learn``, ``drift`` and the lifecycle tool ``persist``.
 
-Thin adapters onto :mod:`m1nd.learning` and :mod:`m1nd.baselines`. A few constraints are declared for the schema
-only (:class:`SchemaParam`) and checked by the service, so that their error messages are exactly the ones the spec
-tables give (``feedback must be "correct", "wrong" or "partial" (got "x")``) rather than the generic validator's.
+Thin adapters onto :mod:`m1nd.codegraph.learning` and :mod:`m1nd.codegraph.baselines`. A few constraints are
+declared for the schema only (:class:`SchemaParam`) and checked by the service, so that their error messages are
+exactly the ones the spec tables give (``feedback must be "correct", "wrong" or "partial" (got "x")``) rather than
+the generic validator's.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,8 @@ NODE_LIST: dict[str, Any] = {"max_items": 100, "max_length": 2000}
 
 
 def _learn(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.learning import learn
+    from m1nd.codegraph.learning import learn
 
-    ws.graph.count_query(a["agent_id"])
     return learn(ws.graph, a["agent_id"], a["query"], a["feedback"], a["node_ids"], strength=a["strength"],
                  wrong_node_ids=a.get("wrong_node_ids"), max_path_hops=a["max_path_hops"],
                  paths_per_pair=a["paths_per_pair"])
@@ -59,16 +59,15 @@ register(Tool(
         Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.", default=3, minimum=1,
               maximum=10),
     ),
-    handler=_learn,
+    handler=_learn, counts_query=True,
     output_required=("edges_adjusted", "nodes_affected", "plasticity_delta"),
     shrinkable=("pairs_without_path", "seeds_used"),
 ))
 
 
 def _drift(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.baselines import drift
+    from m1nd.codegraph.baselines import drift
 
-    ws.graph.count_query(a["agent_id"])
     return drift(ws.graph, since=a["since"], include_weight_drift=a["include_weight_drift"], top_n=a["top_n"],
                  max_list=a["max_list"])
 
@@ -86,7 +85,7 @@ register(Tool(
         Param("top_n", "integer", "Weight drifts listed.", default=20, minimum=1, maximum=200),
         Param("max_list", "integer", "Cap on new_nodes and removed_nodes.", default=50, minimum=0, maximum=500),
     ),
-    handler=_drift, read_only=True,
+    handler=_drift, counts_query=True, read_only=True,
     output_required=("since", "baseline", "node_count_delta", "edge_count_delta", "new_nodes", "removed_nodes"),
     shrinkable=("top_weight_drifts", "new_nodes", "removed_nodes"),
 ))
@@ -96,7 +95,7 @@ PERSIST_ACTIONS = ("save", "status", "baseline")
 
 
 def _persist(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.learning import persist
+    from m1nd.codegraph.learning import persist
 
     return persist(ws.graph, a["action"])
 

@@ -77,6 +77,8 @@ class CodeGraph:
         self.last_persist_ms = now_ms()
         # learn-log rows and per-agent node feedback, valid for one (newest learn_log id, graph generation)
         self._feedback_cache: dict[Any, Any] = {}
+        # the id of the server_start baseline this process recorded (m1nd.codegraph.baselines), if any
+        self.server_baseline_id: int | None = None
 
     def close(self) -> None:
         w = self.__dict__.get("_semantic_warmup")  # issue 13: never exit while the warm-up is inside ONNX Runtime
@@ -142,9 +144,8 @@ class CodeGraph:
                 lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
-                watermark = int(self.store.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
-                has_git = bool(self.store.db.scalar("SELECT COUNT(*) FROM roots WHERE git_head IS NOT NULL",
-                                                    default=0))
+                watermark = self.store.newest_weight_update_ms()
+                has_git = self.store.has_git_root()
             g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
             g.history = history
             self._graph = g
@@ -269,7 +270,7 @@ class CodeGraph:
     def feedback_for(self, g: Graph, agent_id: str, query: str) -> tuple[dict[int, float], dict[int, float]]:
         """Per-node score factors from the persisted learn log (learning.feedback_factors), re-read only when a new
         verdict was logged (by any process) and cached per agent and graph generation."""
-        from m1nd.learning import feedback_factors
+        from m1nd.codegraph.learning import feedback_factors
 
         newest = self.store.newest_feedback_id()
         if newest == 0:
@@ -373,9 +374,9 @@ class CodeGraph:
 
     # -- ingest ---------------------------------------------------------------------------------------------------
     def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
-        from m1nd.ingestion import run_ingest_isolated
+        from m1nd.codegraph.ingestion import run_ingest_isolated
 
-        from m1nd import baselines
+        from m1nd.codegraph import baselines
 
         with self.lock:
             self.flush()
@@ -383,7 +384,7 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts)
+            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child)
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)
@@ -393,7 +394,7 @@ class CodeGraph:
                 baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
-            from m1nd.code_vectors import code_vectors_for
+            from m1nd.codegraph.vectors import code_vectors_for
 
             report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
@@ -469,7 +470,7 @@ class CodeGraph:
             "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
         if run.semantic_backend == "trigram":
-            from m1nd.code_vectors import semantic_status
+            from m1nd.codegraph.vectors import semantic_status
 
             note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False)))
             if note:
@@ -603,7 +604,8 @@ class CodeGraph:
         return out
 
     # -- health ---------------------------------------------------------------------------------------------------
-    def health(self, agent_id: str) -> dict[str, Any]:
+    def health(self, agent_id: str, *, perspectives: Any = None) -> dict[str, Any]:
+        """``perspectives``: the workspace's perspective service (its counts are part of the report), or None."""
         from m1nd import __version__
 
         g = self.graph()
@@ -619,7 +621,7 @@ class CodeGraph:
             if files and perr / files > 0.05:
                 warnings.append(f"last ingest of {r.path} had parse errors in {perr} of {files} files")
         if roots:
-            from m1nd.ingestion import git_status
+            from m1nd.codegraph.ingestion import git_status
 
             git_info = git_status(Path(roots[0].path))
             if git_info.get("missing_git"):
@@ -630,9 +632,6 @@ class CodeGraph:
         except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
             warnings.append("the graph database is read-only")
         rss = _rss_bytes()
-        from m1nd.perspectives.service import service_for_graph
-
-        persp = service_for_graph(self)
         embedder = _embedder_health(self)
         lexicon = {"terms": len(g.lexicon.terms), "nodes_with_body_terms": g.lexicon.bodies} if g.lexicon else None
         if g.n and g.lexicon is not None and g.lexicon.bodies == 0:
@@ -654,7 +653,8 @@ class CodeGraph:
             "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
                         "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
                        for a, s in sorted(self.agents.items())],
-            "perspectives": persp.count(agent_id), "locks": persp.lock_count(), "git": git_info,
+            "perspectives": perspectives.count(agent_id) if perspectives is not None else 0,
+            "locks": perspectives.lock_count() if perspectives is not None else 0, "git": git_info,
             "transport": self.transport, "core": core_build_info(),
         }
         if g.n == 0:
@@ -662,16 +662,31 @@ class CodeGraph:
         return out
 
 
+def build_cache_in_child(settings: Settings) -> None:
+    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
+    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+    from m1nd.codegraph.ingestion import _report_peak
+
+    cg = CodeGraph(settings)
+    try:
+        cg.build_cache()
+    except Exception:
+        log.exception("building the graph cache after ingest failed")
+    finally:
+        cg.store.close()
+    _report_peak("cache build")
+
+
 _SEM_POOL: Any = None
 
 
 def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
-    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.code_vectors`); None keeps the trigram backend.
+    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.codegraph.vectors`); None keeps the trigram backend.
 
     Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
     released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
     """
-    from m1nd.code_vectors import (
+    from m1nd.codegraph.vectors import (
         SemanticCall,
         code_vectors_for,
         semantic_after_warmup,
@@ -709,7 +724,7 @@ def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
 
 
 def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
-    from m1nd.code_vectors import code_vectors_for
+    from m1nd.codegraph.vectors import code_vectors_for
 
     return code_vectors_for(cg).health()
 

@@ -27,12 +27,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from m1nd.errors import InvalidInputError, NotFoundError
-from m1nd.graph.model import Graph, relation_name
-from m1nd.learning import edge_label
+from m1nd.graph.model import Graph, edge_label, relation_name
 from m1nd.store.graph_repo import now_ms
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 KEEP_PER_KIND = 20
 KINDS = ("server_start", "manual", "ingest")
@@ -84,9 +83,6 @@ class Baseline:
                 "weights_generation": self.weights_generation}
 
 
-_COLS = ("id, kind, created_ms, pid, graph_generation, weights_generation, node_count, edge_count")
-
-
 # -- edge digests ------------------------------------------------------------------------------------------------
 def edge_digest(src: str, dst: str, relation: str) -> bytes:
     return hashlib.blake2b(f"{src}\0{dst}\0{relation}".encode(), digest_size=8).digest()
@@ -125,25 +121,22 @@ def snapshot(cg: CodeGraph, kind: str) -> int:
         w = g.engine.weights
         recs = sorted(zip(_digests(g, changed), (float(w[p]) for p in changed.tolist())))
         weights_blob = zlib.compress(b"".join(RECORD.pack(d, x) for d, x in recs), 1)
-        db = cg.store.db
-        with db.write():
-            files = db.all("SELECT relpath, content_hash FROM files ORDER BY relpath")
+        repo = cg.store.baselines
+        with cg.store.db.write():
+            files = repo.file_hashes()
             files_blob = zlib.compress("\n".join(f"{p}\t{h or ''}" for p, h in files).encode("utf-8"), 1)
             gen, wgen = cg.store.generations()
-            db.execute("INSERT INTO baselines(kind, created_ms, pid, graph_generation, weights_generation, node_count, "
-                       "edge_count, nodes_blob, weights_blob, files_blob) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (kind, now_ms(), os.getpid(), gen, wgen, g.n, g.e, nodes_blob, weights_blob, files_blob))
-            bid = db.last_insert_rowid()
-            db.execute("DELETE FROM baselines WHERE kind = ? AND id NOT IN "
-                       "(SELECT id FROM baselines WHERE kind = ? ORDER BY created_ms DESC, id DESC LIMIT ?)",
-                       (kind, kind, KEEP_PER_KIND))
+            bid = repo.insert(kind=kind, created_ms=now_ms(), pid=os.getpid(), graph_generation=gen,
+                              weights_generation=wgen, node_count=g.n, edge_count=g.e, nodes_blob=nodes_blob,
+                              weights_blob=weights_blob, files_blob=files_blob)
+            repo.prune(kind, KEEP_PER_KIND)
     return int(bid)
 
 
 def record_server_start(cg: CodeGraph) -> int:
     """Called once by ``m1nd serve`` (``Workspace.on_server_start``) after loading, before the first request."""
     bid = snapshot(cg, "server_start")
-    cg.server_baseline_id = bid  # type: ignore[attr-defined]
+    cg.server_baseline_id = bid
     return bid
 
 
@@ -162,7 +155,7 @@ def record_before_ingest(cg: CodeGraph) -> int | None:
 def forget(cg: CodeGraph, baseline_id: int) -> None:
     """Drop a baseline that turned out to say nothing (an ingest that changed nothing)."""
     with cg.store.db.write():
-        cg.store.db.execute("DELETE FROM baselines WHERE id = ?", (baseline_id,))
+        cg.store.baselines.delete(baseline_id)
 
 
 # -- lookup ------------------------------------------------------------------------------------------------------
@@ -170,14 +163,14 @@ def _row(r: tuple[Any, ...]) -> Baseline:
     return Baseline(*[int(x) if i != 1 else x for i, x in enumerate(r)])
 
 
-def _fetch(cg: CodeGraph, where: str, params: tuple[Any, ...] = ()) -> Baseline | None:
-    r = cg.store.db.one(f"SELECT {_COLS} FROM baselines WHERE {where} ORDER BY created_ms DESC, id DESC LIMIT 1",
-                        params)
+def _fetch(cg: CodeGraph, **where: Any) -> Baseline | None:
+    """The newest baseline matching ``where`` (:meth:`m1nd.store.baselines_repo.BaselineRepo.newest`)."""
+    r = cg.store.baselines.newest(**where)
     return _row(r) if r else None
 
 
 def load_blobs(cg: CodeGraph, b: Baseline) -> Baseline:
-    r = cg.store.db.one("SELECT nodes_blob, weights_blob, files_blob FROM baselines WHERE id = ?", (b.id,))
+    r = cg.store.baselines.blobs(b.id)
     if r:
         b.nodes_blob, b.weights_blob, b.files_blob = r
     return b
@@ -207,36 +200,36 @@ def parse_since(since: str) -> int | None:
 def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
     """The baseline for a ``since`` value (learning.md §5) and an optional note saying how it was chosen."""
     when = parse_since(since)
-    own_id = getattr(cg, "server_baseline_id", None)
+    own_id = cg.server_baseline_id
     if when is not None:
-        b = _fetch(cg, "created_ms <= ?", (when,))
+        b = _fetch(cg, created_at_most=when)
         if b is None:
-            oldest = cg.store.db.one("SELECT MIN(created_ms) FROM baselines")
-            if not oldest or oldest[0] is None:
+            oldest = cg.store.baselines.oldest_created_ms()
+            if oldest is None:
                 raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
-            raise NotFoundError(f"no baseline at or before {iso(when)}; oldest is {iso(int(oldest[0]))}",
+            raise NotFoundError(f"no baseline at or before {iso(when)}; oldest is {iso(oldest)}",
                                 recover="pass a later time, or since=\"last_session\"")
         return b, None
     if own_id is None:
-        b = _fetch(cg, "kind IN ('server_start', 'ingest')")
+        b = _fetch(cg, kinds=("server_start", "ingest"))
         if b is not None:
             return b, (f"this process has no baseline of its own; using the newest {b.kind} baseline"
                        + (" (the graph before the latest ingest)" if b.kind == "ingest" else ""))
-        b = _fetch(cg, "kind = 'manual'")
+        b = _fetch(cg, kinds=("manual",))
         if b is not None:
             return b, "no server_start baseline exists; using the newest manual baseline"
         raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
-    own = _fetch(cg, "id = ?", (own_id,))
+    own = _fetch(cg, baseline_id=own_id)
     if since.strip() == "last_session":
         started_ms = int(cg.started * 1000)
-        b = _fetch(cg, "kind = 'server_start' AND id != ? AND created_ms < ?", (own_id, started_ms))
+        b = _fetch(cg, kinds=("server_start",), exclude_id=own_id, created_before=started_ms)
         if b is not None:
             return b, None
         if own is not None:
             return own, "no baseline from a previous server start; using this session's own baseline"
     elif own is not None:
         return own, None
-    b = _fetch(cg, "kind = 'server_start'") or _fetch(cg, "kind = 'manual'")
+    b = _fetch(cg, kinds=("server_start",)) or _fetch(cg, kinds=("manual",))
     if b is None:
         raise NotFoundError(NO_BASELINE, recover='call persist with action="baseline", or run m1nd serve')
     return b, "this session's baseline was pruned; using the newest remaining baseline"
@@ -268,8 +261,7 @@ def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: b
         })
         if include_weight_drift:
             out.update(_weight_drift(g, base, top_n))
-        out["learn_events_since"] = int(cg.store.db.scalar(
-            "SELECT COUNT(*) FROM learn_log WHERE created_ms >= ?", (base.created_ms,), default=0))
+        out["learn_events_since"] = cg.store.learning.events_since(base.created_ms)
         out["queries_processed"] = int(cg.queries_processed)
         out["uptime_seconds"] = round(time.time() - cg.started, 3)
     out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)

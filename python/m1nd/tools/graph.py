@@ -7,14 +7,9 @@ from typing import Any
 from m1nd.graph.activation import DIMENSIONS
 from m1nd.graph.nodes import KIND_NAMES
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
-from m1nd.mcp.registry import Param, Tool, register
+from m1nd.tools.registry import Param, Tool, register
 
 RELATION_NAMES = tuple(RELATION_CODES) + tuple(n for n in INVERSE_RELATION_CODES if n not in RELATION_CODES)
-
-
-def _counted(ws: Any, args: dict[str, Any]) -> Any:
-    ws.graph.count_query(args["agent_id"])
-    return ws.graph
 
 
 def _ingest(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
@@ -52,17 +47,13 @@ register(Tool(
 
 
 def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    g = _counted(ws, a)
-    out = g.activate(a["agent_id"], a["query"], top_k=a["top_k"], dimensions=a.get("dimensions"),
-                      max_hops=a["max_hops"], decay=a["decay"], threshold=a["threshold"], max_seeds=a["max_seeds"],
-                      node_kinds=a.get("node_kinds"), path_prefix=a.get("path_prefix"),
-                      include_ghost_edges=a["include_ghost_edges"],
-                      include_structural_holes=a["include_structural_holes"],
-                      coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
-                      group_by=a["group_by"], history_before=a.get("history_before"))
-    if a["include_memory"] and out["activated"]:
-        out["related_memories"] = ws.related_memories(a["agent_id"], [x["node_id"] for x in out["activated"]])
-    return out
+    return ws.activation(a["agent_id"], a["query"], include_memory=a["include_memory"], top_k=a["top_k"],
+                         dimensions=a.get("dimensions"), max_hops=a["max_hops"], decay=a["decay"],
+                         threshold=a["threshold"], max_seeds=a["max_seeds"], node_kinds=a.get("node_kinds"),
+                         path_prefix=a.get("path_prefix"), include_ghost_edges=a["include_ghost_edges"],
+                         include_structural_holes=a["include_structural_holes"],
+                         coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
+                         group_by=a["group_by"], history_before=a.get("history_before"))
 
 
 register(Tool(
@@ -97,14 +88,14 @@ register(Tool(
               "change-history match; for evaluating on the repository's own recent commits.", minimum=0,
               maximum=2**53),
     ),
-    handler=_activate,
+    handler=_activate, counts_query=True,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
     shrinkable=("activated", "files", "ghost_edges", "structural_holes", "seeds", "related_memories"),
 ))
 
 
 def _why(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    g = _counted(ws, a)
+    g = ws.graph
     return g.why(source=a["source"], target=a["target"], max_hops=a["max_hops"], max_paths=a["max_paths"],
                  path_budget=a["path_budget"], min_strength=a["min_strength"], relations=a.get("relations") or None)
 
@@ -127,13 +118,13 @@ register(Tool(
         Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
               unique_items=True),
     ),
-    handler=_why, read_only=True,
+    handler=_why, counts_query=True, read_only=True,
     output_required=("source", "target", "paths", "total_paths_found", "budget_exhausted"), shrinkable=("paths",),
 ))
 
 
 def _impact(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    g = _counted(ws, a)
+    g = ws.graph
     return g.impact(node_id=a["node_id"], direction=a["direction"], max_hops=a["max_hops"],
                     min_signal=a["min_signal"], top_k=a["top_k"], relations=a.get("relations") or None,
                     include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"])
@@ -157,14 +148,14 @@ register(Tool(
         Param("include_causal_chains", "boolean", "Explain each entry's path.", default=True),
         Param("max_chains", "integer", "Chains returned.", default=10, minimum=0, maximum=50),
     ),
-    handler=_impact, read_only=True,
+    handler=_impact, counts_query=True, read_only=True,
     output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),
     shrinkable=("blast_radius", "causal_chains", "tests_affected"),
 ))
 
 
 def _health(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    return ws.graph.health(a["agent_id"])
+    return ws.health(a["agent_id"])
 
 
 register(Tool(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 
 if TYPE_CHECKING:
-    from m1nd.codegraph import CodeGraph
+    from m1nd.codegraph.service import CodeGraph
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 
@@ -38,21 +38,18 @@ def parse_time_ms(text: str) -> int | None:
 
 
 def _session_baseline(cg: CodeGraph, which: str) -> tuple[int, dict[str, str]]:
-    db = cg.store.db
+    repo = cg.store.baselines
     started_ms = int(cg.started * 1000)
-    own = db.one("SELECT created_ms, files_blob FROM baselines WHERE kind = 'server_start' AND pid = ? "
-                 "AND created_ms >= ? ORDER BY created_ms DESC LIMIT 1", (__import__("os").getpid(), started_ms - 1))
+    own = repo.own_server_start_files(__import__("os").getpid(), started_ms - 1)
     if which == "this_session" and own:
         row = own
     elif which == "last_session":
-        row = db.one("SELECT created_ms, files_blob FROM baselines WHERE kind = 'server_start' AND created_ms < ? "
-                     "ORDER BY created_ms DESC LIMIT 1", (started_ms if own else started_ms + 1,))
+        row = repo.server_start_files_before(started_ms if own else started_ms + 1)
         row = row or own
     else:
         row = None
     if row is None:
-        row = db.one("SELECT created_ms, files_blob FROM baselines ORDER BY (kind = 'server_start') DESC, "
-                     "created_ms DESC LIMIT 1")
+        row = repo.newest_files()
     if row is None:
         raise NotFoundError("no baseline from a previous server start; use this_session or a date",
                             recover="run m1nd serve once (it records a baseline), or pass a date such as 2026-01-31")

@@ -23,6 +23,8 @@ from m1nd.errors import InvalidInputError
 from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from m1nd.config import Settings
     from m1nd.store.graph_repo import GraphStore
 
@@ -367,21 +369,6 @@ def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[s
     return {"report": report}
 
 
-def _child_build_cache(settings: Settings) -> None:
-    """Second child: build the new generation's arrays and indexes and write the cache, so the parent only maps
-    the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
-    from m1nd.codegraph import CodeGraph
-
-    cg = CodeGraph(settings)
-    try:
-        cg.build_cache()
-    except Exception:
-        log.exception("building the graph cache after ingest failed")
-    finally:
-        cg.store.close()
-    _report_peak("cache build")
-
-
 def _report_peak(what: str) -> None:
     if os.environ.get("M1ND_PROGRESS_RSS") == "1":
         import resource
@@ -403,13 +390,15 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
     return len(walked.files) >= threshold
 
 
-def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
+def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
+                        build_cache: Callable[[Settings], None] | None = None) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
     tables); in a child they are returned to the OS when it exits, so a long-running server's footprint stays that of
     the graph it holds. ``M1ND_INGEST_PROCESS`` = ``auto`` (default: a child for trees of 300+ files), ``child``
-    or ``inprocess``.
+    or ``inprocess``. ``build_cache`` (a module-level function, run in a second child after a changed ingest)
+    builds the new generation's arrays; the graph service passes it, so this module never imports that service.
     """
     import concurrent.futures
     import multiprocessing
@@ -432,8 +421,8 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> 
     try:
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, max_tasks_per_child=1) as ex:
             out = ex.submit(_child_ingest, settings, abs_path, opts).result()
-            if "report" in out and out["report"].get("changed"):
-                ex.submit(_child_build_cache, settings).result()
+            if build_cache is not None and "report" in out and out["report"].get("changed"):
+                ex.submit(build_cache, settings).result()
     except concurrent.futures.process.BrokenProcessPool as e:
         raise errors.M1ndError("internal error: the ingest process died (out of memory or killed); the previous "
                                "graph is unchanged", recover="retry; exclude large generated directories") from e

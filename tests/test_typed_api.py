@@ -1,0 +1,115 @@
+"""The typed Python API (``Workspace.activate(...) -> ActivationResult`` and friends, :mod:`m1nd.api`): the same
+answers as the tools, as dataclasses, on a real ingested repository and a real memory store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from m1nd import Workspace, call_tool
+from m1nd.api import ActivationHit, ActivationResult, ImpactResult, IngestReport, MemoryEntry, WhyResult
+from m1nd.config import Settings
+
+FILES = {
+    "shop/cart.py": '''from .pricing import price_of
+
+
+class Cart:
+    """A customer's cart of items."""
+
+    def __init__(self):
+        self.items = []
+
+    def add_item(self, sku, qty=1):
+        self.items.append((sku, qty))
+
+    def total(self):
+        return sum(price_of(s) * q for s, q in self.items)
+''',
+    "shop/pricing.py": '''PRICES = {"apple": 1.0}
+
+
+def price_of(sku):
+    """The unit price of a product."""
+    return PRICES[sku]
+''',
+    "tests/test_cart.py": '''from shop.cart import Cart
+
+
+def test_total():
+    c = Cart()
+    c.add_item("apple", 2)
+    assert c.total() == 2.0
+''',
+}
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    monkeypatch.setenv("M1ND_EMBEDDER", "hashing")
+    repo = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    w = Workspace(Settings(home=tmp_path / "home", workspace_key=repo, busy_timeout_ms=5000))
+    report = w.ingest(str(repo), embed="skip")
+    assert isinstance(report, IngestReport)
+    assert report.files_scanned == 3 and report.graph_generation >= 1 and report.changed
+    assert report.nodes["total"] == report.data["nodes"]["total"] > 5
+    yield w
+    w.close()
+
+
+def _tool(w: Workspace, name: str, **args: object) -> dict:
+    res = call_tool(w, name, {"agent_id": "python", "max_output_chars": 100000, **args})
+    assert not res.is_error, res.structured
+    return res.structured
+
+
+def test_activate_is_the_tool_answer_typed(ws: Workspace) -> None:
+    typed = ws.activate("cart total price", top_k=5, coactivation_ltp=False)
+    wire = _tool(ws, "activate", query="cart total price", top_k=5, coactivation_ltp=False)
+    assert isinstance(typed, ActivationResult) and all(isinstance(h, ActivationHit) for h in typed.activated)
+    assert typed.node_ids == [a["node_id"] for a in wire["activated"]]
+    assert [h.activation for h in typed.activated] == [a["activation"] for a in wire["activated"]]
+    top = typed.activated[0]
+    assert top.source_path.startswith("shop/") and top.line_end >= top.line_start >= 1
+    assert set(top.dimensions) == set(wire["activated"][0]["dimensions"])
+    assert [s.node_id for s in typed.seeds] == [s["node_id"] for s in wire["seeds"]]
+    assert typed.graph_generation == wire["graph_generation"] and typed.query == "cart total price"
+
+
+def test_why_and_impact_typed(ws: Workspace) -> None:
+    src, dst = "file::shop/cart.py::class::Cart::fn::total", "file::shop/pricing.py::fn::price_of"
+    why = ws.why(src, dst)
+    assert isinstance(why, WhyResult) and why.paths and why.total_paths_found >= len(why.paths)
+    assert why.paths[0].nodes[0] == src and why.paths[0].nodes[-1] == dst
+    assert len(why.paths[0].relations) == len(why.paths[0].nodes) - 1
+    assert [p.nodes for p in why.paths] == [p["nodes"] for p in _tool(ws, "why", source=src, target=dst)["paths"]]
+    imp = ws.impact(dst, direction="reverse", top_k=10)
+    assert isinstance(imp, ImpactResult) and imp.direction == "reverse"
+    assert src in {e.node_id for e in imp.blast_radius}
+    assert all(e.signal_strength > 0 and e.hop_distance >= 1 for e in imp.blast_radius)
+
+
+def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:
+    from m1nd.errors import M1ndError
+
+    with pytest.raises(M1ndError, match="no_such"):
+        ws.impact("file::no_such.py")
+
+
+def test_memory_add_and_search_typed(ws: Workspace) -> None:
+    added = ws.memory_add("Cart totals use unit prices", "price_of is the only price source", category="decision",
+                          tags=["pricing"], code_refs=["file::shop/pricing.py::fn::price_of"])
+    assert isinstance(added, MemoryEntry) and added.id.startswith("kn-") and added.category == "decision"
+    found = ws.memory_search("unit prices")
+    wire = _tool(ws, "memory_search", query="unit prices")
+    assert found.mode == wire["mode"] and [e.id for e in found.results] == [r["id"] for r in wire["results"]]
+    assert found.results[0].id == added.id
+    hit = found.results[0]
+    assert hit.title == "Cart totals use unit prices" and hit.tags == ["pricing"]
+    assert hit.code_refs == ["file::shop/pricing.py::fn::price_of"] and "price_of" in hit.body
+    with_memory = ws.activate("price of", include_memory=True, coactivation_ltp=False)
+    assert added.id in {m["id"] for m in with_memory.data["related_memories"]}
