@@ -54,7 +54,7 @@ def _first_line(e: BaseException) -> str:
 
 
 def is_postgres_url(url: str | None) -> bool:
-    return bool(url) and url.split("://", 1)[0].lower() in ("postgresql", "postgres")
+    return url is not None and url.split("://", 1)[0].lower() in ("postgresql", "postgres")
 
 
 class Tx:
