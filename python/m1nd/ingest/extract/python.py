@@ -21,7 +21,7 @@ from m1nd.ingest.extract._common import (
     signature,
 )
 
-EXTRACTOR_VERSION = 9
+EXTRACTOR_VERSION = 10
 LANG = "python"
 
 
@@ -60,6 +60,9 @@ QUERY = r"""
 (parameters (typed_parameter (identifier) @ptyped))
 (parameters (typed_default_parameter name: (identifier) @ptyped))
 (class_definition body: (block (expression_statement (assignment left: (identifier) @cname))))
+(return_statement) @ret
+(return_statement (identifier) @retname)
+(yield) @yield
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)
@@ -326,7 +329,7 @@ def _string_annotation(txt: bytes) -> str | None:
     return None
 
 
-def _value_type(node: Any) -> str | None:
+def _value_type(node: Any, depth: int = 0) -> str | None:
     """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
     ``=x`` for another name (resolved later), None for ``None`` (no information), else UNKNOWN."""
     for _ in range(4):
@@ -352,7 +355,19 @@ def _value_type(node: Any) -> str | None:
         if fn is not None and fn.type in ("identifier", "attribute"):
             d = _dotted(fn)
             if d is not None:
+                head, _, rest = d.partition(".")
+                if head in _SELF_NAMES:
+                    # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
+                    # what the enclosing type's method returns (``@>make()``, through attributes on the way)
+                    if d == "cls" or rest == "__class__":
+                        return "@"
+                    if rest:
+                        return "@>" + rest.replace(".", ">") + "()"
                 return d + "()"
+            if fn.type == "attribute" and depth < 4:  # ``Foo().make().run()``: what ``make`` returns, then ``run``
+                inner = _value_type(fn.child_by_field_name("object"), depth + 1)
+                if inner and inner[0] != "=":
+                    return f"{inner}>{fn.child_by_field_name('attribute').text.decode('utf-8', 'replace')}()"
         return UNKNOWN
     if t == "identifier":
         return "=" + node.text.decode("utf-8", "replace")
@@ -443,6 +458,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     is_init = relpath.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
     acall_texts = [node.text for node in caps.get("acall", ())]
     wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for t in acall_texts}}
+    # returned names are typed too: a function without a return annotation returns what they hold
+    wanted.update(n.text.decode("utf-8", "replace") for n in caps.get("retname", ()))
     wanted.discard("self")
     wanted.discard("cls")
     types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
@@ -508,6 +525,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
     _collect_types(caps, defs, owners, types)
+    _infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
     get = counts.get
@@ -710,8 +728,9 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             o = owner(node.start_byte)
             found.clear()
             _pattern_names(node, found)
+            val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
             for n in found:
-                _bind_target(types, kind_of, o, n, UNKNOWN)
+                _bind_target(types, kind_of, o, n, val)
     for node in caps.get("glob", ()):
         o = owner(node.start_byte)
         for n in node.named_children:
@@ -736,6 +755,64 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             types.bind_attr(cls, name, val, o, declared=ty is not None)
         else:
             types.bind(o, name, val, declared=ty is not None)
+
+
+def _as_target_type(node: Any) -> str:
+    """Type of the name an ``as`` binds: ``with Foo() as x`` (what ``Foo().__enter__()`` returns),
+    ``except Foo as e`` (a ``Foo``); UNKNOWN otherwise."""
+    pat = node.parent
+    holder = pat.parent if pat is not None else None
+    if holder is None or node.named_child(0).type != "identifier":
+        return UNKNOWN
+    value = pat.named_child(0)
+    if holder.type == "with_item":
+        texpr = _value_type(value)
+        return f"{texpr}>__enter__()" if texpr and texpr[0] != "=" else UNKNOWN
+    if holder.type == "except_clause" and value.type in ("identifier", "attribute"):
+        return _dotted(value) or UNKNOWN
+    return UNKNOWN
+
+
+def _infer_returns(
+    caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes, fn_nodes: dict[int, Any]
+) -> None:
+    """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
+    returned value has the same type expression (``return None`` / bare ``return`` say nothing; ``return self``
+    is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
+    coroutine, not the returned value."""
+    skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
+    rets: dict[int, set[str]] = {}
+    for node in caps.get("ret", ()):
+        o = owners.owner(node.start_byte)
+        if o < 0 or o in skip or defs[o]["kind"] != "fn":
+            continue
+        fn = fn_nodes.get(o)
+        if fn is None or fn.child_by_field_name("return_type") is not None or fn.children[0].type == "async":
+            skip.add(o)
+            continue
+        val = node.named_child(0) if node.named_child_count else None
+        if val is None:
+            continue
+        if val.type == "identifier":
+            nm = val.text.decode("utf-8", "replace")
+            if nm == "self" and types.class_of_method(o) >= 0:
+                texpr: str | None = "@"
+            elif nm in _SELF_NAMES:
+                texpr = UNKNOWN  # ``return cls``: the class object, not an instance
+            else:
+                texpr = types.lookup(o, nm) or UNKNOWN
+        else:
+            texpr = _value_type(val)
+            if texpr is not None and texpr.startswith("="):
+                texpr = UNKNOWN
+        if texpr is None:
+            continue
+        rets.setdefault(o, set()).add(texpr)
+    for o, vals in rets.items():
+        if o not in skip and len(vals) == 1:
+            texpr = next(iter(vals))
+            if texpr:
+                defs[o]["ret"] = texpr
 
 
 def _bind_target(types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:

@@ -162,6 +162,60 @@ class NameLookup(ResolverCore):
                     queue.append(b)
         return NOTFOUND
 
+    def stores_attr(self, t: int, name: str) -> bool:
+        """Is ``name`` an attribute the hierarchy of ``t`` assigns (a stored callable, not a method)?"""
+        seen = {t}
+        queue = [t]
+        while queue:
+            c = queue.pop()
+            ex = self.extra[c]
+            if ex is not None and name in (ex.get("attrs") or ()):
+                return True
+            for b in self.bases.get(c, ()):
+                if b not in seen:
+                    seen.add(b)
+                    queue.append(b)
+        return False
+
+    def derived_member(self, t: int, name: str, want: frozenset[int]) -> tuple[int, bool]:
+        """A method ``t`` does not have but leaves to the types derived from it (a mixin's or an abstract
+        base's ``self.m()``): ``(node, False)`` when the hierarchies of all derived types that have one agree on
+        a single definition; ``(NOTFOUND, True)`` when none has one but a derived type inherits from outside the
+        graph or stores a callable under that name (settled: no edge, no guess); ``(NOTFOUND, False)`` else."""
+        key = (t, name)
+        got = self.derived_memo.get(key)
+        if got is not None:
+            return got
+        derived = self.derived
+        if derived is None:
+            derived = self.derived = {}
+            for c, bs in self.bases.items():
+                for b in bs:
+                    derived.setdefault(b, []).append(c)
+        found: set[int] = set()
+        settled = False
+        seen = {t}
+        queue = list(derived.get(t, ()))
+        while queue and len(seen) < 256:
+            c = queue.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            m = self.first(self.members.get(c, {}).get(name), want)
+            if m < 0:
+                m = self.type_member(c, name, want)
+            if m >= 0:
+                found.add(m)
+            elif self.has_outside_base(c) or self.stores_attr(c, name):
+                settled = True
+            queue.extend(derived.get(c, ()))
+        if len(found) == 1:
+            res = (next(iter(found)), False)
+        else:
+            res = (NOTFOUND, settled and not found)
+        self.derived_memo[key] = res
+        return res
+
     def has_outside_base(self, t: int) -> bool:
         """Does the type hierarchy of ``t`` reach a base outside the graph (or one that did not resolve)?"""
         got = self.ext_memo.get(t)

@@ -115,6 +115,16 @@ class ReferencePasses(ResolverCore):
             if got < 0:
                 if name in STOPLIST or (t >= 0 and self.has_outside_base(t)):
                     return  # e.g. self.assertEqual() in a unittest.TestCase subclass
+                if t >= 0:
+                    if name.startswith("__") or self.stores_attr(t, name):
+                        return  # ``self.__class__()``, ``self.factory()`` with ``factory = Foo``: no method
+                    # a mixin's ``self.assertEqual()``: the method of the types it is mixed into
+                    got, settled = self.derived_member(t, name, FN_KINDS)
+                    if settled:
+                        return
+                    if got >= 0:
+                        self.edge(owner, got, CALLS, 0.9, n)
+                        return
                 got, factor = self.global_lookup(f, name, FN_KINDS, "method")
             rel = CALLS
         elif kind == "super":

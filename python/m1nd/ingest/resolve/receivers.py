@@ -23,6 +23,26 @@ class ReceiverTypes(ResolverCore):
         self.type_memo[key] = res
         return res
 
+    def returned_type(self, fn: int, depth: int) -> tuple[int, float]:
+        """The type function ``fn`` returns (its ``ret``: annotation, or inferred from its ``return``s)."""
+        ex = self.extra[fn]
+        ret = ex.get("ret") if ex is not None else None
+        if not ret:
+            return NOTFOUND, 0.0
+        return self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+
+    def method_return(self, t: int, name: str, depth: int) -> tuple[int, float]:
+        """What calling ``name`` on an instance of type ``t`` gives (``>m()`` segments): the method's returned
+        type, a nested class's instance; ``EXTERNAL`` when the method is inherited from outside the graph."""
+        m = self.member(t, name, CALL_KINDS)
+        if m == EXTERNAL:
+            return EXTERNAL, 0.0
+        if m < 0:
+            return (EXTERNAL if self.has_outside_base(t) else NOTFOUND), 0.0
+        if self.kind[m] != K_FN:
+            return m, 1.0
+        return self.returned_type(m, depth)
+
     def _eval_type(self, f: FileState, owner: int, texpr: str, depth: int) -> tuple[int, float]:
         base, *fields = texpr.split(">")
         factor = 1.0
@@ -40,12 +60,7 @@ class ReceiverTypes(ResolverCore):
             if t < 0 or not self._unique(f, callee, t, factor, "call"):
                 return NOTFOUND, 0.0
             if self.kind[t] == K_FN:
-                ex = self.extra[t]
-                ret = ex.get("ret") if ex is not None else None
-                if not ret:
-                    return NOTFOUND, 0.0
-                rf = self.file_by_idx[self.file_of[t]]
-                t, fac2 = self.eval_type(rf, t, ret, depth + 1)
+                t, fac2 = self.returned_type(t, depth)
                 if t < 0:
                     return t, 0.0
                 factor = min(factor, fac2)
@@ -56,7 +71,10 @@ class ReceiverTypes(ResolverCore):
             if t < 0 or not self._unique(f, base, t, factor, "type"):
                 return NOTFOUND, 0.0
         for attr in fields:
-            t, fac2 = self.attr_type(t, attr, depth)
+            if attr.endswith("()"):
+                t, fac2 = self.method_return(t, attr[:-2], depth)
+            else:
+                t, fac2 = self.attr_type(t, attr, depth)
             if t < 0:
                 return t, 0.0
             factor = min(factor, fac2)

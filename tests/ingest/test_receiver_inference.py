@@ -1,0 +1,209 @@
+"""Receiver types the code implies without annotations (issue 12 item 5): return types inferred from ``return``
+statements, ``self.make()`` and method-call chains, ``with … as x``, ``except E as e``, and ``self.m()`` in a mixin
+resolved through the types it is mixed into. ``query`` and ``fetch`` are defined by several classes, so a call on a
+receiver of unknown type is a tie (no edge): every edge below comes from the receiver's type."""
+
+from __future__ import annotations
+
+import pytest
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/db.py": """
+        class Conn:
+            def query(self):
+                pass
+
+
+        class Cursor:
+            def fetch(self):
+                pass
+
+
+        class Session:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def query(self):
+                pass
+
+
+        class Builder:
+            def step(self):
+                return self
+
+            def query(self):
+                pass
+
+
+        class DbError(Exception):
+            def fetch(self):
+                pass
+
+
+        def make():
+            return Conn()
+
+
+        def make_via_local():
+            c = Conn()
+            return c
+
+
+        def either(flag):
+            if flag:
+                return Conn()
+            return Cursor()
+
+
+        def maybe(flag):
+            if flag:
+                return None
+            return Conn()
+
+
+        def gen():
+            yield Conn()
+            return Conn()
+
+
+        async def coro():
+            return Conn()
+        """,
+    "pkg/other.py": """
+        class Other:
+            def query(self):
+                pass
+
+            def fetch(self):
+                pass
+        """,
+    "pkg/use.py": """
+        import threading
+        from .db import Builder, Conn, Cursor, DbError, Session, coro, either, gen, make, make_via_local, maybe
+        from .other import Other
+
+
+        def returns():
+            make().query()
+            x = make_via_local()
+            x.query()
+            maybe(True).query()
+
+
+        def no_guess():
+            either(True).query()
+            gen().query()
+            coro().query()
+
+
+        def chains():
+            Builder().step().step().query()
+
+
+        def with_and_except(path):
+            with Session() as s:
+                s.query()
+            with open(path) as fh:
+                fh.query()
+            try:
+                pass
+            except DbError as e:
+                e.fetch()
+
+
+        class Factory:
+            def conn(self):
+                return Conn()
+
+            def use(self):
+                c = self.conn()
+                c.query()
+                self.conn().query()
+
+
+        class Mixin:
+            def run(self):
+                self.query()
+
+
+        class Impl(Mixin, Conn):
+            pass
+
+
+        class TwoWays:
+            def run(self):
+                self.fetch()
+
+
+        class ViaCursor(TwoWays, Cursor):
+            pass
+
+
+        class ViaOther(TwoWays, Other):
+            pass
+
+
+        class Outside:
+            def run(self):
+                self.query()
+
+
+        class Threaded(Outside, threading.Thread):
+            pass
+        """,
+}
+
+U = "file::pkg/use.py"
+QUERY = "file::pkg/db.py::class::Conn::fn::query"
+FETCH = "file::pkg/db.py::class::Cursor::fn::fetch"
+OTHER_QUERY = "file::pkg/other.py::class::Other::fn::query"
+OTHER_FETCH = "file::pkg/other.py::class::Other::fn::fetch"
+
+
+@pytest.fixture(scope="module")
+def g(tmp_path_factory):
+    from ingest_helpers import build, write_files
+
+    return build(write_files(tmp_path_factory.mktemp("recv_infer") / "repo", FILES))
+
+
+def test_inferred_return_types(g) -> None:
+    # make() returns Conn(); make_via_local() returns a local bound to Conn(); maybe() returns None or Conn()
+    assert g.edge(f"{U}::fn::returns", QUERY, "calls").count == 3
+    assert OTHER_QUERY not in g.targets(f"{U}::fn::returns", "calls")
+
+
+def test_no_inferred_type_without_one_answer(g) -> None:
+    # either() returns two types; gen() is a generator and coro() a coroutine: calling them gives no Conn
+    calls = g.targets(f"{U}::fn::no_guess", "calls")
+    assert not calls & {QUERY, OTHER_QUERY, "file::pkg/db.py::class::Session::fn::query"}
+
+
+def test_return_self_chains(g) -> None:
+    assert "file::pkg/db.py::class::Builder::fn::query" in g.targets(f"{U}::fn::chains", "calls")
+
+
+def test_with_and_except_targets(g) -> None:
+    calls = g.targets(f"{U}::fn::with_and_except", "calls")
+    assert "file::pkg/db.py::class::Session::fn::query" in calls  # Session.__enter__ returns self
+    assert "file::pkg/db.py::class::DbError::fn::fetch" in calls  # except DbError as e
+    # open() is outside the graph: fh.query() links nowhere, not even by name
+    assert not calls & {QUERY, OTHER_QUERY}
+    assert g.edge(f"{U}::fn::with_and_except", "file::pkg/db.py::class::Session::fn::query", "calls").count == 1
+
+
+def test_self_method_results(g) -> None:
+    assert g.edge(f"{U}::class::Factory::fn::use", QUERY, "calls").count == 2
+
+
+def test_mixin_self_calls(g) -> None:
+    # Mixin.run's self.query(): the only type mixing it in is Impl(Mixin, Conn)
+    assert QUERY in g.targets(f"{U}::class::Mixin::fn::run", "calls")
+    # TwoWays is mixed into a Cursor and an Other: two definitions, no guess
+    assert not g.targets(f"{U}::class::TwoWays::fn::run", "calls") & {FETCH, OTHER_FETCH}
+    # Outside is mixed into threading.Thread (outside the graph): settled there, no edge
+    assert not g.targets(f"{U}::class::Outside::fn::run", "calls")
