@@ -341,12 +341,13 @@ class ScopeTypes:
     """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
-    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "memo", "param_names", "params",
-                 "typed_names", "wanted")
+    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
+                 "param_names", "params", "typed_names", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
-                 param_names: Callable[[Any], frozenset[str]] | None = None) -> None:
+                 param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False) -> None:
         self.defs = defs
+        self.local_calls = local_calls  # rewrite ``x.f()`` on a typed local ``x`` to ``T>f()`` (see localize)
         self.wanted = wanted  # local names worth a type: receivers of method calls (and what they copy)
         self.fn_nodes = fn_nodes or {}  # function nodes by def index (their parameters are read lazily)
         self.param_names = param_names
@@ -402,8 +403,25 @@ class ScopeTypes:
                 v = self.lookup(at, v[1:], first=True)
             if not v:
                 return UNKNOWN_TYPE
+            if self.local_calls and not first:  # (first: a copy's type is looked up one step only)
+                v = self.localize(at, v)
             vals.add(v)
         return next(iter(vals)) if len(vals) == 1 else UNKNOWN_TYPE
+
+    def localize(self, scope: int, texpr: str) -> str:
+        """``x.f()`` (what calling ``f`` on ``x`` returns) where ``x`` is a name of known type ``T`` seen from
+        ``scope`` -> ``T>f()``: the method of ``T``, which the resolver can follow, instead of a dotted name it
+        would look up as a module path. Unchanged when ``x`` has no type here (a module, an unknown value)."""
+        base, sep, fields = texpr.partition(">")
+        if not base.endswith("()") or "." not in base or base[0] == "@":
+            return texpr
+        head, _, rest = base[:-2].partition(".")
+        if head not in self.wanted:
+            return texpr
+        t = self.lookup(scope, head, first=True)
+        if not t:
+            return texpr
+        return f"{t}>{rest.replace('.', '>')}()" + (sep + fields if sep else "")
 
     def params_of(self, s: int) -> frozenset[str]:
         """Names of the parameters of function ``s`` (read lazily through ``param_names``: only lookups need them)."""

@@ -460,9 +460,12 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for t in acall_texts}}
     # returned names are typed too: a function without a return annotation returns what they hold
     wanted.update(n.text.decode("utf-8", "replace") for n in caps.get("retname", ()))
+    # names called bare: a call of a variable (``F = Fraction``; a parameter) is no call of a definition
+    called = {n.text.decode("utf-8", "replace") for n in caps.get("call", ())}
+    wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
+    types = ScopeTypes(defs, wanted, fn_nodes, _param_names, local_calls=True)
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -546,11 +549,18 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 key = ("decorator", d, owner_of[bisect_right(bounds, node.start_byte) - 1])
                 counts[key] = get(key, 0) + 1
 
+    def_names = {d["name"] for d in defs}
     for node in caps.get("call", ()):
         sb = node.start_byte
         if sb in dec_calls:
             continue
-        key = ("call", node.text.decode("utf-8", "replace"), owner_of[bisect_right(bounds, sb) - 1])
+        name = node.text.decode("utf-8", "replace")
+        o = owner_of[bisect_right(bounds, sb) - 1]
+        if name not in heads and name not in def_names and types.lookup(o, name) is not None:
+            # a local or module variable (assigned, a parameter, a loop target): what it holds is not known
+            # here, and it is certainly not a definition of that name elsewhere in the graph
+            continue
+        key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
     for node, t in zip(caps.get("acall", ()), acall_texts):
@@ -568,7 +578,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 m = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
                 recv = _value_type(node.child_by_field_name("object"))
                 if recv and recv[0] != "=":  # "x".join(), Foo(a).m(), [..].index()
-                    key = ("typed_call", f"{recv}:{m}", o)
+                    key = ("typed_call", f"{types.localize(o, recv)}:{m}", o)
                 else:
                     key = ("method_call", m, o)
                 counts[key] = get(key, 0) + 1
@@ -805,6 +815,8 @@ def _infer_returns(
             texpr = _value_type(val)
             if texpr is not None and texpr.startswith("="):
                 texpr = UNKNOWN
+            elif texpr:
+                texpr = types.localize(o, texpr)
         if texpr is None:
             continue
         rets.setdefault(o, set()).add(texpr)

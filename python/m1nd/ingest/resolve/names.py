@@ -180,8 +180,8 @@ class NameLookup(ResolverCore):
     def derived_member(self, t: int, name: str, want: frozenset[int]) -> tuple[int, bool]:
         """A method ``t`` does not have but leaves to the types derived from it (a mixin's or an abstract
         base's ``self.m()``): ``(node, False)`` when the hierarchies of all derived types that have one agree on
-        a single definition; ``(NOTFOUND, True)`` when none has one but a derived type inherits from outside the
-        graph or stores a callable under that name (settled: no edge, no guess); ``(NOTFOUND, False)`` else."""
+        a single definition; ``(AMBIG, False)`` when they name several; ``(NOTFOUND, True)`` when none has one
+        (the method lives outside the graph, in a stored callable, or in a type the graph does not see)."""
         key = (t, name)
         got = self.derived_memo.get(key)
         if got is not None:
@@ -193,7 +193,6 @@ class NameLookup(ResolverCore):
                 for b in bs:
                     derived.setdefault(b, []).append(c)
         found: set[int] = set()
-        settled = False
         seen = {t}
         queue = list(derived.get(t, ()))
         while queue and len(seen) < 256:
@@ -206,13 +205,13 @@ class NameLookup(ResolverCore):
                 m = self.type_member(c, name, want)
             if m >= 0:
                 found.add(m)
-            elif self.has_outside_base(c) or self.stores_attr(c, name):
-                settled = True
             queue.extend(derived.get(c, ()))
         if len(found) == 1:
             res = (next(iter(found)), False)
+        elif found:
+            res = (AMBIG, False)
         else:
-            res = (NOTFOUND, settled and not found)
+            res = (NOTFOUND, True)
         self.derived_memo[key] = res
         return res
 

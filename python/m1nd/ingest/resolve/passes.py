@@ -118,13 +118,16 @@ class ReferencePasses(ResolverCore):
                 if t >= 0:
                     if name.startswith("__") or self.stores_attr(t, name):
                         return  # ``self.__class__()``, ``self.factory()`` with ``factory = Foo``: no method
-                    # a mixin's ``self.assertEqual()``: the method of the types it is mixed into
+                    # a mixin's ``self.assertEqual()``: the method of the types it is mixed into; none of them
+                    # has it: it lives where the graph does not see (a type made at run time), no guess
                     got, settled = self.derived_member(t, name, FN_KINDS)
                     if settled:
                         return
                     if got >= 0:
                         self.edge(owner, got, CALLS, 0.9, n)
-                        return
+                    else:
+                        self._count(got, n)
+                    return
                 got, factor = self.global_lookup(f, name, FN_KINDS, "method")
             rel = CALLS
         elif kind == "super":
