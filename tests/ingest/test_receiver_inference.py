@@ -154,6 +154,49 @@ FILES = {
 
         class Threaded(Outside, threading.Thread):
             pass
+
+
+        class Unseen:
+            def run(self):
+                self.query()
+
+
+        def typed_local_calls():
+            b = Builder()
+            b.step().query()
+            s = b.step()
+            s.query()
+
+
+        def variables(helper, items):
+            helper()
+            for query in items:
+                query()
+            make = items[0]
+            make()
+
+
+        class Aliased(Conn):
+            def run(self):
+                q = self.query
+                q()
+
+
+        def alias_call(flag):
+            mk = make
+            mk()
+            other = make
+            if flag:
+                other = either
+            other()
+        """,
+    "pkg/third.py": """
+        def helper():
+            pass
+
+
+        def query():
+            pass
         """,
 }
 
@@ -207,3 +250,23 @@ def test_mixin_self_calls(g) -> None:
     assert not g.targets(f"{U}::class::TwoWays::fn::run", "calls") & {FETCH, OTHER_FETCH}
     # Outside is mixed into threading.Thread (outside the graph): settled there, no edge
     assert not g.targets(f"{U}::class::Outside::fn::run", "calls")
+    # no type of the graph defines Unseen's query: it is mixed in where the graph does not see, no guess
+    assert not g.targets(f"{U}::class::Unseen::fn::run", "calls")
+
+
+def test_calls_on_typed_locals(g) -> None:
+    # b = Builder(): b.step() is Builder.step's return (self), directly and through another local
+    assert g.edge(f"{U}::fn::typed_local_calls", "file::pkg/db.py::class::Builder::fn::query", "calls").count == 2
+
+
+def test_calls_of_variables_are_no_definition_calls(g) -> None:
+    # helper (a parameter), query (a loop target) and make (a local) hold values: no edge to the graph's
+    # helper() / query() / make() definitions of the same names
+    assert not g.targets(f"{U}::fn::variables", "calls")
+
+
+def test_calls_of_aliases(g) -> None:
+    # q = self.query; q() calls the method; mk = make; mk() calls make; other names make or either: no edge
+    assert QUERY in g.targets(f"{U}::class::Aliased::fn::run", "calls")
+    assert g.targets(f"{U}::fn::alias_call", "calls") == {"file::pkg/db.py::fn::make"}
+    assert g.edge(f"{U}::fn::alias_call", "file::pkg/db.py::fn::make", "calls").count == 1

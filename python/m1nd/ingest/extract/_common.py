@@ -342,7 +342,7 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "param_names", "params", "typed_names", "wanted")
+                 "nbind", "param_names", "params", "typed_names", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False) -> None:
@@ -352,6 +352,7 @@ class ScopeTypes:
         self.fn_nodes = fn_nodes or {}  # function nodes by def index (their parameters are read lazily)
         self.param_names = param_names
         self.params: dict[int, frozenset[str]] = {}
+        self.nbind: dict[tuple[int, str], int] = {}  # binding statements per (scope, name), ``None`` values included
         self.memo: dict[tuple[int, str], str | None] = {}
         self.decl: dict[int, dict[str, set[str]]] = {}
         self.inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
@@ -361,7 +362,11 @@ class ScopeTypes:
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
-        if val is None or name not in self.wanted:
+        if name not in self.wanted:
+            return
+        key = (scope, name)
+        self.nbind[key] = self.nbind.get(key, 0) + 1
+        if val is None:
             return
         if val:
             self.typed_names.add(name)
@@ -407,6 +412,23 @@ class ScopeTypes:
                 v = self.localize(at, v)
             vals.add(v)
         return next(iter(vals)) if len(vals) == 1 else UNKNOWN_TYPE
+
+    def scope_of(self, scope: int, name: str) -> int | None:
+        """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
+        s = scope
+        defs = self.defs
+        for _ in range(64):
+            if s >= 0 and defs[s]["kind"] == "class":
+                s = self.parent_scope(s)
+                continue
+            d = self.decl.get(s)
+            i = self.inf.get(s)
+            if (d and name in d) or (i and name in i) or (s >= 0 and name in self.params_of(s)):
+                return s
+            if s < 0:
+                return None
+            s = self.parent_scope(s)
+        return None
 
     def localize(self, scope: int, texpr: str) -> str:
         """``x.f()`` (what calling ``f`` on ``x`` returns) where ``x`` is a name of known type ``T`` seen from

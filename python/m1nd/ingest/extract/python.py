@@ -466,6 +466,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.discard("self")
     wanted.discard("cls")
     types = ScopeTypes(defs, wanted, fn_nodes, _param_names, local_calls=True)
+    local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -476,12 +477,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 bound.add(alias)
                 if o >= 0:
                     types.bind(o, alias, UNKNOWN)
+                    local_imports.add((o, alias))
             else:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
                 if o >= 0:
                     types.bind(o, mod.split(".", 1)[0], UNKNOWN)
+                    local_imports.add((o, mod.split(".", 1)[0]))
             imports.append(
                 import_binding(mod, line, alias=alias)
             )
@@ -519,6 +522,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if o >= 0:
             for _, local in names:
                 types.bind(o, local, UNKNOWN)
+                local_imports.add((o, local))
         if mod == "__future__":
             continue
         imports.append(
@@ -527,7 +531,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
-    _collect_types(caps, defs, owners, types)
+    aliases: dict[tuple[int, str], list[str | None]] = {}
+    _collect_types(caps, defs, owners, types, aliases)
     _infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
@@ -556,10 +561,16 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             continue
         name = node.text.decode("utf-8", "replace")
         o = owner_of[bisect_right(bounds, sb) - 1]
-        if name not in heads and name not in def_names and types.lookup(o, name) is not None:
-            # a local or module variable (assigned, a parameter, a loop target): what it holds is not known
-            # here, and it is certainly not a definition of that name elsewhere in the graph
-            continue
+        if name not in def_names:
+            s = types.scope_of(o, name)
+            if s is not None and ((s >= 0 and (s, name) not in local_imports) or (s < 0 and name not in heads)):
+                # a variable (assigned, a parameter, a loop target; a function's local shadows an import of
+                # the module): no definition of that name elsewhere; it is a call of what the variable names
+                # when its only bindings name one thing (an alias), else of something not known here
+                key = _alias_call(types, aliases, heads, s, name, o)
+                if key is not None:
+                    counts[key] = get(key, 0) + 1
+                continue
         key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
@@ -695,7 +706,13 @@ def _param_names(node: Any) -> frozenset[str]:
     return frozenset(names)
 
 
-def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes) -> None:
+def _collect_types(
+    caps: dict[str, list[Any]],
+    defs: list[dict[str, Any]],
+    owners: Any,
+    types: ScopeTypes,
+    aliases: dict[tuple[int, str], list[str | None]],
+) -> None:
     """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
     names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
     owner = owners.owner
@@ -765,6 +782,38 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owner
             types.bind_attr(cls, name, val, o, declared=ty is not None)
         else:
             types.bind(o, name, val, declared=ty is not None)
+            # ``eq = self.assertEqual`` / ``F = fractions.Fraction``: calling ``eq`` calls what it names
+            named = _dotted(right) if ty is None and right is not None and right.type in _NAME_NODES else None
+            aliases.setdefault((o, name), []).append(named)
+
+
+_NAME_NODES = ("identifier", "attribute")
+
+
+def _alias_call(
+    types: ScopeTypes,
+    aliases: dict[tuple[int, str], list[str | None]],
+    heads: set[str],
+    scope: int,
+    name: str,
+    owner: int,
+) -> tuple[str, str, int] | None:
+    """The reference a call of variable ``name`` (bound in ``scope``) makes when every binding of it assigns the
+    same dotted name: ``self.m`` -> a ``self`` call, ``self.a.m`` -> a typed call, an imported or top-level name
+    (possibly dotted) -> a call / qualified call; None otherwise."""
+    named = aliases.get((scope, name))
+    if not named or len(named) != types.nbind.get((scope, name), 0) or (scope >= 0 and name in types.params_of(scope)):
+        return None
+    target = named[0]
+    if target is None or any(t != target for t in named):
+        return None
+    head, _, rest = target.partition(".")
+    if head in _SELF_NAMES and rest:
+        mid, _, m = rest.rpartition(".")
+        return ("typed_call", "@>" + mid.replace(".", ">") + ":" + m, owner) if mid else ("self", m, owner)
+    if head in heads:
+        return ("qualified" if rest else "call", target, owner)
+    return None
 
 
 def _as_target_type(node: Any) -> str:
