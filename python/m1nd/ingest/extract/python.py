@@ -331,7 +331,8 @@ def _string_annotation(txt: bytes) -> str | None:
 
 def _value_type(node: Any, depth: int = 0) -> str | None:
     """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
-    ``=x`` for another name (resolved later), None for ``None`` (no information), else UNKNOWN."""
+    ``@>m()`` / ``X()>m()`` for a method's result, ``@>a`` for ``self.a``, ``=x`` for another name (resolved
+    later), None for ``None`` (no information), else UNKNOWN."""
     for _ in range(4):
         t = node.type
         if t == "parenthesized_expression" and node.named_child_count == 1:
@@ -371,6 +372,12 @@ def _value_type(node: Any, depth: int = 0) -> str | None:
         return UNKNOWN
     if t == "identifier":
         return "=" + node.text.decode("utf-8", "replace")
+    if t == "attribute":  # ``loop = self.loop``: the attribute's type
+        d = _dotted(node)
+        if d is not None:
+            head, _, rest = d.partition(".")
+            if head in _SELF_NAMES:
+                return "@>" + rest.replace(".", ">")
     return UNKNOWN
 
 

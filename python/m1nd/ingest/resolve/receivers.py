@@ -111,4 +111,36 @@ class ReceiverTypes(ResolverCore):
                 if b not in seen:
                     seen.add(b)
                     queue.append(b)
+        return self.derived_attr_type(t, attr, depth)
+
+    def derived_attr_type(self, t: int, attr: str, depth: int) -> tuple[int, float]:
+        """A mixin's ``self.x`` that only the types derived from it assign (``setUp`` of the concrete test
+        case): their one type when every derived type that assigns it agrees, else not known."""
+        if self.derived is None:
+            self.derived_member(t, "", frozenset())  # builds the index
+        derived = self.derived or {}
+        found: set[int] = set()
+        factor = 1.0
+        seen = {t}
+        queue = list(derived.get(t, ()))
+        while queue and len(seen) < 256:
+            c = queue.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            ex = self.extra[c]
+            attrs = ex.get("attrs") if ex is not None else None
+            if attrs is not None and attr in attrs:
+                texpr = attrs[attr]
+                if not texpr:
+                    return NOTFOUND, 0.0
+                got, fac = self.eval_type(self.file_by_idx[self.file_of[c]], c, texpr, depth + 1)
+                if got < 0 and got != EXTERNAL:
+                    return NOTFOUND, 0.0
+                found.add(got)
+                factor = min(factor, fac)
+            queue.extend(derived.get(c, ()))  # (a type derived from c may assign it again, differently)
+        if len(found) == 1:
+            got = next(iter(found))
+            return got, (factor if got >= 0 else 0.0)
         return NOTFOUND, 0.0
