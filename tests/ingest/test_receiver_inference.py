@@ -182,6 +182,40 @@ FILES = {
                 q()
 
 
+        class Holder:
+            def __init__(self):
+                self.conn = Conn()
+
+            def run(self):
+                c = self.conn
+                c.query()
+
+
+        class NeedsCursor:
+            def run(self):
+                self.cur.fetch()
+
+
+        class WithCursor(NeedsCursor):
+            def setUp(self):
+                self.cur = Cursor()
+
+
+        class NeedsAny:
+            def run(self):
+                self.cur.fetch()
+
+
+        class AnyCursor(NeedsAny):
+            def setUp(self):
+                self.cur = Cursor()
+
+
+        class AnyOther(NeedsAny):
+            def setUp(self):
+                self.cur = Other()
+
+
         def alias_call(flag):
             mk = make
             mk()
@@ -263,6 +297,14 @@ def test_calls_of_variables_are_no_definition_calls(g) -> None:
     # helper (a parameter), query (a loop target) and make (a local) hold values: no edge to the graph's
     # helper() / query() / make() definitions of the same names
     assert not g.targets(f"{U}::fn::variables", "calls")
+
+
+def test_attribute_values(g) -> None:
+    assert QUERY in g.targets(f"{U}::class::Holder::fn::run", "calls")  # c = self.conn
+    # a mixin's self.cur, assigned only by the type derived from it
+    assert FETCH in g.targets(f"{U}::class::NeedsCursor::fn::run", "calls")
+    # two derived types assign different types: no guess
+    assert not g.targets(f"{U}::class::NeedsAny::fn::run", "calls") & {FETCH, OTHER_FETCH}
 
 
 def test_calls_of_aliases(g) -> None:
