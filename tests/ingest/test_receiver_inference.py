@@ -191,6 +191,15 @@ FILES = {
                 c.query()
 
 
+        class WithProperty:
+            @property
+            def conn(self):
+                return Conn()
+
+            def run(self):
+                self.conn.query()
+
+
         class NeedsCursor:
             def run(self):
                 self.cur.fetch()
@@ -301,6 +310,7 @@ def test_calls_of_variables_are_no_definition_calls(g) -> None:
 
 def test_attribute_values(g) -> None:
     assert QUERY in g.targets(f"{U}::class::Holder::fn::run", "calls")  # c = self.conn
+    assert QUERY in g.targets(f"{U}::class::WithProperty::fn::run", "calls")  # a property's returned type
     # a mixin's self.cur, assigned only by the type derived from it
     assert FETCH in g.targets(f"{U}::class::NeedsCursor::fn::run", "calls")
     # two derived types assign different types: no guess

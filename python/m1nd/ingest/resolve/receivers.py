@@ -4,7 +4,16 @@ docstring), so that ``x.m()`` links to the method of ``x``'s type instead of a n
 from __future__ import annotations
 
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.tables import CALL_KINDS, CLASSLIKE, EXTERNAL, K_FN, NOTFOUND, TYPE_KINDS, FileState
+from m1nd.ingest.resolve.tables import (
+    CALL_KINDS,
+    CLASSLIKE,
+    EXTERNAL,
+    FN_KINDS,
+    K_FN,
+    NOTFOUND,
+    TYPE_KINDS,
+    FileState,
+)
 
 
 class ReceiverTypes(ResolverCore):
@@ -111,6 +120,10 @@ class ReceiverTypes(ResolverCore):
                 if b not in seen:
                     seen.add(b)
                     queue.append(b)
+        # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
+        m = self.member(t, attr, FN_KINDS)
+        if m >= 0:
+            return self.returned_type(m, depth)
         return self.derived_attr_type(t, attr, depth)
 
     def derived_attr_type(self, t: int, attr: str, depth: int) -> tuple[int, float]:
