@@ -9,7 +9,6 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
-    UNKNOWN_TYPE,
     ScopeTypes,
     config_tokens,
     finish_defs,
@@ -19,6 +18,17 @@ from m1nd.ingest.extract._common import (
     parse_or_blob,
     sha256,
     signature,
+)
+from m1nd.ingest.extract.python_types import (
+    DOTTED,
+    UNKNOWN,
+    alias_call,
+    annotation_type,
+    collect_types,
+    dotted,
+    infer_returns,
+    param_names,
+    value_type,
 )
 
 EXTRACTOR_VERSION = 10
@@ -165,7 +175,6 @@ PY_BUILTIN_TYPES = _words("""
     slice super property classmethod staticmethod
 """)
 
-_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
@@ -190,15 +199,6 @@ def _docstring(body: Any) -> str:
     return first_paragraph(inner)
 
 
-def _dotted(node: Any) -> str | None:
-    t = node.text
-    if _DOTTED.fullmatch(t):
-        return t.decode("utf-8", "replace")
-    t = _WSB.sub(b"", t)
-    if _DOTTED.fullmatch(t):
-        return t.decode("utf-8", "replace")
-    return None
-
 
 def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
     """Identifiers / dotted names inside an annotation (incl. subscripts); string annotations are skipped."""
@@ -209,7 +209,7 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
         if t == "identifier":
             out.append((n.text.decode("utf-8", "replace"), n.start_byte))
         elif t == "attribute":
-            d = _dotted(n)
+            d = dotted(n)
             if d is not None:
                 out.append((d, n.start_byte))
         elif t in ("string", "none", "integer", "float", "true", "false", "ellipsis", "comment"):
@@ -217,180 +217,6 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
         else:
             stack.extend(n.named_children)
 
-
-
-# ------------------------------------------------------------------------------------------ receiver types
-#
-# Type expressions (``texpr``) name what a receiver holds, written so the resolver can evaluate them:
-# ``Foo`` / ``mod.Foo`` (a type), ``Foo()`` / ``mod.make()`` (what calling that name returns: an instance of a
-# class, or a function's return annotation), ``@`` (the enclosing type, ``self`` / ``cls``), each optionally
-# followed by ``>attr`` segments (the type of an attribute of that type). A method call on a typed receiver is
-# the reference ``["typed_call", "<texpr>:<method>", owner, count]``.
-
-#: value nodes whose type is a builtin (method calls on them never reach the graph)
-_LITERAL_TYPES = {
-    "string": "str",
-    "concatenated_string": "str",
-    "list": "list",
-    "list_comprehension": "list",
-    "dictionary": "dict",
-    "dictionary_comprehension": "dict",
-    "set": "set",
-    "set_comprehension": "set",
-    "tuple": "tuple",
-    "integer": "int",
-    "float": "float",
-    "true": "bool",
-    "false": "bool",
-}
-UNKNOWN = UNKNOWN_TYPE
-_SELF_NAMES = ("self", "cls")
-
-
-def _is_none(node: Any) -> bool:
-    if node.type == "type" and node.named_child_count == 1:
-        node = node.named_child(0)
-    return node.type == "none"
-
-
-def annotation_type(node: Any) -> str | None:
-    """Type expression of an annotation when it names one type: ``Foo``, ``mod.Foo``, ``"Foo"``,
-    ``Optional[Foo]``, ``Foo | None``, ``Union[Foo, None]``, ``Final[Foo]``, ``list[Foo]`` (-> ``list``);
-    otherwise None."""
-    for _ in range(8):
-        t = node.type
-        if t == "type":
-            if node.named_child_count != 1:
-                return None
-            node = node.named_child(0)
-        elif t in ("identifier", "attribute"):
-            return _dotted(node)
-        elif t == "string":  # a forward reference
-            kids = node.named_children
-            if len(kids) == 3 and kids[1].type == "string_content":
-                return _string_annotation(kids[1].text)
-            return None
-        elif t == "binary_operator":  # Foo | None
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None:
-                return None
-            if _is_none(right):
-                node = left
-            elif _is_none(left):
-                node = right
-            else:
-                return None
-        elif t in ("generic_type", "subscript"):
-            if t == "generic_type":
-                head = node.named_child(0)
-                params = node.named_child(1) if node.named_child_count > 1 else None
-                args = params.named_children if params is not None else []
-            else:
-                head = node.child_by_field_name("value")
-                args = node.children_by_field_name("subscript")
-            if head is None or head.type not in ("identifier", "attribute"):
-                return None
-            h = _dotted(head)
-            if h is None:
-                return None
-            last = h.rsplit(".", 1)[-1]
-            if last in ("Optional", "Union"):
-                args = [a for a in args if not _is_none(a)]
-                if len(args) != 1:
-                    return None
-                node = args[0]
-            elif last in ("Annotated", "Final", "ClassVar"):
-                if not args:
-                    return None
-                node = args[0]
-            else:
-                return h
-        else:
-            return None
-    return None
-
-
-_OPTIONAL_TEXT = re.compile(rb"(?:typing\.)?Optional\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]")
-
-
-def _string_annotation(txt: bytes) -> str | None:
-    """A forward reference written as a string: ``"Foo"``, ``"mod.Foo"``, ``"Foo | None"``, ``"Optional[Foo]"``."""
-    txt = txt.strip()
-    m = _OPTIONAL_TEXT.fullmatch(txt)
-    if m is not None:
-        txt = m.group(1)
-    elif b"|" in txt:
-        parts = [p.strip() for p in txt.split(b"|") if p.strip() != b"None"]
-        if len(parts) != 1:
-            return None
-        txt = parts[0]
-    if _DOTTED.fullmatch(txt):
-        return txt.decode("utf-8", "replace")
-    return None
-
-
-def _value_type(node: Any, depth: int = 0) -> str | None:
-    """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
-    ``@>m()`` / ``X()>m()`` for a method's result, ``@>a`` for ``self.a``, ``=x`` for another name (resolved
-    later), None for ``None`` (no information), else UNKNOWN."""
-    for _ in range(4):
-        t = node.type
-        if t == "parenthesized_expression" and node.named_child_count == 1:
-            node = node.named_child(0)
-            continue
-        if t == "assignment":  # a = b = Foo()
-            nxt = node.child_by_field_name("right")
-            if nxt is None:
-                return UNKNOWN
-            node = nxt
-            continue
-        break
-    t = node.type
-    if t == "none":
-        return None
-    lit = _LITERAL_TYPES.get(t)
-    if lit is not None:
-        return lit
-    if t == "call":
-        fn = node.child_by_field_name("function")
-        if fn is not None and fn.type in ("identifier", "attribute"):
-            d = _dotted(fn)
-            if d is not None:
-                head, _, rest = d.partition(".")
-                if head in _SELF_NAMES:
-                    # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
-                    # what the enclosing type's method returns (``@>make()``, through attributes on the way)
-                    if d == "cls" or rest == "__class__":
-                        return "@"
-                    if rest:
-                        return "@>" + rest.replace(".", ">") + "()"
-                return d + "()"
-            if fn.type == "attribute" and depth < 4:  # ``Foo().make().run()``: what ``make`` returns, then ``run``
-                inner = _value_type(fn.child_by_field_name("object"), depth + 1)
-                if inner and inner[0] != "=":
-                    return f"{inner}>{fn.child_by_field_name('attribute').text.decode('utf-8', 'replace')}()"
-        return UNKNOWN
-    if t == "identifier":
-        return "=" + node.text.decode("utf-8", "replace")
-    if t == "attribute":  # ``loop = self.loop``: the attribute's type
-        d = _dotted(node)
-        if d is not None:
-            head, _, rest = d.partition(".")
-            if head in _SELF_NAMES:
-                return "@>" + rest.replace(".", ">")
-    return UNKNOWN
-
-
-def _pattern_names(node: Any, out: list[Any]) -> None:
-    """Identifier and ``self.x`` attribute targets inside a binding pattern."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t == "identifier" or t == "attribute":
-            out.append(n)
-        elif t not in ("subscript", "call", "string", "comment"):
-            stack.extend(n.named_children)
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
@@ -472,7 +298,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, _param_names, local_calls=True)
+    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True)
     local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
@@ -539,8 +365,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
-    _collect_types(caps, defs, owners, types, aliases)
-    _infer_returns(caps, defs, owners, types, fn_nodes)
+    collect_types(caps, defs, owners, types, aliases)
+    infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
     get = counts.get
@@ -556,7 +382,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             dec_calls.add(expr.start_byte)
             expr = expr.child_by_field_name("function")
         if expr is not None and expr.type in ("identifier", "attribute"):
-            d = _dotted(expr)
+            d = dotted(expr)
             if d is not None:
                 key = ("decorator", d, owner_of[bisect_right(bounds, node.start_byte) - 1])
                 counts[key] = get(key, 0) + 1
@@ -574,7 +400,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 # a variable (assigned, a parameter, a loop target; a function's local shadows an import of
                 # the module): no definition of that name elsewhere; it is a call of what the variable names
                 # when its only bindings name one thing (an alias), else of something not known here
-                key = _alias_call(types, aliases, heads, s, name, o)
+                key = alias_call(types, aliases, heads, s, name, o)
                 if key is not None:
                     counts[key] = get(key, 0) + 1
                 continue
@@ -586,15 +412,15 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if sb in dec_calls:
             continue
         o = owner_of[bisect_right(bounds, sb) - 1]
-        if _DOTTED.fullmatch(t) is None:
+        if DOTTED.fullmatch(t) is None:
             t2 = _WSB.sub(b"", t)
             if t2.startswith(b"super().") and _IDENT.fullmatch(t2, 8):
                 key = ("super", t2[8:].decode("utf-8", "replace"), o)
                 counts[key] = get(key, 0) + 1
                 continue
-            if _DOTTED.fullmatch(t2) is None:
+            if DOTTED.fullmatch(t2) is None:
                 m = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
-                recv = _value_type(node.child_by_field_name("object"))
+                recv = value_type(node.child_by_field_name("object"))
                 if recv and recv[0] != "=":  # "x".join(), Foo(a).m(), [..].index()
                     key = ("typed_call", f"{types.localize(o, recv)}:{m}", o)
                 else:
@@ -633,7 +459,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 b = b.child_by_field_name("value")
             if b is None or b.type not in ("identifier", "attribute"):
                 continue
-            d = _dotted(b)
+            d = dotted(b)
             if d is None:
                 continue
             o = owner_of[bisect_right(bounds, b.start_byte) - 1]
@@ -697,205 +523,3 @@ def _dunder_all(root: Any) -> list[str] | None:
             got.append(content[0].text.decode("utf-8", "replace") if content else "")
         names = got if node.type == "assignment" or names is None else names + got
     return names
-
-
-def _param_names(node: Any) -> frozenset[str]:
-    names: list[str] = []
-    prms = node.child_by_field_name("parameters")
-    for prm in prms.named_children if prms is not None else ():
-        t = prm.type
-        if t in ("default_parameter", "typed_default_parameter"):
-            prm = prm.child_by_field_name("name")
-        elif t != "identifier" and prm.named_child_count:
-            prm = prm.named_child(0)
-        if prm is not None and prm.type == "identifier":
-            names.append(prm.text.decode("utf-8", "replace"))
-    return frozenset(names)
-
-
-def _collect_types(
-    caps: dict[str, list[Any]],
-    defs: list[dict[str, Any]],
-    owners: Any,
-    types: ScopeTypes,
-    aliases: dict[tuple[int, str], list[str | None]],
-) -> None:
-    """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
-    names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
-    owner = owners.owner
-    kind_of = [d["kind"] for d in defs]
-    wanted = types.wanted
-    # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
-    asgs: list[tuple[Any, int, int, Any]] = []
-    for node in caps.get("aname", ()):
-        if node.text.decode("utf-8", "replace") in wanted:
-            asgs.append((node, owner(node.start_byte), -1, node.parent))
-    for node in caps.get("cname", ()):
-        o = owner(node.start_byte)
-        if o >= 0 and kind_of[o] == "class":
-            asgs.append((node, o, o, node.parent))
-    for node in caps.get("aobj", ()):
-        if node.text.decode("utf-8", "replace") in _SELF_NAMES:
-            o = owner(node.start_byte)
-            cls = types.class_of_method(o)
-            if cls >= 0:
-                left = node.parent
-                asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
-    rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
-    for right in rights:  # `x = y`: y's type is wanted too
-        if right is not None and right.type == "identifier":
-            wanted.add(right.text.decode("utf-8", "replace"))
-    # a nested definition binds its name in the enclosing scope
-    for d in defs:
-        p = d["parent"]
-        if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
-            types.bind(p, d["name"], UNKNOWN)
-    for node in caps.get("ptyped", ()):
-        name = node.text.decode("utf-8", "replace")
-        if name in wanted:
-            ty = node.parent.child_by_field_name("type")
-            texpr = annotation_type(ty) if ty is not None else None
-            types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
-    found: list[Any] = []
-    for cap in ("bind", "apat"):
-        for node in caps.get(cap, ()):
-            o = owner(node.start_byte)
-            found.clear()
-            _pattern_names(node, found)
-            val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
-            for n in found:
-                _bind_target(types, kind_of, o, n, val)
-    for node in caps.get("glob", ()):
-        o = owner(node.start_byte)
-        for n in node.named_children:
-            if n.type != "identifier":
-                continue
-            nm = n.text.decode("utf-8", "replace")
-            types.bind(-1, nm, UNKNOWN)
-            s = o
-            while s >= 0:  # nonlocal: the enclosing functions' binding changes too
-                types.bind(s, nm, UNKNOWN)
-                s = types.parent_scope(s)
-    for (target, o, cls, asg), right in zip(asgs, rights):
-        ty = asg.child_by_field_name("type")
-        if ty is not None:
-            val = annotation_type(ty) or UNKNOWN
-        else:
-            if right is None:
-                continue
-            val = _value_type(right)
-        name = target.text.decode("utf-8", "replace")
-        if cls >= 0:
-            types.bind_attr(cls, name, val, o, declared=ty is not None)
-        else:
-            types.bind(o, name, val, declared=ty is not None)
-            # ``eq = self.assertEqual`` / ``F = fractions.Fraction``: calling ``eq`` calls what it names
-            named = _dotted(right) if ty is None and right is not None and right.type in _NAME_NODES else None
-            aliases.setdefault((o, name), []).append(named)
-
-
-_NAME_NODES = ("identifier", "attribute")
-
-
-def _alias_call(
-    types: ScopeTypes,
-    aliases: dict[tuple[int, str], list[str | None]],
-    heads: set[str],
-    scope: int,
-    name: str,
-    owner: int,
-) -> tuple[str, str, int] | None:
-    """The reference a call of variable ``name`` (bound in ``scope``) makes when every binding of it assigns the
-    same dotted name: ``self.m`` -> a ``self`` call, ``self.a.m`` -> a typed call, an imported or top-level name
-    (possibly dotted) -> a call / qualified call; None otherwise."""
-    named = aliases.get((scope, name))
-    if not named or len(named) != types.nbind.get((scope, name), 0) or (scope >= 0 and name in types.params_of(scope)):
-        return None
-    target = named[0]
-    if target is None or any(t != target for t in named):
-        return None
-    head, _, rest = target.partition(".")
-    if head in _SELF_NAMES and rest:
-        mid, _, m = rest.rpartition(".")
-        return ("typed_call", "@>" + mid.replace(".", ">") + ":" + m, owner) if mid else ("self", m, owner)
-    if head in heads:
-        return ("qualified" if rest else "call", target, owner)
-    return None
-
-
-def _as_target_type(node: Any) -> str:
-    """Type of the name an ``as`` binds: ``with Foo() as x`` (what ``Foo().__enter__()`` returns),
-    ``except Foo as e`` (a ``Foo``); UNKNOWN otherwise."""
-    pat = node.parent
-    holder = pat.parent if pat is not None else None
-    if holder is None or node.named_child(0).type != "identifier":
-        return UNKNOWN
-    value = pat.named_child(0)
-    if holder.type == "with_item":
-        texpr = _value_type(value)
-        return f"{texpr}>__enter__()" if texpr and texpr[0] != "=" else UNKNOWN
-    if holder.type == "except_clause" and value.type in ("identifier", "attribute"):
-        return _dotted(value) or UNKNOWN
-    return UNKNOWN
-
-
-def _infer_returns(
-    caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes, fn_nodes: dict[int, Any]
-) -> None:
-    """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
-    returned value has the same type expression (``return None`` / bare ``return`` say nothing; ``return self``
-    is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
-    coroutine, not the returned value."""
-    skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
-    rets: dict[int, set[str]] = {}
-    for node in caps.get("ret", ()):
-        o = owners.owner(node.start_byte)
-        if o < 0 or o in skip or defs[o]["kind"] != "fn":
-            continue
-        fn = fn_nodes.get(o)
-        if fn is None or fn.child_by_field_name("return_type") is not None or fn.children[0].type == "async":
-            skip.add(o)
-            continue
-        val = node.named_child(0) if node.named_child_count else None
-        if val is None:
-            continue
-        if val.type == "identifier":
-            nm = val.text.decode("utf-8", "replace")
-            if nm == "self" and types.class_of_method(o) >= 0:
-                texpr: str | None = "@"
-            elif nm in _SELF_NAMES:
-                texpr = UNKNOWN  # ``return cls``: the class object, not an instance
-            else:
-                texpr = types.lookup(o, nm) or UNKNOWN
-        else:
-            texpr = _value_type(val)
-            if texpr is not None and texpr.startswith("="):
-                texpr = UNKNOWN
-            elif texpr:
-                texpr = types.localize(o, texpr)
-        if texpr is None:
-            continue
-        rets.setdefault(o, set()).add(texpr)
-    for o, vals in rets.items():
-        if o not in skip and len(vals) == 1:
-            texpr = next(iter(vals))
-            if texpr:
-                defs[o]["ret"] = texpr
-
-
-def _bind_target(types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:
-    """Bind an assignment target: a name of scope ``o``, ``self.x`` in a method, a class-level name."""
-    if n.type == "identifier":
-        nm = n.text.decode("utf-8", "replace")
-        if o >= 0 and kind_of[o] == "class":
-            types.bind_attr(o, nm, val, o, declared=declared)
-        else:
-            types.bind(o, nm, val, declared=declared)
-        return
-    obj = n.child_by_field_name("object")
-    if obj is None or obj.type != "identifier" or obj.text.decode("utf-8", "replace") not in _SELF_NAMES:
-        return
-    cls = types.class_of_method(o)
-    if cls >= 0:
-        attr = n.child_by_field_name("attribute")
-        types.bind_attr(cls, attr.text.decode("utf-8", "replace"), val, o, declared=declared)
