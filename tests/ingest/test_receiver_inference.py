@@ -168,6 +168,18 @@ FILES = {
             s.query()
 
 
+        def handler():
+            pass
+
+
+        def shadowing(handler):
+            handler()
+
+
+        def not_shadowed():
+            handler()
+
+
         def variables(helper, items):
             helper()
             for query in items:
@@ -306,6 +318,9 @@ def test_calls_of_variables_are_no_definition_calls(g) -> None:
     # helper (a parameter), query (a loop target) and make (a local) hold values: no edge to the graph's
     # helper() / query() / make() definitions of the same names
     assert not g.targets(f"{U}::fn::variables", "calls")
+    # a parameter named like a definition of the module shadows it; without the parameter the call is the def's
+    assert not g.targets(f"{U}::fn::shadowing", "calls")
+    assert g.targets(f"{U}::fn::not_shadowed", "calls") == {f"{U}::fn::handler"}
 
 
 def test_attribute_values(g) -> None:

@@ -387,23 +387,29 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 key = ("decorator", d, owner_of[bisect_right(bounds, node.start_byte) - 1])
                 counts[key] = get(key, 0) + 1
 
-    def_names = {d["name"] for d in defs}
+    # (scope, name) a definition binds: its parent function or the module (a method binds no name)
+    def_binds = {
+        (d["parent"], d["name"]) for d in defs if d["parent"] < 0 or defs[d["parent"]]["kind"] != "class"
+    }
     for node in caps.get("call", ()):
         sb = node.start_byte
         if sb in dec_calls:
             continue
         name = node.text.decode("utf-8", "replace")
         o = owner_of[bisect_right(bounds, sb) - 1]
-        if name not in def_names:
-            s = types.scope_of(o, name)
-            if s is not None and ((s >= 0 and (s, name) not in local_imports) or (s < 0 and name not in heads)):
-                # a variable (assigned, a parameter, a loop target; a function's local shadows an import of
-                # the module): no definition of that name elsewhere; it is a call of what the variable names
-                # when its only bindings name one thing (an alias), else of something not known here
-                key = alias_call(types, aliases, heads, s, name, o)
-                if key is not None:
-                    counts[key] = get(key, 0) + 1
-                continue
+        s = types.scope_of(o, name)
+        if (
+            s is not None
+            and (s, name) not in def_binds
+            and ((s >= 0 and (s, name) not in local_imports) or (s < 0 and name not in heads))
+        ):
+            # a variable (assigned, a parameter, a loop target; a function's local shadows an import or a
+            # definition of the module): no definition of that name; it is a call of what the variable names
+            # when its only bindings name one thing (an alias), else of something not known here
+            key = alias_call(types, aliases, heads, s, name, o)
+            if key is not None:
+                counts[key] = get(key, 0) + 1
+            continue
         key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
