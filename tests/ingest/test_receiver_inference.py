@@ -237,6 +237,10 @@ FILES = {
                 self.cur = Other()
 
 
+        def default_alias(x, mk=make):
+            mk()
+
+
         def alias_call(flag):
             mk = make
             mk()
@@ -337,3 +341,5 @@ def test_calls_of_aliases(g) -> None:
     assert QUERY in g.targets(f"{U}::class::Aliased::fn::run", "calls")
     assert g.targets(f"{U}::fn::alias_call", "calls") == {"file::pkg/db.py::fn::make"}
     assert g.edge(f"{U}::fn::alias_call", "file::pkg/db.py::fn::make", "calls").count == 1
+    # def f(x, mk=make): mk() calls make (the module-name-as-default idiom)
+    assert g.targets(f"{U}::fn::default_alias", "calls") == {"file::pkg/db.py::fn::make"}

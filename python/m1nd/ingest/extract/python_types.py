@@ -214,6 +214,20 @@ def param_names(node: Any) -> frozenset[str]:
     return frozenset(names)
 
 
+def param_default(node: Any, name: str) -> str | None:
+    """The (dotted) name parameter ``name`` of function ``node`` defaults to, None when it has no such default."""
+    prms = node.child_by_field_name("parameters")
+    for prm in prms.named_children if prms is not None else ():
+        if prm.type not in ("default_parameter", "typed_default_parameter"):
+            continue
+        pn = prm.child_by_field_name("name")
+        if pn is None or pn.text.decode("utf-8", "replace") != name:
+            continue
+        value = prm.child_by_field_name("value")
+        return dotted(value) if value is not None and value.type in _NAME_NODES else None
+    return None
+
+
 def collect_types(
     caps: dict[str, list[Any]],
     defs: list[dict[str, Any]],
@@ -310,14 +324,16 @@ def alias_call(
     same dotted name: ``self.m`` -> a ``self`` call, ``self.a.m`` -> a typed call, an imported or top-level name
     (possibly dotted) -> a call / qualified call; None otherwise."""
     named = aliases.get((scope, name))
-    if (
-        not named
-        or len(named) != types.nbind.get((scope, name), 0)
-        or (scope >= 0 and name in types.params_of(scope))
-    ):
+    if scope >= 0 and name in types.params_of(scope):
+        # ``def f(x, deepcopy=deepcopy)``: a parameter never assigned in the body, defaulting to a name
+        target = None if named or types.nbind.get((scope, name), 0) else param_default(types.fn_nodes[scope], name)
+    elif not named or len(named) != types.nbind.get((scope, name), 0):
         return None
-    target = named[0]
-    if target is None or any(t != target for t in named):
+    else:
+        target = named[0]
+        if any(t != target for t in named):
+            return None
+    if target is None:
         return None
     head, _, rest = target.partition(".")
     if head in SELF_NAMES and rest:
