@@ -17,7 +17,7 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     signature (≤ 200), doc (≤ 300), content_hash (sha256 of the span), is_test`` plus language extras
     (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading;
     ``attrs``: a type's attribute / field name → type expression, ``""`` when assigned values of different or
-    unknown types; ``ret``: a function's declared return type expression).
+    unknown types; ``ret``: a function's declared (Python: or inferred) return type expression).
 ``references``
     unresolved references ``[kind, name, owner, count]``, one per distinct (kind, name, owner) with its number
     of occurrences; ``owner`` is the index of the innermost enclosing definition (-1 = the file); ``kind`` is
@@ -35,9 +35,12 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
                      literal → ``str``/``list``/…), ``Foo()`` (what calling ``Foo`` returns: an instance of the
                      class, or the function's ``ret``), ``@`` (the enclosing type: ``self``/``this``/Go receiver),
                      followed by ``>attr`` segments (the type of that attribute, from ``attrs`` along the type's
-                     bases). Locals are typed by the extractor (flow-insensitive, per scope: a name bound to values
-                     of different or unknown types gets none); the resolver links to the type's method and keeps
-                     the plain ``method_call`` rule when the type is not known
+                     bases, else of the types derived from it when they agree) and ``>m()`` segments (what method
+                     ``m`` of that type returns: its ``ret``). Locals are typed by the extractor (flow-insensitive,
+                     per scope: a name bound to values of different or unknown types gets none; ``with X() as x``
+                     is ``X()>__enter__()``, ``except E as e`` is ``E``); the resolver links to the type's method
+                     and keeps the plain ``method_call`` rule when the type is not known. Python: ``ret`` is also
+                     inferred from ``return`` statements when they all give one type expression
     ``new``          ``new X()`` (name ``X``, possibly dotted)
     ``macro``        Rust ``name!(…)`` / ``path::name!(…)``: a ``macro_rules!`` macro
     ``reference``    a type name used in an annotation / signature / field (possibly dotted)

@@ -341,16 +341,18 @@ class ScopeTypes:
     """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
-    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "memo", "param_names", "params",
-                 "typed_names", "wanted")
+    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
+                 "nbind", "param_names", "params", "typed_names", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
-                 param_names: Callable[[Any], frozenset[str]] | None = None) -> None:
+                 param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False) -> None:
         self.defs = defs
+        self.local_calls = local_calls  # rewrite ``x.f()`` on a typed local ``x`` to ``T>f()`` (see localize)
         self.wanted = wanted  # local names worth a type: receivers of method calls (and what they copy)
         self.fn_nodes = fn_nodes or {}  # function nodes by def index (their parameters are read lazily)
         self.param_names = param_names
         self.params: dict[int, frozenset[str]] = {}
+        self.nbind: dict[tuple[int, str], int] = {}  # binding statements per (scope, name), ``None`` values included
         self.memo: dict[tuple[int, str], str | None] = {}
         self.decl: dict[int, dict[str, set[str]]] = {}
         self.inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
@@ -360,7 +362,11 @@ class ScopeTypes:
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
-        if val is None or name not in self.wanted:
+        if name not in self.wanted:
+            return
+        key = (scope, name)
+        self.nbind[key] = self.nbind.get(key, 0) + 1
+        if val is None:
             return
         if val:
             self.typed_names.add(name)
@@ -402,8 +408,42 @@ class ScopeTypes:
                 v = self.lookup(at, v[1:], first=True)
             if not v:
                 return UNKNOWN_TYPE
+            if self.local_calls and not first:  # (first: a copy's type is looked up one step only)
+                v = self.localize(at, v)
             vals.add(v)
         return next(iter(vals)) if len(vals) == 1 else UNKNOWN_TYPE
+
+    def scope_of(self, scope: int, name: str) -> int | None:
+        """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
+        s = scope
+        defs = self.defs
+        for _ in range(64):
+            if s >= 0 and defs[s]["kind"] == "class":
+                s = self.parent_scope(s)
+                continue
+            d = self.decl.get(s)
+            i = self.inf.get(s)
+            if (d and name in d) or (i and name in i) or (s >= 0 and name in self.params_of(s)):
+                return s
+            if s < 0:
+                return None
+            s = self.parent_scope(s)
+        return None
+
+    def localize(self, scope: int, texpr: str) -> str:
+        """``x.f()`` (what calling ``f`` on ``x`` returns) where ``x`` is a name of known type ``T`` seen from
+        ``scope`` -> ``T>f()``: the method of ``T``, which the resolver can follow, instead of a dotted name it
+        would look up as a module path. Unchanged when ``x`` has no type here (a module, an unknown value)."""
+        base, sep, fields = texpr.partition(">")
+        if not base.endswith("()") or "." not in base or base[0] == "@":
+            return texpr
+        head, _, rest = base[:-2].partition(".")
+        if head not in self.wanted:
+            return texpr
+        t = self.lookup(scope, head, first=True)
+        if not t:
+            return texpr
+        return f"{t}>{rest.replace('.', '>')}()" + (sep + fields if sep else "")
 
     def params_of(self, s: int) -> frozenset[str]:
         """Names of the parameters of function ``s`` (read lazily through ``param_names``: only lookups need them)."""

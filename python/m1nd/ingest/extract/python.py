@@ -9,7 +9,6 @@ from typing import Any
 
 from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
-    UNKNOWN_TYPE,
     ScopeTypes,
     config_tokens,
     finish_defs,
@@ -20,8 +19,19 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
+from m1nd.ingest.extract.python_types import (
+    DOTTED,
+    UNKNOWN,
+    alias_call,
+    annotation_type,
+    collect_types,
+    dotted,
+    infer_returns,
+    param_names,
+    value_type,
+)
 
-EXTRACTOR_VERSION = 9
+EXTRACTOR_VERSION = 10
 LANG = "python"
 
 
@@ -60,6 +70,9 @@ QUERY = r"""
 (parameters (typed_parameter (identifier) @ptyped))
 (parameters (typed_default_parameter name: (identifier) @ptyped))
 (class_definition body: (block (expression_statement (assignment left: (identifier) @cname))))
+(return_statement) @ret
+(return_statement (identifier) @retname)
+(yield) @yield
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)
@@ -162,7 +175,6 @@ PY_BUILTIN_TYPES = _words("""
     slice super property classmethod staticmethod
 """)
 
-_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
@@ -187,15 +199,6 @@ def _docstring(body: Any) -> str:
     return first_paragraph(inner)
 
 
-def _dotted(node: Any) -> str | None:
-    t = node.text
-    if _DOTTED.fullmatch(t):
-        return t.decode("utf-8", "replace")
-    t = _WSB.sub(b"", t)
-    if _DOTTED.fullmatch(t):
-        return t.decode("utf-8", "replace")
-    return None
-
 
 def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
     """Identifiers / dotted names inside an annotation (incl. subscripts); string annotations are skipped."""
@@ -206,7 +209,7 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
         if t == "identifier":
             out.append((n.text.decode("utf-8", "replace"), n.start_byte))
         elif t == "attribute":
-            d = _dotted(n)
+            d = dotted(n)
             if d is not None:
                 out.append((d, n.start_byte))
         elif t in ("string", "none", "integer", "float", "true", "false", "ellipsis", "comment"):
@@ -214,161 +217,6 @@ def _type_names(node: Any, out: list[tuple[str, int]]) -> None:
         else:
             stack.extend(n.named_children)
 
-
-
-# ------------------------------------------------------------------------------------------ receiver types
-#
-# Type expressions (``texpr``) name what a receiver holds, written so the resolver can evaluate them:
-# ``Foo`` / ``mod.Foo`` (a type), ``Foo()`` / ``mod.make()`` (what calling that name returns: an instance of a
-# class, or a function's return annotation), ``@`` (the enclosing type, ``self`` / ``cls``), each optionally
-# followed by ``>attr`` segments (the type of an attribute of that type). A method call on a typed receiver is
-# the reference ``["typed_call", "<texpr>:<method>", owner, count]``.
-
-#: value nodes whose type is a builtin (method calls on them never reach the graph)
-_LITERAL_TYPES = {
-    "string": "str",
-    "concatenated_string": "str",
-    "list": "list",
-    "list_comprehension": "list",
-    "dictionary": "dict",
-    "dictionary_comprehension": "dict",
-    "set": "set",
-    "set_comprehension": "set",
-    "tuple": "tuple",
-    "integer": "int",
-    "float": "float",
-    "true": "bool",
-    "false": "bool",
-}
-UNKNOWN = UNKNOWN_TYPE
-_SELF_NAMES = ("self", "cls")
-
-
-def _is_none(node: Any) -> bool:
-    if node.type == "type" and node.named_child_count == 1:
-        node = node.named_child(0)
-    return node.type == "none"
-
-
-def annotation_type(node: Any) -> str | None:
-    """Type expression of an annotation when it names one type: ``Foo``, ``mod.Foo``, ``"Foo"``,
-    ``Optional[Foo]``, ``Foo | None``, ``Union[Foo, None]``, ``Final[Foo]``, ``list[Foo]`` (-> ``list``);
-    otherwise None."""
-    for _ in range(8):
-        t = node.type
-        if t == "type":
-            if node.named_child_count != 1:
-                return None
-            node = node.named_child(0)
-        elif t in ("identifier", "attribute"):
-            return _dotted(node)
-        elif t == "string":  # a forward reference
-            kids = node.named_children
-            if len(kids) == 3 and kids[1].type == "string_content":
-                return _string_annotation(kids[1].text)
-            return None
-        elif t == "binary_operator":  # Foo | None
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None:
-                return None
-            if _is_none(right):
-                node = left
-            elif _is_none(left):
-                node = right
-            else:
-                return None
-        elif t in ("generic_type", "subscript"):
-            if t == "generic_type":
-                head = node.named_child(0)
-                params = node.named_child(1) if node.named_child_count > 1 else None
-                args = params.named_children if params is not None else []
-            else:
-                head = node.child_by_field_name("value")
-                args = node.children_by_field_name("subscript")
-            if head is None or head.type not in ("identifier", "attribute"):
-                return None
-            h = _dotted(head)
-            if h is None:
-                return None
-            last = h.rsplit(".", 1)[-1]
-            if last in ("Optional", "Union"):
-                args = [a for a in args if not _is_none(a)]
-                if len(args) != 1:
-                    return None
-                node = args[0]
-            elif last in ("Annotated", "Final", "ClassVar"):
-                if not args:
-                    return None
-                node = args[0]
-            else:
-                return h
-        else:
-            return None
-    return None
-
-
-_OPTIONAL_TEXT = re.compile(rb"(?:typing\.)?Optional\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]")
-
-
-def _string_annotation(txt: bytes) -> str | None:
-    """A forward reference written as a string: ``"Foo"``, ``"mod.Foo"``, ``"Foo | None"``, ``"Optional[Foo]"``."""
-    txt = txt.strip()
-    m = _OPTIONAL_TEXT.fullmatch(txt)
-    if m is not None:
-        txt = m.group(1)
-    elif b"|" in txt:
-        parts = [p.strip() for p in txt.split(b"|") if p.strip() != b"None"]
-        if len(parts) != 1:
-            return None
-        txt = parts[0]
-    if _DOTTED.fullmatch(txt):
-        return txt.decode("utf-8", "replace")
-    return None
-
-
-def _value_type(node: Any) -> str | None:
-    """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
-    ``=x`` for another name (resolved later), None for ``None`` (no information), else UNKNOWN."""
-    for _ in range(4):
-        t = node.type
-        if t == "parenthesized_expression" and node.named_child_count == 1:
-            node = node.named_child(0)
-            continue
-        if t == "assignment":  # a = b = Foo()
-            nxt = node.child_by_field_name("right")
-            if nxt is None:
-                return UNKNOWN
-            node = nxt
-            continue
-        break
-    t = node.type
-    if t == "none":
-        return None
-    lit = _LITERAL_TYPES.get(t)
-    if lit is not None:
-        return lit
-    if t == "call":
-        fn = node.child_by_field_name("function")
-        if fn is not None and fn.type in ("identifier", "attribute"):
-            d = _dotted(fn)
-            if d is not None:
-                return d + "()"
-        return UNKNOWN
-    if t == "identifier":
-        return "=" + node.text.decode("utf-8", "replace")
-    return UNKNOWN
-
-
-def _pattern_names(node: Any, out: list[Any]) -> None:
-    """Identifier and ``self.x`` attribute targets inside a binding pattern."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t == "identifier" or t == "attribute":
-            out.append(n)
-        elif t not in ("subscript", "call", "string", "comment"):
-            stack.extend(n.named_children)
 
 
 def extract(relpath: str, data: bytes) -> dict[str, Any]:
@@ -443,9 +291,15 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     is_init = relpath.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
     acall_texts = [node.text for node in caps.get("acall", ())]
     wanted = {h.decode("utf-8", "replace") for h in {t.partition(b".")[0] for t in acall_texts}}
+    # returned names are typed too: a function without a return annotation returns what they hold
+    wanted.update(n.text.decode("utf-8", "replace") for n in caps.get("retname", ()))
+    # names called bare: a call of a variable (``F = Fraction``; a parameter) is no call of a definition
+    called = {n.text.decode("utf-8", "replace") for n in caps.get("call", ())}
+    wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, _param_names)
+    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True)
+    local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -456,12 +310,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 bound.add(alias)
                 if o >= 0:
                     types.bind(o, alias, UNKNOWN)
+                    local_imports.add((o, alias))
             else:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
                 if o >= 0:
                     types.bind(o, mod.split(".", 1)[0], UNKNOWN)
+                    local_imports.add((o, mod.split(".", 1)[0]))
             imports.append(
                 import_binding(mod, line, alias=alias)
             )
@@ -499,6 +355,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if o >= 0:
             for _, local in names:
                 types.bind(o, local, UNKNOWN)
+                local_imports.add((o, local))
         if mod == "__future__":
             continue
         imports.append(
@@ -507,7 +364,9 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
 
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
-    _collect_types(caps, defs, owners, types)
+    aliases: dict[tuple[int, str], list[str | None]] = {}
+    collect_types(caps, defs, owners, types, aliases)
+    infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
     get = counts.get
@@ -523,16 +382,35 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             dec_calls.add(expr.start_byte)
             expr = expr.child_by_field_name("function")
         if expr is not None and expr.type in ("identifier", "attribute"):
-            d = _dotted(expr)
+            d = dotted(expr)
             if d is not None:
                 key = ("decorator", d, owner_of[bisect_right(bounds, node.start_byte) - 1])
                 counts[key] = get(key, 0) + 1
 
+    # (scope, name) a definition binds: its parent function or the module (a method binds no name)
+    def_binds = {
+        (d["parent"], d["name"]) for d in defs if d["parent"] < 0 or defs[d["parent"]]["kind"] != "class"
+    }
     for node in caps.get("call", ()):
         sb = node.start_byte
         if sb in dec_calls:
             continue
-        key = ("call", node.text.decode("utf-8", "replace"), owner_of[bisect_right(bounds, sb) - 1])
+        name = node.text.decode("utf-8", "replace")
+        o = owner_of[bisect_right(bounds, sb) - 1]
+        s = types.scope_of(o, name)
+        if (
+            s is not None
+            and (s, name) not in def_binds
+            and ((s >= 0 and (s, name) not in local_imports) or (s < 0 and name not in heads))
+        ):
+            # a variable (assigned, a parameter, a loop target; a function's local shadows an import or a
+            # definition of the module): no definition of that name; it is a call of what the variable names
+            # when its only bindings name one thing (an alias), else of something not known here
+            key = alias_call(types, aliases, heads, s, name, o)
+            if key is not None:
+                counts[key] = get(key, 0) + 1
+            continue
+        key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
     for node, t in zip(caps.get("acall", ()), acall_texts):
@@ -540,17 +418,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         if sb in dec_calls:
             continue
         o = owner_of[bisect_right(bounds, sb) - 1]
-        if _DOTTED.fullmatch(t) is None:
+        if DOTTED.fullmatch(t) is None:
             t2 = _WSB.sub(b"", t)
             if t2.startswith(b"super().") and _IDENT.fullmatch(t2, 8):
                 key = ("super", t2[8:].decode("utf-8", "replace"), o)
                 counts[key] = get(key, 0) + 1
                 continue
-            if _DOTTED.fullmatch(t2) is None:
+            if DOTTED.fullmatch(t2) is None:
                 m = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
-                recv = _value_type(node.child_by_field_name("object"))
+                recv = value_type(node.child_by_field_name("object"))
                 if recv and recv[0] != "=":  # "x".join(), Foo(a).m(), [..].index()
-                    key = ("typed_call", f"{recv}:{m}", o)
+                    key = ("typed_call", f"{types.localize(o, recv)}:{m}", o)
                 else:
                     key = ("method_call", m, o)
                 counts[key] = get(key, 0) + 1
@@ -587,7 +465,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 b = b.child_by_field_name("value")
             if b is None or b.type not in ("identifier", "attribute"):
                 continue
-            d = _dotted(b)
+            d = dotted(b)
             if d is None:
                 continue
             o = owner_of[bisect_right(bounds, b.start_byte) - 1]
@@ -651,106 +529,3 @@ def _dunder_all(root: Any) -> list[str] | None:
             got.append(content[0].text.decode("utf-8", "replace") if content else "")
         names = got if node.type == "assignment" or names is None else names + got
     return names
-
-
-def _param_names(node: Any) -> frozenset[str]:
-    names: list[str] = []
-    prms = node.child_by_field_name("parameters")
-    for prm in prms.named_children if prms is not None else ():
-        t = prm.type
-        if t in ("default_parameter", "typed_default_parameter"):
-            prm = prm.child_by_field_name("name")
-        elif t != "identifier" and prm.named_child_count:
-            prm = prm.named_child(0)
-        if prm is not None and prm.type == "identifier":
-            names.append(prm.text.decode("utf-8", "replace"))
-    return frozenset(names)
-
-
-def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes) -> None:
-    """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
-    names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
-    owner = owners.owner
-    kind_of = [d["kind"] for d in defs]
-    wanted = types.wanted
-    # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
-    asgs: list[tuple[Any, int, int, Any]] = []
-    for node in caps.get("aname", ()):
-        if node.text.decode("utf-8", "replace") in wanted:
-            asgs.append((node, owner(node.start_byte), -1, node.parent))
-    for node in caps.get("cname", ()):
-        o = owner(node.start_byte)
-        if o >= 0 and kind_of[o] == "class":
-            asgs.append((node, o, o, node.parent))
-    for node in caps.get("aobj", ()):
-        if node.text.decode("utf-8", "replace") in _SELF_NAMES:
-            o = owner(node.start_byte)
-            cls = types.class_of_method(o)
-            if cls >= 0:
-                left = node.parent
-                asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
-    rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
-    for right in rights:  # `x = y`: y's type is wanted too
-        if right is not None and right.type == "identifier":
-            wanted.add(right.text.decode("utf-8", "replace"))
-    # a nested definition binds its name in the enclosing scope
-    for d in defs:
-        p = d["parent"]
-        if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
-            types.bind(p, d["name"], UNKNOWN)
-    for node in caps.get("ptyped", ()):
-        name = node.text.decode("utf-8", "replace")
-        if name in wanted:
-            ty = node.parent.child_by_field_name("type")
-            texpr = annotation_type(ty) if ty is not None else None
-            types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
-    found: list[Any] = []
-    for cap in ("bind", "apat"):
-        for node in caps.get(cap, ()):
-            o = owner(node.start_byte)
-            found.clear()
-            _pattern_names(node, found)
-            for n in found:
-                _bind_target(types, kind_of, o, n, UNKNOWN)
-    for node in caps.get("glob", ()):
-        o = owner(node.start_byte)
-        for n in node.named_children:
-            if n.type != "identifier":
-                continue
-            nm = n.text.decode("utf-8", "replace")
-            types.bind(-1, nm, UNKNOWN)
-            s = o
-            while s >= 0:  # nonlocal: the enclosing functions' binding changes too
-                types.bind(s, nm, UNKNOWN)
-                s = types.parent_scope(s)
-    for (target, o, cls, asg), right in zip(asgs, rights):
-        ty = asg.child_by_field_name("type")
-        if ty is not None:
-            val = annotation_type(ty) or UNKNOWN
-        else:
-            if right is None:
-                continue
-            val = _value_type(right)
-        name = target.text.decode("utf-8", "replace")
-        if cls >= 0:
-            types.bind_attr(cls, name, val, o, declared=ty is not None)
-        else:
-            types.bind(o, name, val, declared=ty is not None)
-
-
-def _bind_target(types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False) -> None:
-    """Bind an assignment target: a name of scope ``o``, ``self.x`` in a method, a class-level name."""
-    if n.type == "identifier":
-        nm = n.text.decode("utf-8", "replace")
-        if o >= 0 and kind_of[o] == "class":
-            types.bind_attr(o, nm, val, o, declared=declared)
-        else:
-            types.bind(o, nm, val, declared=declared)
-        return
-    obj = n.child_by_field_name("object")
-    if obj is None or obj.type != "identifier" or obj.text.decode("utf-8", "replace") not in _SELF_NAMES:
-        return
-    cls = types.class_of_method(o)
-    if cls >= 0:
-        attr = n.child_by_field_name("attribute")
-        types.bind_attr(cls, attr.text.decode("utf-8", "replace"), val, o, declared=declared)

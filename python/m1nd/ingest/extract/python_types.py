@@ -1,0 +1,428 @@
+"""Receiver types of the Python extractor: the type expressions (``texpr``, see the ``extract`` package docstring)
+of names, attributes, returned values and ``with`` / ``except`` targets, collected per scope into
+:class:`~m1nd.ingest.extract._common.ScopeTypes`, and the reference a call of an alias makes. The extractor
+(``python.py``) calls :func:`collect_types` and :func:`infer_returns` once per file."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from m1nd.ingest.extract._common import UNKNOWN_TYPE, ScopeTypes
+
+DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WSB = re.compile(rb"\s+")
+
+
+def dotted(node: Any) -> str | None:
+    t = node.text
+    if DOTTED.fullmatch(t):
+        return t.decode("utf-8", "replace")
+    t = _WSB.sub(b"", t)
+    if DOTTED.fullmatch(t):
+        return t.decode("utf-8", "replace")
+    return None
+
+
+# ------------------------------------------------------------------------------------------ receiver types
+#
+# Type expressions (``texpr``) name what a receiver holds, written so the resolver can evaluate them:
+# ``Foo`` / ``mod.Foo`` (a type), ``Foo()`` / ``mod.make()`` (what calling that name returns: an instance of a
+# class, or a function's return annotation), ``@`` (the enclosing type, ``self`` / ``cls``), each optionally
+# followed by ``>attr`` segments (the type of an attribute of that type). A method call on a typed receiver is
+# the reference ``["typed_call", "<texpr>:<method>", owner, count]``.
+
+#: value nodes whose type is a builtin (method calls on them never reach the graph)
+_LITERAL_TYPES = {
+    "string": "str",
+    "concatenated_string": "str",
+    "list": "list",
+    "list_comprehension": "list",
+    "dictionary": "dict",
+    "dictionary_comprehension": "dict",
+    "set": "set",
+    "set_comprehension": "set",
+    "tuple": "tuple",
+    "integer": "int",
+    "float": "float",
+    "true": "bool",
+    "false": "bool",
+}
+UNKNOWN = UNKNOWN_TYPE
+SELF_NAMES = ("self", "cls")
+
+
+def _is_none(node: Any) -> bool:
+    if node.type == "type" and node.named_child_count == 1:
+        node = node.named_child(0)
+    return node.type == "none"
+
+
+def annotation_type(node: Any) -> str | None:
+    """Type expression of an annotation when it names one type: ``Foo``, ``mod.Foo``, ``"Foo"``,
+    ``Optional[Foo]``, ``Foo | None``, ``Union[Foo, None]``, ``Final[Foo]``, ``list[Foo]`` (-> ``list``);
+    otherwise None."""
+    for _ in range(8):
+        t = node.type
+        if t == "type":
+            if node.named_child_count != 1:
+                return None
+            node = node.named_child(0)
+        elif t in ("identifier", "attribute"):
+            return dotted(node)
+        elif t == "string":  # a forward reference
+            kids = node.named_children
+            if len(kids) == 3 and kids[1].type == "string_content":
+                return _string_annotation(kids[1].text)
+            return None
+        elif t == "binary_operator":  # Foo | None
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                return None
+            if _is_none(right):
+                node = left
+            elif _is_none(left):
+                node = right
+            else:
+                return None
+        elif t in ("generic_type", "subscript"):
+            if t == "generic_type":
+                head = node.named_child(0)
+                params = node.named_child(1) if node.named_child_count > 1 else None
+                args = params.named_children if params is not None else []
+            else:
+                head = node.child_by_field_name("value")
+                args = node.children_by_field_name("subscript")
+            if head is None or head.type not in ("identifier", "attribute"):
+                return None
+            h = dotted(head)
+            if h is None:
+                return None
+            last = h.rsplit(".", 1)[-1]
+            if last in ("Optional", "Union"):
+                args = [a for a in args if not _is_none(a)]
+                if len(args) != 1:
+                    return None
+                node = args[0]
+            elif last in ("Annotated", "Final", "ClassVar"):
+                if not args:
+                    return None
+                node = args[0]
+            else:
+                return h
+        else:
+            return None
+    return None
+
+
+_OPTIONAL_TEXT = re.compile(rb"(?:typing\.)?Optional\[\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\]")
+
+
+def _string_annotation(txt: bytes) -> str | None:
+    """A forward reference written as a string: ``"Foo"``, ``"mod.Foo"``, ``"Foo | None"``, ``"Optional[Foo]"``."""
+    txt = txt.strip()
+    m = _OPTIONAL_TEXT.fullmatch(txt)
+    if m is not None:
+        txt = m.group(1)
+    elif b"|" in txt:
+        parts = [p.strip() for p in txt.split(b"|") if p.strip() != b"None"]
+        if len(parts) != 1:
+            return None
+        txt = parts[0]
+    if DOTTED.fullmatch(txt):
+        return txt.decode("utf-8", "replace")
+    return None
+
+
+def value_type(node: Any, depth: int = 0) -> str | None:
+    """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
+    ``@>m()`` / ``X()>m()`` for a method's result, ``@>a`` for ``self.a``, ``=x`` for another name (resolved
+    later), None for ``None`` (no information), else UNKNOWN."""
+    for _ in range(4):
+        t = node.type
+        if t == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_child(0)
+            continue
+        if t == "assignment":  # a = b = Foo()
+            nxt = node.child_by_field_name("right")
+            if nxt is None:
+                return UNKNOWN
+            node = nxt
+            continue
+        break
+    t = node.type
+    if t == "none":
+        return None
+    lit = _LITERAL_TYPES.get(t)
+    if lit is not None:
+        return lit
+    if t == "call":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "attribute"):
+            d = dotted(fn)
+            if d is not None:
+                head, _, rest = d.partition(".")
+                if head in SELF_NAMES:
+                    # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
+                    # what the enclosing type's method returns (``@>make()``, through attributes on the way)
+                    if d == "cls" or rest == "__class__":
+                        return "@"
+                    if rest:
+                        return "@>" + rest.replace(".", ">") + "()"
+                return d + "()"
+            if (
+                fn.type == "attribute" and depth < 4
+            ):  # ``Foo().make().run()``: what ``make`` returns, then ``run``
+                inner = value_type(fn.child_by_field_name("object"), depth + 1)
+                if inner and inner[0] != "=":
+                    return f"{inner}>{fn.child_by_field_name('attribute').text.decode('utf-8', 'replace')}()"
+        return UNKNOWN
+    if t == "identifier":
+        return "=" + node.text.decode("utf-8", "replace")
+    if t == "attribute":  # ``loop = self.loop``: the attribute's type
+        d = dotted(node)
+        if d is not None:
+            head, _, rest = d.partition(".")
+            if head in SELF_NAMES:
+                return "@>" + rest.replace(".", ">")
+    return UNKNOWN
+
+
+def _pattern_names(node: Any, out: list[Any]) -> None:
+    """Identifier and ``self.x`` attribute targets inside a binding pattern."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "identifier" or t == "attribute":
+            out.append(n)
+        elif t not in ("subscript", "call", "string", "comment"):
+            stack.extend(n.named_children)
+
+
+def param_names(node: Any) -> frozenset[str]:
+    names: list[str] = []
+    prms = node.child_by_field_name("parameters")
+    for prm in prms.named_children if prms is not None else ():
+        t = prm.type
+        if t in ("default_parameter", "typed_default_parameter"):
+            prm = prm.child_by_field_name("name")
+        elif t != "identifier" and prm.named_child_count:
+            prm = prm.named_child(0)
+        if prm is not None and prm.type == "identifier":
+            names.append(prm.text.decode("utf-8", "replace"))
+    return frozenset(names)
+
+
+def param_default(node: Any, name: str) -> str | None:
+    """The (dotted) name parameter ``name`` of function ``node`` defaults to, None when it has no such default."""
+    prms = node.child_by_field_name("parameters")
+    for prm in prms.named_children if prms is not None else ():
+        if prm.type not in ("default_parameter", "typed_default_parameter"):
+            continue
+        pn = prm.child_by_field_name("name")
+        if pn is None or pn.text.decode("utf-8", "replace") != name:
+            continue
+        value = prm.child_by_field_name("value")
+        return dotted(value) if value is not None and value.type in _NAME_NODES else None
+    return None
+
+
+def collect_types(
+    caps: dict[str, list[Any]],
+    defs: list[dict[str, Any]],
+    owners: Any,
+    types: ScopeTypes,
+    aliases: dict[tuple[int, str], list[str | None]],
+) -> None:
+    """Fill ``types`` from parameters, annotations, assignments and every other binding form (only for the
+    names that are receivers of method calls, and for every ``self.x`` / class-level attribute)."""
+    owner = owners.owner
+    kind_of = [d["kind"] for d in defs]
+    wanted = types.wanted
+    # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
+    asgs: list[tuple[Any, int, int, Any]] = []
+    for node in caps.get("aname", ()):
+        if node.text.decode("utf-8", "replace") in wanted:
+            asgs.append((node, owner(node.start_byte), -1, node.parent))
+    for node in caps.get("cname", ()):
+        o = owner(node.start_byte)
+        if o >= 0 and kind_of[o] == "class":
+            asgs.append((node, o, o, node.parent))
+    for node in caps.get("aobj", ()):
+        if node.text.decode("utf-8", "replace") in SELF_NAMES:
+            o = owner(node.start_byte)
+            cls = types.class_of_method(o)
+            if cls >= 0:
+                left = node.parent
+                asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
+    rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
+    for right in rights:  # `x = y`: y's type is wanted too
+        if right is not None and right.type == "identifier":
+            wanted.add(right.text.decode("utf-8", "replace"))
+    # a nested definition binds its name in the enclosing scope
+    for d in defs:
+        p = d["parent"]
+        if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
+            types.bind(p, d["name"], UNKNOWN)
+    for node in caps.get("ptyped", ()):
+        name = node.text.decode("utf-8", "replace")
+        if name in wanted:
+            ty = node.parent.child_by_field_name("type")
+            texpr = annotation_type(ty) if ty is not None else None
+            types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
+    found: list[Any] = []
+    for cap in ("bind", "apat"):
+        for node in caps.get(cap, ()):
+            o = owner(node.start_byte)
+            found.clear()
+            _pattern_names(node, found)
+            val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
+            for n in found:
+                _bind_target(types, kind_of, o, n, val)
+    for node in caps.get("glob", ()):
+        o = owner(node.start_byte)
+        for n in node.named_children:
+            if n.type != "identifier":
+                continue
+            nm = n.text.decode("utf-8", "replace")
+            types.bind(-1, nm, UNKNOWN)
+            s = o
+            while s >= 0:  # nonlocal: the enclosing functions' binding changes too
+                types.bind(s, nm, UNKNOWN)
+                s = types.parent_scope(s)
+    for (target, o, cls, asg), right in zip(asgs, rights):
+        ty = asg.child_by_field_name("type")
+        if ty is not None:
+            val = annotation_type(ty) or UNKNOWN
+        else:
+            if right is None:
+                continue
+            val = value_type(right)
+        name = target.text.decode("utf-8", "replace")
+        if cls >= 0:
+            types.bind_attr(cls, name, val, o, declared=ty is not None)
+        else:
+            types.bind(o, name, val, declared=ty is not None)
+            # ``eq = self.assertEqual`` / ``F = fractions.Fraction``: calling ``eq`` calls what it names
+            named = dotted(right) if ty is None and right is not None and right.type in _NAME_NODES else None
+            aliases.setdefault((o, name), []).append(named)
+
+
+_NAME_NODES = ("identifier", "attribute")
+
+
+def alias_call(
+    types: ScopeTypes,
+    aliases: dict[tuple[int, str], list[str | None]],
+    heads: set[str],
+    scope: int,
+    name: str,
+    owner: int,
+) -> tuple[str, str, int] | None:
+    """The reference a call of variable ``name`` (bound in ``scope``) makes when every binding of it assigns the
+    same dotted name: ``self.m`` -> a ``self`` call, ``self.a.m`` -> a typed call, an imported or top-level name
+    (possibly dotted) -> a call / qualified call; None otherwise."""
+    named = aliases.get((scope, name))
+    if scope >= 0 and name in types.params_of(scope):
+        # ``def f(x, deepcopy=deepcopy)``: a parameter never assigned in the body, defaulting to a name
+        target = None if named or types.nbind.get((scope, name), 0) else param_default(types.fn_nodes[scope], name)
+    elif not named or len(named) != types.nbind.get((scope, name), 0):
+        return None
+    else:
+        target = named[0]
+        if any(t != target for t in named):
+            return None
+    if target is None:
+        return None
+    head, _, rest = target.partition(".")
+    if head in SELF_NAMES and rest:
+        mid, _, m = rest.rpartition(".")
+        return ("typed_call", "@>" + mid.replace(".", ">") + ":" + m, owner) if mid else ("self", m, owner)
+    if head in heads:
+        return ("qualified" if rest else "call", target, owner)
+    return None
+
+
+def _as_target_type(node: Any) -> str:
+    """Type of the name an ``as`` binds: ``with Foo() as x`` (what ``Foo().__enter__()`` returns),
+    ``except Foo as e`` (a ``Foo``); UNKNOWN otherwise."""
+    pat = node.parent
+    holder = pat.parent if pat is not None else None
+    if holder is None or node.named_child(0).type != "identifier":
+        return UNKNOWN
+    value = pat.named_child(0)
+    if holder.type == "with_item":
+        texpr = value_type(value)
+        return f"{texpr}>__enter__()" if texpr and texpr[0] != "=" else UNKNOWN
+    if holder.type == "except_clause" and value.type in ("identifier", "attribute"):
+        return dotted(value) or UNKNOWN
+    return UNKNOWN
+
+
+def infer_returns(
+    caps: dict[str, list[Any]],
+    defs: list[dict[str, Any]],
+    owners: Any,
+    types: ScopeTypes,
+    fn_nodes: dict[int, Any],
+) -> None:
+    """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
+    returned value has the same type expression (``return None`` / bare ``return`` say nothing; ``return self``
+    is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
+    coroutine, not the returned value."""
+    skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
+    rets: dict[int, set[str]] = {}
+    for node in caps.get("ret", ()):
+        o = owners.owner(node.start_byte)
+        if o < 0 or o in skip or defs[o]["kind"] != "fn":
+            continue
+        fn = fn_nodes.get(o)
+        if fn is None or fn.child_by_field_name("return_type") is not None or fn.children[0].type == "async":
+            skip.add(o)
+            continue
+        val = node.named_child(0) if node.named_child_count else None
+        if val is None:
+            continue
+        if val.type == "identifier":
+            nm = val.text.decode("utf-8", "replace")
+            if nm == "self" and types.class_of_method(o) >= 0:
+                texpr: str | None = "@"
+            elif nm in SELF_NAMES:
+                texpr = UNKNOWN  # ``return cls``: the class object, not an instance
+            else:
+                texpr = types.lookup(o, nm) or UNKNOWN
+        else:
+            texpr = value_type(val)
+            if texpr is not None and texpr.startswith("="):
+                texpr = UNKNOWN
+            elif texpr:
+                texpr = types.localize(o, texpr)
+        if texpr is None:
+            continue
+        rets.setdefault(o, set()).add(texpr)
+    for o, vals in rets.items():
+        if o not in skip and len(vals) == 1:
+            texpr = next(iter(vals))
+            if texpr:
+                defs[o]["ret"] = texpr
+
+
+def _bind_target(
+    types: ScopeTypes, kind_of: list[str], o: int, n: Any, val: str | None, declared: bool = False
+) -> None:
+    """Bind an assignment target: a name of scope ``o``, ``self.x`` in a method, a class-level name."""
+    if n.type == "identifier":
+        nm = n.text.decode("utf-8", "replace")
+        if o >= 0 and kind_of[o] == "class":
+            types.bind_attr(o, nm, val, o, declared=declared)
+        else:
+            types.bind(o, nm, val, declared=declared)
+        return
+    obj = n.child_by_field_name("object")
+    if obj is None or obj.type != "identifier" or obj.text.decode("utf-8", "replace") not in SELF_NAMES:
+        return
+    cls = types.class_of_method(o)
+    if cls >= 0:
+        attr = n.child_by_field_name("attribute")
+        types.bind_attr(cls, attr.text.decode("utf-8", "replace"), val, o, declared=declared)

@@ -1,0 +1,195 @@
+"""The reference passes: hierarchy first (``base`` / ``implements`` → ``inherits`` / ``implements``,
+the type hierarchy later lookups walk), then every other reference → ``calls`` / ``references``."""
+
+from __future__ import annotations
+
+from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
+from m1nd.ingest.resolve.core import ResolverCore
+from m1nd.ingest.resolve.tables import (
+    AMBIG,
+    BASE_KINDS,
+    BROKEN,
+    CALL_KINDS,
+    CLASSLIKE,
+    CODE_FAMILIES,
+    DECORATOR_KINDS,
+    EXTERNAL,
+    FN_KINDS,
+    IMPL_KINDS,
+    K_IMPL,
+    K_MOD,
+    MACRO_KINDS,
+    NEW_KINDS,
+    NOTFOUND,
+    STOPLIST,
+    TYPE_KINDS,
+    FileState,
+)
+
+
+class ReferencePasses(ResolverCore):
+    """Resolves the extracts' references into edges."""
+
+    def resolve_refs(self) -> None:
+        files = [self.files[r] for r in sorted(self.files)]
+        for f in files:
+            self.bindings_of(f)
+        for f in files:
+            for target, rel, factor in f.import_edges:
+                self.edge(f.idx, target, rel, factor)
+        # pass A: hierarchy
+        for f in files:
+            if f.fam not in CODE_FAMILIES:
+                continue
+            syms = f.syms
+            for ref in f.blob.get("references") or ():
+                kind = ref[0]
+                if kind != "base" and kind != "implements":
+                    continue
+                owner = syms[ref[2]] if ref[2] >= 0 else f.idx
+                if owner < 0:
+                    continue
+                self._resolve_hierarchy(f, owner, kind, ref[1], ref[3])
+        # Rust impls: impl -> type reference and the type index used by method lookup
+        for f in files:
+            if f.fam != "rs":
+                continue
+            for idx in f.syms:
+                if idx >= 0 and self.kind[idx] == K_IMPL:
+                    self.impl_type_of(idx)
+        # pass B
+        for f in files:
+            if f.fam not in CODE_FAMILIES:
+                continue
+            syms = f.syms
+            for ref in f.blob.get("references") or ():
+                kind = ref[0]
+                if kind == "base" or kind == "implements":
+                    continue
+                owner = syms[ref[2]] if ref[2] >= 0 else f.idx
+                if owner < 0:
+                    continue
+                self._resolve_ref(f, owner, kind, ref[1], ref[3])
+
+    def _count(self, res: int, n: int) -> None:
+        if res in (NOTFOUND, BROKEN):
+            self.unresolved += n
+        elif res == AMBIG:
+            self.ambiguous += n
+
+    def _resolve_hierarchy(self, f: FileState, owner: int, kind: str, name: str, n: int) -> None:
+        want = BASE_KINDS if kind == "base" else IMPL_KINDS
+        if f.fam == "rb":  # ``include Mod`` / ``extend Mod``: a Ruby module is a mixin base
+            want = want | {K_MOD}
+        got, factor = self.lookup(f, self.parent[owner] if owner != f.idx else f.idx, name, want, "type")
+        if got < 0:
+            self.ext_base.add(owner)
+            self._count(got, n)
+            return
+        if got == owner:
+            return
+        rel = INHERITS if kind == "base" else IMPLEMENTS
+        if self.kind[owner] == K_IMPL:
+            self.edge(owner, got, IMPLEMENTS, factor, n)
+            ty = self.impl_type_of(owner)
+            if ty >= 0:
+                self.edge(ty, got, IMPLEMENTS, factor, n)
+                self.bases.setdefault(ty, []).append(got)
+            return
+        self.edge(owner, got, rel, factor, n)
+        self.bases.setdefault(owner, []).append(got)
+
+    def _resolve_ref(self, f: FileState, owner: int, kind: str, name: str, n: int) -> None:
+        if kind in ("call", "qualified"):
+            got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
+            if got == BROKEN:  # `Model.objects.create()`: a method call on a receiver of unknown type
+                last = name.rsplit(".", 1)[-1]
+                if last in STOPLIST or (last.startswith("__") and last.endswith("__")):
+                    return
+                got, factor = self.global_lookup(f, last, FN_KINDS, "method")
+            rel = CALLS
+        elif kind == "self":
+            t = self.enclosing_type(owner)
+            got = self.member(t, name, FN_KINDS) if t >= 0 else NOTFOUND
+            factor = 1.0
+            if got < 0:
+                if name in STOPLIST or (t >= 0 and self.has_outside_base(t)):
+                    return  # e.g. self.assertEqual() in a unittest.TestCase subclass
+                if t >= 0:
+                    if name.startswith("__") or self.stores_attr(t, name):
+                        return  # ``self.__class__()``, ``self.factory()`` with ``factory = Foo``: no method
+                    # a mixin's ``self.assertEqual()``: the method of the types it is mixed into; none of them
+                    # has it: it lives where the graph does not see (a type made at run time), no guess
+                    got, settled = self.derived_member(t, name, FN_KINDS)
+                    if settled:
+                        return
+                    if got >= 0:
+                        self.edge(owner, got, CALLS, 0.9, n)
+                    else:
+                        self._count(got, n)
+                    return
+                got, factor = self.global_lookup(f, name, FN_KINDS, "method")
+            rel = CALLS
+        elif kind == "super":
+            t = self.enclosing_type(owner)
+            got = NOTFOUND
+            factor = 1.0
+            bases = self.bases.get(t, ()) if t >= 0 else ()
+            if not bases:
+                return  # no base inside the graph: the method lives outside (object, Exception, ...)
+            for b in bases:
+                got = self.member(b, name, FN_KINDS)
+                if got < 0 and self.kind[b] in CLASSLIKE:
+                    got = self.type_member(b, name, FN_KINDS)
+                if got >= 0:
+                    break
+            if got < 0 and (name in ("__init__", "constructor", "new") or self.has_outside_base(t)):
+                return
+            rel = CALLS
+        elif kind == "method_call":
+            if name in STOPLIST or (name.startswith("__") and name.endswith("__")):
+                return
+            got, factor = self.global_lookup(f, name, FN_KINDS, "method")
+            rel = CALLS
+        elif kind == "typed_call":
+            texpr, _, meth = name.rpartition(":")
+            t, factor = self.eval_type(f, owner, texpr, 0)
+            if t == EXTERNAL:
+                return  # a method of a type outside the graph (builtins, imported libraries)
+            if t >= 0:
+                got = self.member(t, meth, FN_KINDS)
+                if got < 0:
+                    if got == EXTERNAL or self.has_outside_base(t) or meth.startswith("__"):
+                        return
+                    self.typed_stats[1] += n
+                    self._count(NOTFOUND, n)
+                    return
+                self.typed_stats[0] += n
+                self.edge(owner, got, CALLS, factor, n)
+                return
+            # receiver type unknown: the plain method-call rule
+            self.typed_stats[2] += n
+            if meth in STOPLIST or (meth.startswith("__") and meth.endswith("__")):
+                return
+            got, factor = self.global_lookup(f, meth, FN_KINDS, "method")
+            rel = CALLS
+        elif kind == "new":
+            got, factor = self.lookup(f, owner, name, NEW_KINDS, "type")
+            rel = CALLS
+        elif kind == "macro":  # Rust `name!(…)`: a `macro_rules!` macro of the graph
+            got, factor = self.lookup(f, owner, name, MACRO_KINDS, "call")
+            rel = CALLS
+        elif kind == "reference":
+            got, factor = self.lookup(f, owner, name, TYPE_KINDS, "type")
+            rel = REFERENCES
+            if got >= 0 and self.kind[owner] == K_IMPL and self.impl_type.get(owner) == got:
+                pass
+        elif kind == "decorator":
+            got, factor = self.lookup(f, owner, name, DECORATOR_KINDS, "decorator")
+            rel = REFERENCES
+        else:
+            return
+        if got < 0:
+            self._count(got, n)
+            return
+        self.edge(owner, got, rel, factor, n)
