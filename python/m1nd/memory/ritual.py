@@ -38,7 +38,6 @@ from typing import Any
 from m1nd.errors import InvalidInputError, M1ndError
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.wake import bump_activation, select
 from m1nd.memory.waketext import (
     chunk_limit,
@@ -49,7 +48,8 @@ from m1nd.memory.waketext import (
     shown_title,
     split_chunks,
 )
-from m1nd.store.memory_repo import MemoryRepo
+from m1nd.store.memory_tx import MemoryTx
+from m1nd.timeutil import format_ms, now_ms
 
 PLAN_VERSION = 1
 MAX_GUESS = 2000
@@ -75,11 +75,11 @@ class RitualError(M1ndError):
 
 
 # -- tokens ---------------------------------------------------------------------------------------------------
-def _secret(repo: MemoryRepo) -> bytes:
-    raw = repo.meta("wake_secret")
+def _secret(repo: MemoryTx) -> bytes:
+    raw = repo.meta.get("wake_secret")
     if raw is None:  # a store made before the secret existed: make one (the write joins the caller's transaction)
         repo.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('wake_secret', ?)", (secrets.token_hex(32),))
-        raw = repo.meta("wake_secret")
+        raw = repo.meta.get("wake_secret")
     try:
         return bytes.fromhex(raw)
     except ValueError:
@@ -157,7 +157,7 @@ class Ritual:
         self.svc = svc
 
     # -- begin ------------------------------------------------------------------------------------------------
-    def _wake_checks(self, repo: MemoryRepo, agent: str, wake: int | None, force: bool) -> list[str]:
+    def _wake_checks(self, repo: MemoryTx, agent: str, wake: int | None, force: bool) -> list[str]:
         if wake is None:
             return []
         if not force and repo.db.scalar("SELECT 1 FROM wake_guesses WHERE agent = ? AND wake = ? LIMIT 1",
@@ -300,7 +300,7 @@ class Ritual:
                               expected_id=step["id"])
 
     @staticmethod
-    def _judge_step(repo: MemoryRepo, st: Step, agent: str, guess: str, plan: dict[str, Any], cur: int
+    def _judge_step(repo: MemoryTx, st: Step, agent: str, guess: str, plan: dict[str, Any], cur: int
                     ) -> dict[str, Any]:
         r = repo.db.one("SELECT body, summary, visibility, owner FROM entries WHERE id = ?", (st.id,))
         if r is None or not (r[2] == "public" or r[3] == agent):

@@ -40,9 +40,9 @@ import numpy as np
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory import chunking
 from m1nd.memory.embeddings import EmbedderUnavailableError, NoEmbedder, OnnxEmbedder, get_embedder, usable
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.vectors import VectorIndex, tag_of
 from m1nd.store.db import Database, PerThread, open_db
+from m1nd.timeutil import format_ms, now_ms
 
 log = logging.getLogger(__name__)
 

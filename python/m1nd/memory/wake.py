@@ -25,9 +25,10 @@ from typing import Any
 
 from m1nd.errors import BusyError, InvalidInputError
 from m1nd.memory.service import MemoryService, default_basis
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.waketext import entry_content
-from m1nd.store.memory_repo import MemoryRepo, visible_sql
+from m1nd.store.memory_repo import visible_sql
+from m1nd.store.memory_tx import MemoryTx
+from m1nd.timeutil import MS_PER_DAY, format_ms, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ LAYERS = ("core", "recent", "bridges")
 CORE_MIN = 8
 BRIDGE_MIN = 5
 NO_AGENT = "M1ND_CURRENT_AGENT not set. Cannot wake without identity."
-_DAY_MS = 86_400_000
+_DAY_MS = MS_PER_DAY
 # The visibility predicate with its columns kept off the (unselective) visibility/owner indexes, so the resonance and
 # timestamp indexes drive the layer queries.
 _VISIBLE = "(+e.visibility = 'public' OR (+e.visibility = 'private' AND +e.owner = :agent))"
@@ -120,7 +121,7 @@ def _at_least(basis: str, threshold: str | int, positive: bool) -> list[str]:
     return clauses
 
 
-def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str, limit: int | None) -> list[int]:
+def _pick(repo: MemoryTx, where: list[str], params: dict[str, Any], basis: str, limit: int | None) -> list[int]:
     value = _value(basis)
     sql = (f"SELECT e.rowid FROM entries e WHERE {' AND '.join(f'({w})' for w in where)} "
            f"ORDER BY (e.wake_order IS NULL), e.wake_order, {value} DESC, e.id")
@@ -129,7 +130,7 @@ def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str
     return [r[0] for r in repo.db.execute(sql, params)]
 
 
-def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
+def _choose(repo: MemoryTx, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
             exclude: bool, now: int) -> dict[str, list[int]]:
     """Rowids per layer (the cascade rules of the module docstring)."""
     base = [_VISIBLE]
@@ -163,7 +164,7 @@ def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | No
     return out
 
 
-def _excluded_counts(repo: MemoryRepo, agent: str, chosen: dict[str, list[int]], **kw: Any) -> dict[str, int]:
+def _excluded_counts(repo: MemoryTx, agent: str, chosen: dict[str, list[int]], **kw: Any) -> dict[str, int]:
     counts = dict.fromkeys(EXCLUDE_TAGS, 0)
     any_tagged = repo.db.scalar(
         f"SELECT 1 FROM entry_tags x JOIN entries e ON e.rowid = x.entry_rowid "
@@ -179,7 +180,7 @@ def _excluded_counts(repo: MemoryRepo, agent: str, chosen: dict[str, list[int]],
     return counts
 
 
-def _hydrate(repo: MemoryRepo, rowids: list[int], now: int) -> dict[int, WakeEntry]:
+def _hydrate(repo: MemoryTx, rowids: list[int], now: int) -> dict[int, WakeEntry]:
     if not rowids:
         return {}
     out = {}
@@ -212,9 +213,9 @@ def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resona
     return ws
 
 
-def bump_activation(repo: MemoryRepo, rowids: list[int]) -> None:
+def bump_activation(repo: MemoryTx, rowids: list[int]) -> None:
     """The cascade's activation bookkeeping: ``activation_count + 1`` only (the decay clock is left alone)."""
-    repo.activate(rowids, format_ms(now_ms()), full=False)
+    repo.entries.activate(rowids, format_ms(now_ms()), full=False)
 
 
 def cascade(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,

@@ -45,8 +45,8 @@ import numpy as np
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.waketext import NOTICE, escape_controls, strip_part
+from m1nd.timeutil import format_ms, now_ms
 
 NO_AGENT = ("M1ND_CURRENT_AGENT not set. wake-log reads and scores only the calling agent's guess log, and will not "
             "guess which agent that is.")
