@@ -23,7 +23,6 @@ from m1nd.memory.decay import eff_res_sql
 from m1nd.memory.ids import normalize_entry_id, prefix_candidate
 from m1nd.store.db import Database, PerThread, open_db
 from m1nd.store.memory_contract import Entry
-from m1nd.store.memory_repo import visible_sql
 from m1nd.store.memory_schema import MIGRATIONS
 from m1nd.store.memory_tx import MemoryTx
 from m1nd.timeutil import now_ms
@@ -139,11 +138,6 @@ class MemoryCore:
         return True
 
     # -- ids and visibility -------------------------------------------------------------------------------------
-    @staticmethod
-    def visible_where(agent: str | None) -> tuple[str, dict[str, Any]]:
-        """The visibility predicate over ``entries e`` and its parameters (for the wake module)."""
-        return visible_sql(), {"agent": agent}
-
     def _resolve(self, tx: MemoryTx, raw: str, agent: str | None, missing: str) -> int:
         """The rowid of a visible entry by id or unique ≥ 8-hex prefix; ``missing`` formats the not-found text."""
         try:

@@ -33,7 +33,9 @@ Hooks for later issues
 * ``search(query, *, candidates) -> list[tuple[int, float]]`` — entry rowids with scores, for semantic search.
 
 When ``prepare`` raises, the entry is still written without vectors and the result says ``embed_deferred``.
-The wake cascade and ritual (issue 7) use :meth:`MemoryService.visible_where` and the repositories directly.
+The wake cascade, ritual and guess log (issue 7: :mod:`m1nd.memory.wake`, :mod:`m1nd.memory.ritual`,
+:mod:`m1nd.memory.wakelog`) open transactions through the service and use their own repositories of the same
+unit of work (``tx.wake``, ``tx.ritual``, ``tx.guesses``).
 """
 
 from __future__ import annotations

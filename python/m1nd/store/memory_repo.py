@@ -114,7 +114,7 @@ class EntryRepo:
         self.db = db
 
     # -- lookup -------------------------------------------------------------------------------------------------
-    def hydrate_where(self, where: str, params: dict[str, Any], order: str = "", limit: int | None = None
+    def _hydrate_where(self, where: str, params: dict[str, Any], order: str = "", limit: int | None = None
                       ) -> Iterator[Entry]:
         sql = _HYDRATE_SELECT + f" WHERE {where}"
         if order:
@@ -127,14 +127,14 @@ class EntryRepo:
     def hydrate_rowids(self, rowids: Sequence[int], *, agent: str | None, now: int) -> list[Entry]:
         if not rowids:
             return []
-        got = {e.rowid: e for e in self.hydrate_where(
+        got = {e.rowid: e for e in self._hydrate_where(
             "e.rowid IN (SELECT value FROM json_each(:ids))",
             {"ids": json.dumps(list(rowids)), "agent": agent, "now": now})}
         return [got[r] for r in rowids if r in got]
 
     def visible_entries(self, agent: str | None, now: int) -> Iterator[Entry]:
         """Every entry ``agent`` may see, oldest first."""
-        return self.hydrate_where(visible_sql(), {"agent": agent, "now": now}, order="e.created_at, e.rowid")
+        return self._hydrate_where(visible_sql(), {"agent": agent, "now": now}, order="e.created_at, e.rowid")
 
     def rowid_of(self, entry_id: str) -> tuple[int, str, str | None] | None:
         """``(rowid, visibility, owner)`` of an id, visible or not."""
@@ -200,16 +200,18 @@ class EntryRepo:
             w.add(f"e.session_id = {w.param(f.session_id)}")
         return w
 
-    def select_rowids(self, where: Where, order: str, limit: int | None, *, join: str = "") -> list[int]:
-        """Rowids in ``order``: a key of :data:`ORDERS` (or, for the wake module, an ORDER BY clause)."""
-        sql = f"SELECT e.rowid FROM entries e {join} WHERE {where.sql()} ORDER BY {ORDERS.get(order, order)}"
+    def select_rowids(self, where: Where, order: str, limit: int | None) -> list[int]:
+        """Rowids inside ``where`` in ``order``, a key of :data:`ORDERS`."""
+        return self._rowids(where, ORDERS[order], limit)
+
+    def _rowids(self, where: Where, order_sql: str, limit: int | None) -> list[int]:
+        sql = f"SELECT e.rowid FROM entries e WHERE {where.sql()} ORDER BY {order_sql}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [r[0] for r in self.db.execute(sql, where.params)]
 
-    def count(self, where: Where, *, join: str = "") -> int:
-        return int(self.db.scalar(f"SELECT count(*) FROM entries e {join} WHERE {where.sql()}", where.params,
-                                  default=0))
+    def count(self, where: Where) -> int:
+        return int(self.db.scalar(f"SELECT count(*) FROM entries e WHERE {where.sql()}", where.params, default=0))
 
     def top_effective(self, w: Where, limit: int) -> list[int]:
         """Rowids of the ``limit`` entries with the highest effective resonance (ties by id), without evaluating
@@ -259,7 +261,7 @@ class EntryRepo:
         elif not all_types:
             w.add("e.resonance_type = 'ephemeral'")
         order = f"{value} DESC, e.created_at DESC, e.id" if by_resonance else "e.created_at DESC, e.id"
-        return self.select_rowids(w, order, limit)
+        return self._rowids(w, order, limit)
 
     def session_rowids(self, candidates: list[str], agent: str | None, now: int) -> list[int]:
         """Visible entries of a session (by ``session_id``, or extracted from a session entry), oldest first."""

@@ -11,6 +11,8 @@ from m1nd.store.memory_registries import RegistryRepo
 from m1nd.store.memory_relationships import RelationshipRepo
 from m1nd.store.memory_repo import EntryRepo, MetaRepo
 from m1nd.store.memory_sessions import SessionRepo
+from m1nd.store.memory_vectors import VectorRepo
+from m1nd.store.memory_wake import GuessLogRepo, RitualRepo, WakeRepo
 
 
 class MemoryTx:
@@ -26,6 +28,10 @@ class MemoryTx:
         self.registries = RegistryRepo(db)
         self.backups = BackupRepo(db)
         self.meta = MetaRepo(db)
+        self.vectors = VectorRepo(db)
+        self.wake = WakeRepo(db)
+        self.ritual = RitualRepo(db)
+        self.guesses = GuessLogRepo(db)
 
     @contextlib.contextmanager
     def savepoint(self, name: str = "line") -> Iterator[None]:
