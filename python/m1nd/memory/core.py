@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,7 @@ class MemoryCore:
         self.busy_timeout_ms = busy_timeout_ms
         self.vector_hook = vector_hook
         self._threads = PerThread(self._connect)
+        self._units = threading.local()  # this thread's MemoryTx, rebuilt only when its connection changes
         if apply_schema:
             self.migrate()
 
@@ -92,7 +94,11 @@ class MemoryCore:
     @property
     def repo(self) -> MemoryTx:
         """The repositories over this thread's connection (inside a transaction the caller opened)."""
-        return MemoryTx(self.db)
+        db = self.db
+        tx = getattr(self._units, "tx", None)
+        if tx is None or tx.db is not db:
+            tx = self._units.tx = MemoryTx(db)
+        return tx
 
     def migrate(self) -> tuple[int, int]:
         """Apply pending migrations; returns ``(applied, version)``."""
