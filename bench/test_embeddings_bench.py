@@ -183,7 +183,7 @@ def _clustered(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
 def test_semantic_search_p50_at_100k_vectors(benchmark, tmp_path, request) -> None:
     from m1nd.memory.semantic import MemoryVectors
     from m1nd.memory.service import Filters, MemoryService
-    from m1nd.memory.timeutil import now_iso
+    from m1nd.timeutil import now_iso
 
     sizes = _sizes(request.config)
     n = sizes["vectors"]

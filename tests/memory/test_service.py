@@ -166,7 +166,7 @@ def test_reads_survive_a_busy_database(tmp_path: Path) -> None:
 def test_top_effective_matches_a_full_sort(service: MemoryService, limit: int) -> None:
     import random
 
-    from m1nd.memory.timeutil import format_ms, now_ms
+    from m1nd.timeutil import format_ms, now_ms
 
     rng = random.Random(limit)
     types = [None, "foundational", "transformative", "operational", "ephemeral"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.defaults import DECAY, THRESHOLD
 from m1nd.graph import ranking as R
 from m1nd.graph.lexicon import TermIndex, fallback_terms
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
@@ -39,8 +40,8 @@ class ActivationParams:
     top_k: int = 20
     dimensions: tuple[str, ...] = DIMENSIONS
     max_hops: int = 5
-    decay: float = 0.55
-    threshold: float = 0.04
+    decay: float = DECAY
+    threshold: float = THRESHOLD
     max_seeds: int = 24
     node_kinds: tuple[str, ...] = ()
     path_prefix: str | None = None
@@ -62,7 +63,7 @@ class ActivationRun:
 
 
 def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
-    """P(n) = max(b(n), max over neighbours m of b(m)·ŵ(m,n)·0.55) (edges either way)."""
+    """P(n) = max(b(n), max over neighbours m of b(m)·ŵ(m,n)·DECAY) (edges either way)."""
     p = np.zeros(g.n, np.float32)
     if not boosts:
         return p
@@ -73,10 +74,10 @@ def priming_field(g: Graph, boosts: dict[int, float]) -> np.ndarray:
         p[m] = max(p[m], b)
         pos, tgt = g.engine.out_edges(m)
         if len(tgt):
-            np.maximum.at(p, tgt, (b * w[pos] * 0.55).astype(np.float32))
+            np.maximum.at(p, tgt, (b * w[pos] * DECAY).astype(np.float32))
         pos, src = g.engine.in_edges(m)
         if len(src):
-            np.maximum.at(p, src, (b * w[pos] * 0.55).astype(np.float32))
+            np.maximum.at(p, src, (b * w[pos] * DECAY).astype(np.float32))
     return p
 
 

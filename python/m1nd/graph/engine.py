@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from m1nd.defaults import DECAY, THRESHOLD
 from m1nd.errors import GraphTooLargeError, InvalidInputError
 from m1nd_core import activation as _act
 from m1nd_core import hebbian as _hebb
@@ -228,7 +229,7 @@ class Engine:
               "rev_mult": table16(None) if rev_mult is None else np.ascontiguousarray(rev_mult, dtype=np.float32)}
         return (seeds, amps), kw
 
-    def spread(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
+    def spread(self, seeds, amplitudes, *, decay: float = DECAY, threshold: float = THRESHOLD,
                max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
                fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -241,7 +242,7 @@ class Engine:
             _act.spread(self.csr, *args, act, hops, scratch=sc, **kw)
         return act, hops
 
-    def spread_sparse(self, seeds, amplitudes, *, decay: float = 0.55, threshold: float = 0.04,
+    def spread_sparse(self, seeds, amplitudes, *, decay: float = DECAY, threshold: float = THRESHOLD,
                       max_hops: int = 5, mode: str = "both", mask: int = ALL_RELATIONS, hub_ref: float = 16.0,
                       fwd_mult: np.ndarray | None = None, rev_mult: np.ndarray | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

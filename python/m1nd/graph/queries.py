@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.defaults import DECAY
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids
 from m1nd.graph.engine import Path
@@ -83,7 +84,7 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
     eng = g.engine
     runs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for d in (("forward", "reverse") if direction == "both" else (direction,)):
-        act, _ = eng.spread([src], [1.0], decay=0.55, threshold=min_signal, max_hops=max_hops, mode=d, mask=mask,
+        act, _ = eng.spread([src], [1.0], decay=DECAY, threshold=min_signal, max_hops=max_hops, mode=d, mask=mask,
                             hub_ref=0.0, rev_mult=RHO)
         hops = eng.bfs_hops(src, max_hops=max_hops, mode=d, mask=mask)
         runs[d] = (act, hops)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.defaults import DECAY
 from m1nd.graph.model import RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import DIR, FILE
 
@@ -116,7 +117,7 @@ def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hop
         return out
     seeds = np.array(sorted(seed_energy), dtype=np.int32)
     amps = np.array([seed_energy[int(s)] for s in seeds], dtype=np.float32)
-    nodes, act, hops = g.engine.spread_sparse(seeds, amps, decay=0.55, threshold=0.01, max_hops=max_hops,
+    nodes, act, hops = g.engine.spread_sparse(seeds, amps, decay=DECAY, threshold=0.01, max_hops=max_hops,
                                               mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO)
     score = dict(zip(nodes.tolist(), act.tolist()))
     for s, energy in seed_energy.items():

@@ -9,23 +9,10 @@ function ``eff_res(resonance, resonance_type, last_activated, created_at, now_ms
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
-from functools import lru_cache
+
+from m1nd.timeutil import MS_PER_DAY, parse_ms
 
 EXEMPT = frozenset({"foundational", "transformative"})
-MS_PER_DAY = 86_400_000.0
-
-
-@lru_cache(maxsize=65536)
-def parse_ms(ts: str) -> float:
-    """Epoch milliseconds of an RFC 3339 timestamp (naive = UTC)."""
-    s = ts.strip()
-    if s.endswith(("Z", "z")):
-        s = s[:-1] + "+00:00"
-    dt = datetime.fromisoformat(s)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp() * 1000.0
 
 
 def base_for(resonance: int) -> float:

@@ -38,7 +38,6 @@ from typing import Any
 from m1nd.errors import InvalidInputError, M1ndError
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.wake import bump_activation, select
 from m1nd.memory.waketext import (
     chunk_limit,
@@ -49,7 +48,8 @@ from m1nd.memory.waketext import (
     shown_title,
     split_chunks,
 )
-from m1nd.store.memory_repo import MemoryRepo
+from m1nd.store.memory_tx import MemoryTx
+from m1nd.timeutil import now_iso
 
 PLAN_VERSION = 1
 MAX_GUESS = 2000
@@ -75,11 +75,11 @@ class RitualError(M1ndError):
 
 
 # -- tokens ---------------------------------------------------------------------------------------------------
-def _secret(repo: MemoryRepo) -> bytes:
-    raw = repo.meta("wake_secret")
+def _secret(repo: MemoryTx) -> bytes:
+    raw = repo.meta.get("wake_secret")
     if raw is None:  # a store made before the secret existed: make one (the write joins the caller's transaction)
-        repo.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('wake_secret', ?)", (secrets.token_hex(32),))
-        raw = repo.meta("wake_secret")
+        repo.meta.ensure("wake_secret", secrets.token_hex(32))
+        raw = repo.meta.get("wake_secret")
     try:
         return bytes.fromhex(raw)
     except ValueError:
@@ -157,14 +157,13 @@ class Ritual:
         self.svc = svc
 
     # -- begin ------------------------------------------------------------------------------------------------
-    def _wake_checks(self, repo: MemoryRepo, agent: str, wake: int | None, force: bool) -> list[str]:
+    def _wake_checks(self, repo: MemoryTx, agent: str, wake: int | None, force: bool) -> list[str]:
         if wake is None:
             return []
-        if not force and repo.db.scalar("SELECT 1 FROM wake_guesses WHERE agent = ? AND wake = ? LIMIT 1",
-                                        (agent, wake)):
+        if not force and repo.ritual.wake_has_guesses(agent, wake):
             raise RitualError("wake_taken", f"wake {wake} already has guesses logged by {agent} in another ritual; "
                               "pass --force-wake (force_wake) to begin under it anyway", wake=wake)
-        highest = repo.db.scalar("SELECT max(wake) FROM wake_guesses WHERE agent = ?", (agent,))
+        highest = repo.ritual.highest_wake(agent)
         warnings = []
         if highest is not None:
             if wake < highest:
@@ -198,11 +197,8 @@ class Ritual:
         with self.svc._write() as repo:
             warnings = self._wake_checks(repo, agent, wake, force_wake)  # again, under the write lock
             secret = _secret(repo)
-            repo.db.execute(
-                "INSERT INTO wake_sessions(id, agent, wake, model_id, plan_json, step, prev_step, last_response_json, "
-                "last_status, counters_json, created_at, completed_at) VALUES (?, ?, ?, ?, ?, 0, NULL, NULL, NULL, ?, "
-                "?, NULL)", (sid, agent, wake, model, json.dumps(plan, ensure_ascii=False),
-                             json.dumps(_empty_counters()), format_ms(now_ms())))
+            repo.ritual.begin(sid, agent, wake, model, json.dumps(plan, ensure_ascii=False),
+                              json.dumps(_empty_counters()), now_iso())
             if activate:
                 bump_activation(repo, [e.rowid for e in entries])
         return {"status": "started", "session": make_token(secret, sid, 0, agent), "prompt": steps[0].prompt(),
@@ -212,8 +208,7 @@ class Ritual:
     def respond(self, agent: str | None, *, guess: str, bloom_id: str, token: str) -> dict[str, Any]:
         sid, step, sig = parse_token(token)
         with self.svc._write() as repo:
-            row = repo.db.one("SELECT agent, wake, model_id, plan_json, step, prev_step, last_response_json, "
-                              "counters_json, completed_at FROM wake_sessions WHERE id = ?", (sid,))
+            row = repo.ritual.session(sid)
             if row is None:
                 raise RitualError("invalid_token", f"unknown ritual session {sid}")
             s_agent, wake, model, plan_json, cur, prev, last_json, counters_json, _completed = row
@@ -258,7 +253,7 @@ class Ritual:
             else:
                 counters["unjudged"] += 1
             nxt = cur + 1
-            ts = format_ms(now_ms())
+            ts = now_iso()
             resp: dict[str, Any] = {"status": answer["status"]}
             if answer["status"] == "shown":
                 resp.update(bucket=answer["bucket"], guess=guess, match=answer["match"], bloom=answer["bloom"])
@@ -270,19 +265,11 @@ class Ritual:
                 resp["summary"] = {"chunks": total, "blooms": plan["blooms"],
                                    "buckets": {"unhinted": counters["unhinted"], "revealed": counters["revealed"]},
                                    "unjudged": counters["unjudged"]}
-            repo.db.execute(
-                "UPDATE wake_sessions SET step = ?, prev_step = ?, last_response_json = ?, last_status = ?, "
-                "counters_json = ?, completed_at = ? WHERE id = ? AND step = ?",
-                (nxt, cur, json.dumps(resp, ensure_ascii=False), resp["status"], json.dumps(counters),
-                 ts if nxt == total else None, sid, cur))
-            if repo.db.changes() != 1:  # another writer advanced it: answer from what it recorded
-                raise _LostRace()
+            if not repo.ritual.advance(sid, cur, nxt, json.dumps(resp, ensure_ascii=False), resp["status"],
+                                       json.dumps(counters), ts if nxt == total else None):
+                raise _LostRace()  # another writer advanced it: answer from what it recorded
             if answer["status"] == "shown":
-                repo.db.execute(
-                    "INSERT INTO wake_guesses(session_id, position, agent, wake, model_id, bloom_id, chunk_index, "
-                    "chunk_total, bloom_position, bloom_total, title_shown, guess, phrase_source, phrases_json, "
-                    "match_kind, match_index, bucket, content_sha256, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?, ?)",
+                repo.ritual.log_guess(
                     (sid, cur, s_agent, wake, model, st.id, st.chunk_index, st.chunk_total, st.bloom_position,
                      st.bloom_total, st.title, guess, st.phrase_source, json.dumps(st.phrases, ensure_ascii=False),
                      answer["match"]["kind"], answer["match"]["phrase_index"], answer["bucket"],
@@ -300,9 +287,9 @@ class Ritual:
                               expected_id=step["id"])
 
     @staticmethod
-    def _judge_step(repo: MemoryRepo, st: Step, agent: str, guess: str, plan: dict[str, Any], cur: int
+    def _judge_step(repo: MemoryTx, st: Step, agent: str, guess: str, plan: dict[str, Any], cur: int
                     ) -> dict[str, Any]:
-        r = repo.db.one("SELECT body, summary, visibility, owner FROM entries WHERE id = ?", (st.id,))
+        r = repo.ritual.bloom(st.id)
         if r is None or not (r[2] == "public" or r[3] == agent):
             return {"status": "bloom_missing"}
         chunks = split_chunks(entry_content(r[0], r[1]), plan["chunk_bytes"])

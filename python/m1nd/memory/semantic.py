@@ -40,9 +40,10 @@ import numpy as np
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory import chunking
 from m1nd.memory.embeddings import EmbedderUnavailableError, NoEmbedder, OnnxEmbedder, get_embedder, usable
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.vectors import VectorIndex, tag_of
 from m1nd.store.db import Database, PerThread, open_db
+from m1nd.store.memory_vectors import VectorRepo
+from m1nd.timeutil import now_iso
 
 log = logging.getLogger(__name__)
 
@@ -151,30 +152,21 @@ class MemoryVectors:
     # -- meta and model identity (embeddings.md §5) -----------------------------------------------------------------
     @staticmethod
     def generation(db: Database) -> int:
-        v = db.scalar("SELECT value FROM meta WHERE key = 'vectors_generation'")
-        try:
-            return int(v) if v is not None else 0
-        except (TypeError, ValueError):
-            return 0
+        return VectorRepo(db).generation()
 
     @staticmethod
     def _bump(db: Database) -> int:
-        db.execute("INSERT INTO meta(key, value) VALUES ('vectors_generation', '1') ON CONFLICT(key) DO UPDATE "
-                   "SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
-        return MemoryVectors.generation(db)
+        return VectorRepo(db).bump_generation()
 
     def model_state(self, db: Database | None = None) -> dict[str, Any]:
         """``{recorded_model, recorded_dim, changed, need}``: whether the store was embedded by another model."""
         db = db or self.db
-        rec = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
-        dim = db.scalar("SELECT value FROM meta WHERE key = 'embed_dim'")
+        rows = VectorRepo(db)
+        rec, dim = rows.recorded_model()
         changed = rec is not None and (rec != self.model_id or str(dim) != str(self.dim))
         need = 0
         if changed:
-            need = int(db.scalar(
-                "SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = "
-                "'entry' AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ?)", (self.model_id, self.dim),
-                default=0))
+            need = rows.missing(self.model_id, self.dim)
         return {"recorded_model": rec, "recorded_dim": dim, "changed": changed, "need": need}
 
     def _check_model(self, db: Database) -> None:
@@ -187,25 +179,20 @@ class MemoryVectors:
                          f"{st['need']} entries need re-embedding (run m1nd memory embed --all, or start the server)")
 
     def _record_model(self, db: Database) -> None:
-        rec = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
-        if rec is None:
-            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                           [("embed_model_id", self.model_id), ("embed_dim", str(self.dim))])
+        rows = VectorRepo(db)
+        if rows.recorded_model()[0] is None:
+            rows.record_model(self.model_id, self.dim)
 
     def finish_reembed(self, db: Database) -> bool:
         """After a full re-embed: when every entry has a vector of the active model, record it as the store's model
         and drop vectors of other models (embeddings.md §5). Returns whether the store is now current."""
-        missing = int(db.scalar(
-            "SELECT count(*) FROM entries e WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry' "
-            "AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ?)", (self.model_id, self.dim), default=0))
-        if missing:
+        rows = VectorRepo(db)
+        if rows.missing(self.model_id, self.dim):
             return False
         with db.write():
-            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                           [("embed_model_id", self.model_id), ("embed_dim", str(self.dim))])
-            db.execute("DELETE FROM vectors WHERE model_id != ? OR dim != ?", (self.model_id, self.dim))
-            if db.changes():
-                self._bump(db)
+            rows.record_model(self.model_id, self.dim)
+            if rows.drop_other_models(self.model_id, self.dim):
+                rows.bump_generation()
         return True
 
     # -- index synchronisation --------------------------------------------------------------------------------------
@@ -218,14 +205,12 @@ class MemoryVectors:
                 continue
 
             def rows(kind: str = kind) -> tuple[np.ndarray, np.ndarray]:
-                r = db.all("SELECT rowid, content_hash FROM vectors WHERE owner_kind = ? AND model_id = ? AND "
-                           "dim = ?", (kind, self.model_id, self.dim))
+                r = VectorRepo(db).keys_and_hashes(kind, self.model_id, self.dim)
                 return (np.fromiter((x[0] for x in r), np.uint64, count=len(r)),
                         np.fromiter((tag_of(x[1]) for x in r), np.int64, count=len(r)))
 
             def fetch(keys: np.ndarray) -> np.ndarray:
-                got = dict(db.all("SELECT rowid, vec FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))",
-                                  (json.dumps(keys.tolist()),)))
+                got = VectorRepo(db).by_keys(keys.tolist())
                 out = np.zeros((len(keys), self.dim), np.float32)
                 for i, k in enumerate(keys.tolist()):
                     b = got.get(k)
@@ -241,12 +226,10 @@ class MemoryVectors:
     # =========================================================================================================
     def _cached(self, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        db = self.db
+        rows = VectorRepo(self.db)
         for a in range(0, len(hashes), 500):
             part = hashes[a:a + 500]
-            for h, b in db.execute(
-                    "SELECT content_hash, vec FROM vectors WHERE model_id = ? AND dim = ? AND content_hash IN "
-                    "(SELECT value FROM json_each(?))", (self.model_id, self.dim, json.dumps(part))):
+            for h, b in rows.by_hashes(self.model_id, self.dim, part):
                 if h not in out and len(b) == 4 * self.dim:
                     out[h] = blob_vec(b)
         return out
@@ -263,30 +246,20 @@ class MemoryVectors:
             return
         db: Database = repo.db
         entries, chunks = self.sync(db)  # both at the generation before this write
-        old_chunk_keys = [r[0] for r in db.all(
-            "SELECT v.rowid FROM vectors v JOIN chunks c ON v.owner_kind = 'chunk' AND v.owner_rowid = c.rowid "
-            "WHERE c.entry_rowid = ?", (rowid,))]
-        old_entry_keys = [r[0] for r in db.all(
-            "SELECT rowid FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,))]
-        db.execute("DELETE FROM chunks WHERE entry_rowid = ?", (rowid,))  # the trigger drops their vectors
-        db.execute("DELETE FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,))
+        rows = VectorRepo(db)
+        old_chunk_keys, old_entry_keys = rows.entry_keys(rowid)
+        rows.clear_entry(rowid)
         new_chunks: list[tuple[int, int, np.ndarray]] = []
         for c in payload.chunks:
-            db.execute("INSERT INTO chunks(entry_rowid, chunk_index, token_offset, token_count, chunk_text) "
-                       "VALUES (?, ?, ?, ?, ?)", (rowid, c.index, c.token_offset, c.token_count, c.text))
-            crow = db.last_insert_rowid()
+            crow = rows.add_chunk(rowid, c.index, c.token_offset, c.token_count, c.text)
             if not np.any(c.vector):
                 continue
-            db.execute("INSERT INTO vectors(owner_kind, owner_rowid, model_id, dim, content_hash, vec) VALUES "
-                       "('chunk', ?, ?, ?, ?, ?)", (crow, self.model_id, self.dim, c.content_hash, vec_blob(c.vector)))
-            new_chunks.append((db.last_insert_rowid(), tag_of(c.content_hash), c.vector))
-        db.execute("INSERT INTO vectors(owner_kind, owner_rowid, model_id, dim, content_hash, vec) VALUES "
-                   "('entry', ?, ?, ?, ?, ?)", (rowid, self.model_id, self.dim, payload.content_hash,
-                                                vec_blob(payload.vector)))
-        ekey = db.last_insert_rowid()
-        ts = format_ms(now_ms())
-        db.execute("UPDATE entries SET chunk_count = ?, embedding_model = ?, embedded_at = ? WHERE rowid = ?",
-                   (len(payload.chunks), self.model_id, ts, rowid))
+            key = rows.add_vector("chunk", crow, self.model_id, self.dim, c.content_hash, vec_blob(c.vector))
+            new_chunks.append((key, tag_of(c.content_hash), c.vector))
+        ekey = rows.add_vector("entry", rowid, self.model_id, self.dim, payload.content_hash,
+                               vec_blob(payload.vector))
+        ts = now_iso()
+        rows.mark_embedded(rowid, len(payload.chunks), self.model_id, ts)
         self._record_model(db)
         gen = self._bump(db)
         # Mirror the write in the in-memory indexes. A rollback leaves phantom keys, which hydration ignores and the
@@ -323,11 +296,7 @@ class MemoryVectors:
         sims = es.tolist() + cs.tolist()
         if not keys:
             return {}, exhausted
-        owner = dict(db.all(
-            "SELECT v.rowid, CASE v.owner_kind WHEN 'entry' THEN v.owner_rowid ELSE c.entry_rowid END "
-            "FROM vectors v LEFT JOIN chunks c ON v.owner_kind = 'chunk' AND c.rowid = v.owner_rowid "
-            "WHERE v.rowid IN (SELECT value FROM json_each(?)) AND v.model_id = ? AND v.dim = ?",
-            (json.dumps(keys), self.model_id, self.dim)))
+        owner = VectorRepo(db).owners(keys, self.model_id, self.dim)
         out: dict[int, float] = {}
         for key, s in zip(keys, sims):
             e = owner.get(key)
@@ -353,10 +322,7 @@ class MemoryVectors:
             hits, exhausted = self._hits(db, q, k)
             kept: list[int] = []
             if hits:
-                params = dict(where.params, _sem_ids=json.dumps(list(hits)))
-                kept = [r[0] for r in db.execute(
-                    f"SELECT e.rowid FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(:_sem_ids)) "
-                    f"AND {where.sql()}", params)]
+                kept = VectorRepo(db).in_scope(list(hits), where)
             scanned = 2 * k
             if len(kept) >= limit or exhausted:
                 break
@@ -373,7 +339,8 @@ class MemoryVectors:
     # =========================================================================================================
     def _anchor(self, db: Database, rowid: int, vec: np.ndarray, *, threshold: float, max_anchors: int,
                 prune_all: bool, dry_run: bool, agent: str | None, ts: str | None = None) -> AnchorReport:
-        me = db.one("SELECT id, title, visibility, owner FROM entries WHERE rowid = ?", (rowid,))
+        rows = VectorRepo(db)
+        me = rows.brief(rowid)
         rep = AnchorReport(rowid, me[0] if me else "", me[1] if me else "")
         if me is None:
             return rep
@@ -382,11 +349,7 @@ class MemoryVectors:
         vec = np.asarray(vec, np.float32)
         # existing anchors: similarity of those whose target has a vector of this model
         existing: dict[int, tuple[str, float | None, bool]] = {}
-        for ar, sim_rec, xid, b, xvis, xowner in db.all(
-                "SELECT an.anchor_rowid, an.similarity, x.id, v.vec, x.visibility, x.owner FROM entry_anchors an "
-                "JOIN entries x ON x.rowid = an.anchor_rowid LEFT JOIN vectors v ON v.owner_kind = 'entry' AND "
-                "v.owner_rowid = an.anchor_rowid AND v.model_id = ? AND v.dim = ? WHERE an.entry_rowid = ?",
-                (self.model_id, self.dim, rowid)):
+        for ar, sim_rec, xid, b, xvis, xowner in rows.anchors_with_vectors(rowid, self.model_id, self.dim):
             s = float(blob_vec(b) @ vec) if b is not None and len(b) == 4 * self.dim else None
             visible = agent is None or xvis == "public" or xowner == agent
             existing[ar] = (xid, s, visible and (prune_all or sim_rec is not None))
@@ -399,15 +362,8 @@ class MemoryVectors:
             keys, sims = entries.search(vec, 500)
         cands: list[tuple[float, int, str, str]] = []
         if len(keys):
-            priv = ("x.visibility = 'public'" if vis == "public"
-                    else "(x.visibility = 'public' OR (x.visibility = 'private' AND x.owner = :owner))")
-            for xr, xid, xtitle, b in db.execute(
-                    f"SELECT x.rowid, x.id, x.title, v.vec FROM vectors v JOIN entries x ON x.rowid = v.owner_rowid "
-                    f"WHERE v.rowid IN (SELECT value FROM json_each(:keys)) AND v.owner_kind = 'entry' AND "
-                    f"v.model_id = :model AND v.dim = :dim AND x.rowid != :me AND {priv} AND NOT EXISTS "
-                    f"(SELECT 1 FROM anchor_removed r WHERE r.entry_rowid = :me AND r.anchor_rowid = x.rowid)",
-                    {"keys": json.dumps(keys.tolist()), "model": self.model_id, "dim": self.dim, "me": rowid,
-                     "owner": owner}):
+            for xr, xid, xtitle, b in rows.anchor_candidates(keys.tolist(), self.model_id, self.dim, rowid, vis,
+                                                             owner):
                 if len(b) != 4 * self.dim:
                     continue
                 s = float(blob_vec(b) @ vec)
@@ -426,12 +382,11 @@ class MemoryVectors:
         rep.added = [(info[xr][0], info[xr][1], info[xr][2]) for _, xr, is_old in pool if not is_old]
         if dry_run:
             return rep
-        ts = ts or format_ms(now_ms())
+        ts = ts or now_iso()
         for ar, _, _ in prune:
-            db.execute("DELETE FROM entry_anchors WHERE entry_rowid = ? AND anchor_rowid = ?", (rowid, ar))
+            rows.prune_anchor(rowid, ar)
         for xr in chosen:
-            db.execute("INSERT OR IGNORE INTO entry_anchors(entry_rowid, anchor_rowid, similarity, created_at) "
-                       "VALUES (?, ?, ?, ?)", (rowid, xr, round(info[xr][2], 6), ts))
+            rows.add_anchor(rowid, xr, round(info[xr][2], 6), ts)
         return rep
 
     def auto_anchor(self, svc: Any, *, agent: str | None, entry_id: str | None = None,
@@ -450,21 +405,13 @@ class MemoryVectors:
             repo = svc.repo
             if entry_id is not None:
                 rowid = svc._resolve(repo, entry_id, agent, "Entry '{id}' not found")
-                rows = db.all("SELECT e.rowid, v.vec FROM entries e LEFT JOIN vectors v ON v.owner_kind = 'entry' "
-                              "AND v.owner_rowid = e.rowid AND v.model_id = ? AND v.dim = ? WHERE e.rowid = ?",
-                              (self.model_id, self.dim, rowid))
+                rows = VectorRepo(db).entry_vector(rowid, self.model_id, self.dim)
                 if not rows or rows[0][1] is None:
-                    eid = db.scalar("SELECT id FROM entries WHERE rowid = ?", (rowid,))
+                    eid = repo.entries.id_of(rowid)
                     raise NotFoundError(f"Entry {eid} has no embedding. Run `m1nd memory embed {eid}` first.",
                                         recover=f"run m1nd memory embed {eid}")
             else:
-                fill_sql = " AND NOT EXISTS (SELECT 1 FROM entry_anchors an WHERE an.entry_rowid = e.rowid)" \
-                    if fill else ""
-                rows = db.all(
-                    "SELECT e.rowid, v.vec FROM entries e JOIN vectors v ON v.owner_kind = 'entry' AND "
-                    "v.owner_rowid = e.rowid AND v.model_id = :model AND v.dim = :dim WHERE "
-                    "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))" + fill_sql +
-                    " ORDER BY e.created_at, e.rowid", {"model": self.model_id, "dim": self.dim, "agent": agent})
+                rows = VectorRepo(db).visible_with_vectors(agent, self.model_id, self.dim, unanchored_only=fill)
         if on_start is not None:
             on_start(len(rows))
         reports = []
@@ -496,19 +443,12 @@ class MemoryVectors:
         emb = self._embedder()
         db = svc.db
         with db.read():
+            one = None
             if entry_id is not None and not all_:
-                rowid = svc._resolve(svc.repo, entry_id, agent, "Entry not found: {id}")
-                where, params = "e.rowid = :rowid", {"rowid": rowid}
-            elif every_owner:  # maintenance (the server's re-embed job): every entry, nothing is shown
-                where, params = "1", {}
-            else:
-                where = "(e.visibility = 'public' OR (e.visibility = 'private' AND e.owner = :agent))"
-                params = {"agent": agent}
-            rows = db.all(
-                f"SELECT e.rowid, e.id, e.title, e.body, e.summary, (SELECT json_group_array(tag) FROM entry_tags t "
-                f"WHERE t.entry_rowid = e.rowid), (SELECT v.content_hash FROM vectors v WHERE v.owner_kind = 'entry' "
-                f"AND v.owner_rowid = e.rowid AND v.model_id = :model AND v.dim = :dim) FROM entries e WHERE {where} "
-                f"ORDER BY e.created_at, e.rowid", dict(params, model=self.model_id, dim=self.dim))
+                one = svc._resolve(svc.repo, entry_id, agent, "Entry not found: {id}")
+            # every_owner: maintenance (the server's re-embed job): every entry, nothing is shown
+            rows = VectorRepo(db).texts(self.model_id, self.dim, rowid=one, agent=agent,
+                                        every_owner=every_owner and one is None)
         todo = []
         skipped_threshold = 0
         for rowid, eid, title, body, summary, tags_json, have in rows:
@@ -533,7 +473,7 @@ class MemoryVectors:
             with db.write():
                 repo = svc.repo
                 for (rowid, eid, title, _), p in zip(part, payloads):
-                    if db.one("SELECT 1 FROM entries WHERE rowid = ?", (rowid,)) is None:
+                    if not VectorRepo(db).exists(rowid):
                         continue  # deleted meanwhile
                     self.store(repo, rowid, p, auto_anchor=False)
                     done += 1
@@ -552,15 +492,14 @@ class MemoryVectors:
         write transaction (the entry itself is already durable). Returns whether a vector was stored."""
         db = svc.db
         with db.read():
-            row = db.one("SELECT e.rowid, e.title, e.body, e.summary, (SELECT json_group_array(tag) FROM entry_tags t "
-                         "WHERE t.entry_rowid = e.rowid) FROM entries e WHERE e.id = ?", (entry_id,))
+            row = VectorRepo(db).text_of(entry_id)
         if row is None:
             return False
         rowid, title, body, summary, tags_json = row
         text = embedding_text(title, body, summary, json.loads(tags_json))
         payload = self.prepare([text])[0]
         with db.write():
-            if db.one("SELECT 1 FROM entries WHERE rowid = ?", (rowid,)) is None:
+            if not VectorRepo(db).exists(rowid):
                 return False
             self.store(svc.repo, rowid, payload, auto_anchor=auto_anchor)
         return payload.ok

@@ -23,26 +23,20 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from m1nd.defaults import RECENT_MIN_RESONANCE
 from m1nd.errors import BusyError, InvalidInputError
 from m1nd.memory.service import MemoryService, default_basis
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.waketext import entry_content
-from m1nd.store.memory_repo import MemoryRepo, visible_sql
+from m1nd.store.memory_tx import MemoryTx
+from m1nd.store.memory_wake import EXCLUDE_TAGS, LAYERS
+from m1nd.timeutil import MS_PER_DAY, format_ms, now_iso, now_ms
 
 log = logging.getLogger(__name__)
 
-EXCLUDE_TAGS = ("archive", "wake-exclude")
-LAYERS = ("core", "recent", "bridges")
 CORE_MIN = 8
 BRIDGE_MIN = 5
+FETCH_MIN_RESONANCE = 3  # wake-fetch: raw resonance floor
 NO_AGENT = "M1ND_CURRENT_AGENT not set. Cannot wake without identity."
-_DAY_MS = 86_400_000
-# The visibility predicate with its columns kept off the (unselective) visibility/owner indexes, so the resonance and
-# timestamp indexes drive the layer queries.
-_VISIBLE = "(+e.visibility = 'public' OR (+e.visibility = 'private' AND +e.owner = :agent))"
-_NOT_EPHEMERAL = "(e.resonance_type IS NULL OR e.resonance_type != 'ephemeral')"
-_EXCLUDED = ("NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rowid = e.rowid "
-             "AND x.tag IN ('archive', 'wake-exclude'))")
 
 
 @dataclass
@@ -106,88 +100,24 @@ def check_args(*, limit: int, days: int, min_resonance: int | None, basis: str) 
         raise InvalidInputError(f"--resonance-basis must be 'raw' or 'decayed' (got '{basis}')")
 
 
-def _value(basis: str) -> str:
-    return ("e.resonance" if basis == "raw"
-            else "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now)")
-
-
-def _at_least(basis: str, threshold: str | int, positive: bool) -> list[str]:
-    """``basis value >= threshold``, plus ``resonance >= threshold`` (index-usable) when the threshold is positive:
-    decay never raises a positive resonance, so the raw value bounds the decayed one from above."""
-    clauses = [f"{_value(basis)} >= {threshold}"]
-    if basis == "decayed" and positive:
-        clauses.append(f"e.resonance >= {threshold}")
-    return clauses
-
-
-def _pick(repo: MemoryRepo, where: list[str], params: dict[str, Any], basis: str, limit: int | None) -> list[int]:
-    value = _value(basis)
-    sql = (f"SELECT e.rowid FROM entries e WHERE {' AND '.join(f'({w})' for w in where)} "
-           f"ORDER BY (e.wake_order IS NULL), e.wake_order, {value} DESC, e.id")
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [r[0] for r in repo.db.execute(sql, params)]
-
-
-def _choose(repo: MemoryRepo, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
+def _choose(tx: MemoryTx, agent: str, *, limit: int, min_resonance: int | None, days: int, basis: str,
             exclude: bool, now: int) -> dict[str, list[int]]:
     """Rowids per layer (the cascade rules of the module docstring)."""
-    base = [_VISIBLE]
-    if exclude:
-        base.append(_EXCLUDED)
-    params: dict[str, Any] = {"agent": agent, "now": now}
-    out: dict[str, list[int]] = {k: [] for k in LAYERS}
-    if min_resonance is not None:
-        out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, *_at_least(basis, ":minr", min_resonance > 0)],
-                            {**params, "minr": min_resonance}, basis, None)
-        return out
-    out["core"] = _pick(repo, [*base, _NOT_EPHEMERAL, *_at_least(basis, CORE_MIN, True)], params, basis, limit)
-    left = limit - len(out["core"])
-    if left > 0:
-        since = format_ms(now - days * _DAY_MS)
-        out["recent"] = _pick(repo, [
-            *base, _NOT_EPHEMERAL, "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
-            # three index range scans instead of a table scan for the OR of the three clocks
-            ("e.rowid IN (SELECT rowid FROM entries WHERE created_at >= :since UNION ALL SELECT rowid FROM entries "
-             "WHERE updated_at >= :since UNION ALL SELECT rowid FROM entries WHERE last_activated >= :since)")],
-            {**params, "since": since, "chosen": json.dumps(out["core"])}, basis, left)
-        left -= len(out["recent"])
-    if left > 0 and (out["core"] or out["recent"]):
-        chosen = json.dumps(out["core"] + out["recent"])
-        out["bridges"] = _pick(repo, [
-            *base, *_at_least(basis, BRIDGE_MIN, True), "e.rowid NOT IN (SELECT value FROM json_each(:chosen))",
-            ("e.rowid IN (SELECT a.anchor_rowid FROM entry_anchors a WHERE a.entry_rowid IN "
-             "(SELECT value FROM json_each(:chosen)) UNION ALL SELECT a.entry_rowid FROM entry_anchors a "
-             "WHERE a.anchor_rowid IN (SELECT value FROM json_each(:chosen)))")],
-            {**params, "chosen": chosen}, basis, left)
-    return out
+    return tx.wake.choose(agent, limit=limit, min_resonance=min_resonance,
+                          days_since=format_ms(now - days * MS_PER_DAY), basis=basis, exclude=exclude, now=now,
+                          core_min=CORE_MIN, bridge_min=BRIDGE_MIN)
 
 
-def _excluded_counts(repo: MemoryRepo, agent: str, chosen: dict[str, list[int]], **kw: Any) -> dict[str, int]:
-    counts = dict.fromkeys(EXCLUDE_TAGS, 0)
-    any_tagged = repo.db.scalar(
-        f"SELECT 1 FROM entry_tags x JOIN entries e ON e.rowid = x.entry_rowid "
-        f"WHERE x.tag IN ('archive', 'wake-exclude') AND {visible_sql()} LIMIT 1", {"agent": agent})
-    if not any_tagged:
-        return counts
-    without = _choose(repo, agent, exclude=False, **kw)
-    rowids = [r for k in LAYERS for r in without[k]]
-    for tag, n in repo.db.execute(
-            "SELECT x.tag, count(*) FROM entry_tags x WHERE x.tag IN ('archive', 'wake-exclude') "
-            "AND x.entry_rowid IN (SELECT value FROM json_each(:ids)) GROUP BY x.tag", {"ids": json.dumps(rowids)}):
-        counts[tag] = int(n)
-    return counts
+def _excluded_counts(tx: MemoryTx, agent: str, chosen: dict[str, list[int]], **kw: Any) -> dict[str, int]:
+    if not tx.wake.any_excluded(agent):
+        return dict.fromkeys(EXCLUDE_TAGS, 0)
+    without = _choose(tx, agent, exclude=False, **kw)
+    return tx.wake.exclusion_counts([r for k in LAYERS for r in without[k]])
 
 
-def _hydrate(repo: MemoryRepo, rowids: list[int], now: int) -> dict[int, WakeEntry]:
-    if not rowids:
-        return {}
+def _hydrate(tx: MemoryTx, rowids: list[int], now: int) -> dict[int, WakeEntry]:
     out = {}
-    for r in repo.db.execute(
-            "SELECT e.rowid, e.id, e.title, e.category, e.resonance, "
-            "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now), e.body, e.summary, "
-            "e.wake_phrases FROM entries e WHERE e.rowid IN (SELECT value FROM json_each(:ids))",
-            {"now": now, "ids": json.dumps(rowids)}):
+    for r in tx.wake.rows(rowids, now):
         out[r[0]] = WakeEntry(r[0], r[1], r[2], r[3], int(r[4]), round(float(r[5]), 4), r[6] or "", r[7],
                               json.loads(r[8]) if r[8] else [])
     return out
@@ -212,9 +142,9 @@ def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resona
     return ws
 
 
-def bump_activation(repo: MemoryRepo, rowids: list[int]) -> None:
+def bump_activation(repo: MemoryTx, rowids: list[int]) -> None:
     """The cascade's activation bookkeeping: ``activation_count + 1`` only (the decay clock is left alone)."""
-    repo.activate(rowids, format_ms(now_ms()), full=False)
+    repo.entries.activate(rowids, now_iso(), full=False)
 
 
 def cascade(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
@@ -271,19 +201,11 @@ def fetch(svc: MemoryService, agent: str | None, *, days: int = 15, limit: int =
     if basis not in ("raw", "decayed"):
         raise InvalidInputError(f"--resonance-basis must be 'raw' or 'decayed' (got '{basis}')")
     now = now_ms()
-    value = _value(basis)
     prefixes = [p for p in (t.strip() for t in exclude_tags) if p]
-    where = [visible_sql(), "e.created_at >= :since", "e.resonance >= 3", f"{value} > 0.5"]
-    params: dict[str, Any] = {"agent": agent, "now": now, "since": format_ms(now - days * _DAY_MS)}
-    if prefixes:
-        where.append("NOT EXISTS (SELECT 1 FROM entry_tags t, json_each(:pfx) p WHERE t.entry_rowid = e.rowid "
-                     "AND substr(t.tag, 1, length(p.value)) = p.value)")
-        params["pfx"] = json.dumps(prefixes)
-    sql = (f"SELECT e.id, e.created_at, coalesce(e.fact_type, e.category), e.resonance, e.body FROM entries e "
-           f"WHERE {' AND '.join(f'({w})' for w in where)} ORDER BY {value} DESC, e.created_at DESC, e.id "
-           f"LIMIT {int(limit)}")
-    with svc._read() as repo:
-        rows = repo.db.all(sql, params)
+    with svc._read() as tx:
+        rows = tx.wake.fetch(agent, now=now, since=format_ms(now - days * MS_PER_DAY), basis=basis,
+                             exclude_prefixes=prefixes, limit=limit, min_resonance=FETCH_MIN_RESONANCE,
+                             min_value=RECENT_MIN_RESONANCE)
     return {"facts": [{"id": r[0], "date": r[1][:10], "label": r[2], "resonance": int(r[3]), "content": r[4] or ""}
                       for r in rows]}
 

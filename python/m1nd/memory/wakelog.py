@@ -45,8 +45,9 @@ import numpy as np
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
-from m1nd.memory.timeutil import format_ms, now_ms
 from m1nd.memory.waketext import NOTICE, escape_controls, strip_part
+from m1nd.store.memory_wake import GUESS_COLUMNS
+from m1nd.timeutil import now_iso
 
 NO_AGENT = ("M1ND_CURRENT_AGENT not set. wake-log reads and scores only the calling agent's guess log, and will not "
             "guess which agent that is.")
@@ -155,17 +156,14 @@ def score(svc: MemoryService, agent: str | None, *, loader: Callable[[], Embeddi
     """Score every pending row of ``agent``. Returns ``({"status": "scored", "rows": N, "skipped": M}, notes)``;
     raises when a row is pending and no model can be loaded (nothing is scored then)."""
     agent = need_agent(agent)
-    db = svc.db
-    pending = db.all("SELECT rowid, session_id, position, bloom_id, title_shown, guess, phrase_source, phrases_json, "
-                     "model_id FROM wake_guesses WHERE agent = ? AND scored_at IS NULL ORDER BY rowid", (agent,))
+    log_rows = svc.repo.guesses
+    pending = log_rows.pending(agent)
     if not pending:
         return {"status": "scored", "rows": 0, "skipped": 0}, []
     emb = loader()
     prior = [
         _Prior(r[0], r[1], r[2], r[3], r[4], _vec(r[5]))
-        for r in db.all("SELECT rowid, session_id, bloom_id, title_shown, model_id, embedding FROM wake_guesses "
-                        "WHERE agent = ? AND scored_at IS NOT NULL AND embedding_model = ? AND embedding IS NOT NULL "
-                        "ORDER BY rowid", (agent, emb.model_id))]
+        for r in log_rows.scored_vectors(agent, emb.model_id)]
     prior = [p for p in prior if p.vec.shape == (emb.dim,)]
     scored = skipped = 0
     notes: list[str] = []
@@ -173,14 +171,9 @@ def score(svc: MemoryService, agent: str | None, *, loader: Callable[[], Embeddi
         try:
             vals, gvec = _score_row(svc, emb, bloom_id, title, guess, source, json.loads(phrases_json))
             vals.update(_axis_b_all(gvec, rowid, sid, bloom_id, title, model_id, prior))
-            with svc._write() as repo:
-                sets = ", ".join(f"{k} = :{k}" for k in vals)
-                repo.db.execute(f"UPDATE wake_guesses SET {sets}, embedding = :embedding, embedding_model = :em, "
-                                f"scored_at = :ts WHERE session_id = :sid AND position = :pos AND agent = :agent "
-                                f"AND scored_at IS NULL",
-                                {**vals, "embedding": _blob(gvec), "em": emb.model_id, "ts": format_ms(now_ms()),
-                                 "sid": sid, "pos": pos, "agent": agent})
-                wrote = repo.db.changes() == 1
+            with svc._write() as tx:
+                wrote = tx.guesses.record_score(agent, sid, pos, vals, _blob(gvec), emb.model_id,
+                                                now_iso())
             if wrote:
                 scored += 1
                 prior.append(_Prior(rowid, sid, bloom_id, title, model_id, gvec))
@@ -210,8 +203,7 @@ def _phrase_vectors(svc: MemoryService, emb: Embeddings, phrases: list[str]) -> 
     keys = [phrase_key(emb.model_id, p) for p in phrases]
     found: dict[str, np.ndarray] = {}
     with contextlib.suppress(Exception):  # an unreadable cache only costs time
-        for k, model, blob in svc.db.all("SELECT key, model_id, vec FROM wake_phrase_vectors WHERE key IN "
-                                         "(SELECT value FROM json_each(?))", (json.dumps(keys),)):
+        for k, model, blob in svc.repo.guesses.phrase_vectors(keys):
             v = _vec(blob)
             if model == emb.model_id and v.shape == (emb.dim,):
                 found[k] = v
@@ -220,21 +212,14 @@ def _phrase_vectors(svc: MemoryService, emb: Embeddings, phrases: list[str]) -> 
         vecs = emb.embed([phrases[i] for i in todo])
         for i, v in zip(todo, vecs, strict=True):
             found[keys[i]] = v
-        with contextlib.suppress(Exception), svc._write() as repo:
-            repo.db.executemany("INSERT OR REPLACE INTO wake_phrase_vectors(key, model_id, vec) VALUES (?, ?, ?)",
-                                [(keys[i], emb.model_id, _blob(found[keys[i]])) for i in todo])
+        with contextlib.suppress(Exception), svc._write() as tx:
+            tx.guesses.store_phrase_vectors([(keys[i], emb.model_id, _blob(found[keys[i]])) for i in todo])
     return [found[k] for k in keys]
 
 
 def _content_vectors(svc: MemoryService, emb: Embeddings, bloom_id: str) -> list[np.ndarray] | None:
-    hit = svc.db.one("SELECT rowid FROM entries WHERE id = ?", (bloom_id,))
-    if hit is None:
-        return None
-    rows = svc.db.all(
-        "SELECT vec FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = :r AND model_id = :m AND dim = :d "
-        "UNION ALL SELECT v.vec FROM chunks c JOIN vectors v ON v.owner_kind = 'chunk' AND v.owner_rowid = c.rowid "
-        "WHERE c.entry_rowid = :r AND v.model_id = :m AND v.dim = :d", {"r": hit[0], "m": emb.model_id, "d": emb.dim})
-    return [_vec(r[0]) for r in rows]
+    blobs = svc.repo.guesses.entry_vectors(bloom_id, emb.model_id, emb.dim)
+    return None if blobs is None else [_vec(b) for b in blobs]
 
 
 def _score_row(svc: MemoryService, emb: Embeddings, bloom_id: str, title: str, guess: str, source: str,
@@ -252,29 +237,17 @@ def _score_row(svc: MemoryService, emb: Embeddings, bloom_id: str, title: str, g
 # =============================================================================================================
 # Reading
 # =============================================================================================================
-_ROW_COLUMNS = ("g.session_id", "g.position", "g.wake", "g.ts", "g.model_id", "g.bloom_id", "g.chunk_index",
-                "g.chunk_total", "g.bloom_position", "g.bloom_total", "g.title_shown", "g.guess", "g.phrase_source",
-                "g.match_kind", "g.match_index", "g.bucket", "g.sim_phrase", "g.sim_content", "g.sim_title",
-                "g.sim_prior", "g.sim_prior_null", "g.prior_n", "g.sim_prior_same", "g.sim_prior_null_same",
-                "g.prior_n_same", "g.sim_prior_cross", "g.sim_prior_null_cross", "g.prior_n_cross", "g.scored_at",
-                "g.embedding_model")
-
-
 def _row(r: tuple[Any, ...]) -> dict[str, Any]:
-    d = dict(zip((c[2:] for c in _ROW_COLUMNS), r, strict=True))
+    d = dict(zip(GUESS_COLUMNS, r, strict=True))
     d["step"] = d.pop("position")
     d["date"] = (d["ts"] or "")[:10]
     return d
 
 
-def _select_rows(svc: MemoryService, where: str, params: tuple[Any, ...], order: str, limit: int | None = None
-                 ) -> list[dict[str, Any]]:
-    sql = (f"SELECT {', '.join(_ROW_COLUMNS)} FROM wake_guesses g JOIN wake_sessions s ON s.id = g.session_id "
-           f"WHERE {where} ORDER BY {order}")
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    with svc._read() as repo:
-        return [_row(r) for r in repo.db.all(sql, params)]
+def _select_rows(svc: MemoryService, agent: str, *, wake: int | None = None, bloom_id: str | None = None,
+                 order: str = "ritual", limit: int | None = None) -> list[dict[str, Any]]:
+    with svc._read() as tx:
+        return [_row(r) for r in tx.guesses.rows(agent, wake=wake, bloom_id=bloom_id, order=order, limit=limit)]
 
 
 def _median(values: list[float]) -> float | None:
@@ -284,12 +257,11 @@ def _median(values: list[float]) -> float | None:
 def report(svc: MemoryService, agent: str | None, wake: int | None = None) -> dict[str, Any]:
     agent = need_agent(agent)
     if wake is None:
-        wake = svc.db.scalar("SELECT max(wake) FROM wake_guesses WHERE agent = ? AND scored_at IS NOT NULL",
-                             (agent,))
+        wake = svc.repo.ritual.highest_wake(agent, scored=True)
         if wake is None:
             raise NotFoundError("no scored wake: run `m1nd memory wake-log score` first, or pass --wake N",
                                 recover="run m1nd memory wake-log score")
-    rows = _select_rows(svc, "g.agent = ? AND g.wake = ?", (agent, wake), "s.created_at, g.session_id, g.position")
+    rows = _select_rows(svc, agent, wake=wake)
     if not rows:
         raise NotFoundError(f"no guesses logged under wake {wake}", recover="pass another --wake")
     buckets = {b: dict.fromkeys(PHRASE_SOURCES, 0) for b in ("unhinted", "revealed")}
@@ -319,13 +291,13 @@ def bloom_history(svc: MemoryService, agent: str | None, bloom_id: str, limit: i
     if limit < 1:
         raise InvalidInputError(f"--limit must be a positive integer (got {limit})")
     eid = normalize_entry_id(bloom_id)
-    rows = _select_rows(svc, "g.agent = ? AND g.bloom_id = ?", (agent, eid), "g.ts DESC, g.rowid DESC", limit)
+    rows = _select_rows(svc, agent, bloom_id=eid, order="newest", limit=limit)
     return {"notice": NOTICE, "bloom_id": eid, "rows": rows}
 
 
 def wake_rows(svc: MemoryService, agent: str | None, wake: int) -> dict[str, Any]:
     agent = need_agent(agent)
-    rows = _select_rows(svc, "g.agent = ? AND g.wake = ?", (agent, wake), "s.created_at, g.session_id, g.position")
+    rows = _select_rows(svc, agent, wake=wake)
     if not rows:
         raise NotFoundError(f"no guesses logged under wake {wake}", recover="pass another wake number")
     return {"notice": NOTICE, "wake": wake, "rows": rows}

@@ -33,6 +33,7 @@ from m1nd.perspectives.state import (
     pack_activation,
     unpack_activation,
 )
+from m1nd.timeutil import now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -45,10 +46,6 @@ FIRST_PAGE = 6
 NOTICE = "Probable connections, not verified edges."
 MODE_NOTE = ("the focus is more than 8 hops from the anchor (or cut off from it): routes are ranked locally, "
              "without anchor relevance, until navigation comes back within 8 hops")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _elapsed(t0: float) -> float:

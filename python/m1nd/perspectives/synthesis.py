@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.defaults import DECAY, THRESHOLD
 from m1nd.graph.activation import DIMENSIONS, co_change_partners, ranking_priors, scatter_dense
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph, relation_name
 from m1nd.graph.nodes import KIND_CODE
@@ -358,7 +359,7 @@ def fused_activation(g: Graph, seeds: np.ndarray, amps: np.ndarray, dimensions: 
     fu.rel_idx = seeds[by_node][first].astype(np.int64)
     fu.rel_val = amps[by_node][first].astype(np.float32)
     d1_nz = np.zeros(0, np.int64)
-    spread = {"decay": 0.55, "threshold": 0.04, "max_hops": max_hops}
+    spread = {"decay": DECAY, "threshold": THRESHOLD, "max_hops": max_hops}
     if "structural" in want:  # D3 uses 0.5·D1 only when the structural dimension runs (as activate does)
         d1_nz, v1, _ = eng.spread_sparse(seeds, amps, mode="both", mask=STRUCTURAL_MASK, rev_mult=RHO, **spread)
         fu.d1 = scatter_dense(g.n, d1_nz, v1)
@@ -850,7 +851,7 @@ def public_route(r: dict[str, Any]) -> dict[str, Any]:
 def anchor_caches(g: Graph, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     """anchor_act (§2 kernel from the anchor, 8 hops, threshold 0.01; 1.0 at the anchor) and undirected hop
     distances (≤ 9, -1 beyond)."""
-    act, _ = g.engine.spread([anchor], [1.0], decay=0.55, threshold=0.01, max_hops=ANCHOR_HOPS, mode="both",
+    act, _ = g.engine.spread([anchor], [1.0], decay=DECAY, threshold=0.01, max_hops=ANCHOR_HOPS, mode="both",
                              mask=STRUCTURAL_MASK, rev_mult=RHO)
     act[anchor] = 1.0
     hops = g.engine.bfs_hops(anchor, max_hops=ANCHOR_HOPS + 1, mode="both", mask=STRUCTURAL_MASK)

@@ -25,14 +25,11 @@ from m1nd.store.learning_repo import LearningRepo
 from m1nd.store.perspectives_repo import PerspectiveRepo
 from m1nd.store.trails_repo import TrailRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
+from m1nd.timeutil import now_ms  # re-exported: the graph services import the clock from here
 
 NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
                 "signature", "doc", "is_test", "content_hash", "last_change_ms", "churn", "commit_count")
 STALE_LOCK_MS = 30 * 60 * 1000
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def pack_json(obj: Any) -> bytes:

@@ -1,7 +1,9 @@
-"""SQL of the knowledge memory (``memory.db``): every statement the memory service runs lives here.
+"""SQLite entries of the knowledge memory (``memory.db``): the :class:`~m1nd.store.memory_contract.EntryRepository`.
 
-The repository is deliberately thin: it knows tables, predicates and row shapes, not command semantics. The service
-(:mod:`m1nd.memory.service`) validates input, decides, and calls these helpers inside its transactions.
+The repository is deliberately thin: it knows tables, predicates and row shapes, not command semantics. The services
+(:mod:`m1nd.memory`) validate input, decide, and call these helpers inside their transactions, reached through
+:class:`MemoryTx` (one connection, one transaction, one repository per aggregate: entries here; sessions,
+relationships, registries, backups and meta in the sibling ``memory_*`` modules).
 
 Visibility (spec memory.md §3) is one predicate, :func:`visible_sql`, used by every query that returns or counts
 entries: ``visibility = 'public' OR (visibility = 'private' AND owner = :agent)``; with no agent, public only.
@@ -9,12 +11,14 @@ entries: ``visibility = 'public' OR (visibility = 'private' AND owner = :agent)`
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from m1nd.store.db import Database
+from m1nd.store.memory_contract import Entry, Filters
 
 ENTRY_COLUMNS = (
     "id", "title", "body", "summary", "category", "visibility", "owner", "source_agent", "source_project",
@@ -52,31 +56,6 @@ SELECT e.rowid, e.id, e.category, e.title, e.body, e.summary,
   e.rev, e.dedup_hash, e.dedup_scope, e.dedup_exempt
 FROM entries e
 """
-
-
-@dataclass
-class Entry:
-    """A hydrated entry: the public JSON shape (:meth:`to_json`) plus internal columns."""
-
-    rowid: int
-    data: dict[str, Any]
-    rev: int
-    dedup_hash: str
-    dedup_scope: str
-    dedup_exempt: int
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.data[key]
-
-    @property
-    def id(self) -> str:
-        return self.data["id"]
-
-    def to_json(self) -> dict[str, Any]:
-        out = dict(self.data)
-        out.update(self.extra)
-        return out
 
 
 def row_to_entry(r: Sequence[Any]) -> Entry:
@@ -119,27 +98,23 @@ class Where:
         return " AND ".join(f"({c})" for c in self.clauses) if self.clauses else "1"
 
 
-class MemoryRepo:
-    """SQL helpers over one :class:`~m1nd.store.db.Database` connection."""
+_EFF = "eff_res(e.resonance, e.resonance_type, e.last_activated, e.created_at, :now)"
+_BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0, 1.5)"
+# Columns a service may read one at a time (value_of); anything else is a programming error.
+_SINGLE_COLUMNS = frozenset({"id", "category", "source_agent", "session_id", "resonance", "body", "title"})
+ORDERS = {"updated": "e.updated_at DESC, e.id", "created": "e.created_at DESC, e.id", "id": "e.id",
+          "resonance_raw": "e.resonance DESC, e.id", "resonance_decayed": f"{_EFF} DESC, e.id",
+          "chronological": "e.created_at, e.id"}
+
+
+class EntryRepo:
+    """SQL of the ``entries`` aggregate (tags, applicability, anchors, FTS rows) over one connection."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    # -- registries ---------------------------------------------------------------------------------------------
-    def registry_ids(self, table: str) -> list[str]:
-        return [r[0] for r in self.db.all(f"SELECT id FROM {table} ORDER BY id")]
-
-    def registry_rows(self, table: str, columns: str, order: str = "id") -> list[tuple[Any, ...]]:
-        return self.db.all(f"SELECT {columns} FROM {table} ORDER BY {order}")
-
-    def registry_has(self, table: str, key: str) -> bool:
-        return self.db.one(f"SELECT 1 FROM {table} WHERE id = ?", (key,)) is not None
-
-    def meta(self, key: str) -> str | None:
-        return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,))
-
-    # -- entries: lookup ----------------------------------------------------------------------------------------
-    def hydrate_where(self, where: str, params: dict[str, Any], order: str = "", limit: int | None = None
+    # -- lookup -------------------------------------------------------------------------------------------------
+    def _hydrate_where(self, where: str, params: dict[str, Any], order: str = "", limit: int | None = None
                       ) -> Iterator[Entry]:
         sql = _HYDRATE_SELECT + f" WHERE {where}"
         if order:
@@ -152,14 +127,31 @@ class MemoryRepo:
     def hydrate_rowids(self, rowids: Sequence[int], *, agent: str | None, now: int) -> list[Entry]:
         if not rowids:
             return []
-        got = {e.rowid: e for e in self.hydrate_where(
+        got = {e.rowid: e for e in self._hydrate_where(
             "e.rowid IN (SELECT value FROM json_each(:ids))",
             {"ids": json.dumps(list(rowids)), "agent": agent, "now": now})}
         return [got[r] for r in rowids if r in got]
 
+    def visible_entries(self, agent: str | None, now: int) -> Iterator[Entry]:
+        """Every entry ``agent`` may see, oldest first."""
+        return self._hydrate_where(visible_sql(), {"agent": agent, "now": now}, order="e.created_at, e.rowid")
+
     def rowid_of(self, entry_id: str) -> tuple[int, str, str | None] | None:
         """``(rowid, visibility, owner)`` of an id, visible or not."""
         return self.db.one("SELECT rowid, visibility, owner FROM entries WHERE id = ?", (entry_id,))
+
+    def id_of(self, rowid: int) -> str | None:
+        return cast("str | None", self.db.scalar("SELECT id FROM entries WHERE rowid = ?", (rowid,)))
+
+    def value_of(self, rowid: int, column: str) -> Any:
+        if column not in _SINGLE_COLUMNS:
+            raise ValueError(f"value_of: column {column!r} is not readable alone")
+        return self.db.scalar(f"SELECT {column} FROM entries WHERE rowid = ?", (rowid,))
+
+    def reinforce_state(self, rowid: int) -> tuple[str, int, int]:
+        """``(id, resonance, activation_count)`` of an entry."""
+        return cast("tuple[str, int, int]",
+                    self.db.one("SELECT id, resonance, activation_count FROM entries WHERE rowid = ?", (rowid,)))
 
     def visible_by_prefix(self, prefix: str, agent: str | None, limit: int = 3) -> list[str]:
         hi = prefix + "\uffff"
@@ -167,17 +159,121 @@ class MemoryRepo:
             f"SELECT e.id FROM entries e WHERE e.id >= :lo AND e.id < :hi AND {visible_sql()} ORDER BY e.id "
             f"LIMIT {int(limit)}", {"lo": prefix, "hi": hi, "agent": agent})]
 
-    def select_rowids(self, where: Where, order: str, limit: int | None, *, join: str = "") -> list[int]:
-        sql = f"SELECT e.rowid FROM entries e {join} WHERE {where.sql()} ORDER BY {order}"
+    # -- filtering and ranking ----------------------------------------------------------------------------------
+    def scope(self, f: Filters, agent: str | None, now: int, visibility: str | None = None) -> Where:
+        """The predicate of :class:`Filters` for ``agent`` at ``now`` (``visibility`` overrides the filter's)."""
+        w = Where(params={"agent": agent, "now": now})
+        mode = visibility or f.visibility
+        # The unary + keeps the planner off the low-selectivity visibility index, so the ORDER BY index (or the
+        # owner index for --mine, or the FTS hits) drives the query and LIMIT stops it early.
+        if mode == "public":
+            w.add("+e.visibility = 'public'")
+        elif mode == "include":
+            w.add("(+e.visibility = 'public' OR (+e.visibility = 'private' AND e.owner = :agent))")
+        else:
+            w.add("+e.visibility = 'private' AND e.owner = :agent")
+        if f.categories:
+            w.add(f"e.category IN (SELECT value FROM json_each({w.param(json.dumps(f.categories))}))")
+        value = "e.resonance" if f.basis == "raw" else _EFF
+        if f.min_resonance is not None:
+            w.add(f"{value} >= {w.param(f.min_resonance)}")
+        if f.max_resonance is not None:
+            w.add(f"{value} <= {w.param(f.max_resonance)}")
+        if f.has_wake_phrase is not None:
+            w.add("e.wake_phrases != '[]'" if f.has_wake_phrase else "e.wake_phrases = '[]'")
+        if f.has_anchors is not None:
+            ex = (f"EXISTS (SELECT 1 FROM entry_anchors an JOIN entries x ON x.rowid = an.anchor_rowid "
+                  f"WHERE an.entry_rowid = e.rowid AND {visible_sql('x')})")
+            w.add(ex if f.has_anchors else "NOT " + ex)
+        if f.has_resonance_type is not None:
+            w.add("e.resonance_type IS NOT NULL" if f.has_resonance_type else "e.resonance_type IS NULL")
+        if f.tags:
+            w.add(f"e.rowid IN (SELECT t.entry_rowid FROM entry_tags t WHERE t.tag IN "
+                  f"(SELECT value FROM json_each({w.param(json.dumps(f.tags))})))")
+        if f.exclude_tags:
+            w.add(f"NOT EXISTS (SELECT 1 FROM entry_tags t, json_each({w.param(json.dumps(f.exclude_tags))}) p "
+                  f"WHERE t.entry_rowid = e.rowid AND substr(t.tag, 1, length(p.value)) = p.value)")
+        if f.code_ref:
+            w.add(f"EXISTS (SELECT 1 FROM json_each(e.code_refs) c WHERE c.value = {w.param(f.code_ref)})")
+        if f.project:
+            w.add(f"e.source_project = {w.param(f.project)}")
+        if f.session_id:
+            w.add(f"e.session_id = {w.param(f.session_id)}")
+        return w
+
+    def select_rowids(self, where: Where, order: str, limit: int | None) -> list[int]:
+        """Rowids inside ``where`` in ``order``, a key of :data:`ORDERS`."""
+        return self._rowids(where, ORDERS[order], limit)
+
+    def _rowids(self, where: Where, order_sql: str, limit: int | None) -> list[int]:
+        sql = f"SELECT e.rowid FROM entries e WHERE {where.sql()} ORDER BY {order_sql}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [r[0] for r in self.db.execute(sql, where.params)]
 
-    def count(self, where: Where, *, join: str = "") -> int:
-        return int(self.db.scalar(f"SELECT count(*) FROM entries e {join} WHERE {where.sql()}", where.params,
-                                  default=0))
+    def count(self, where: Where) -> int:
+        return int(self.db.scalar(f"SELECT count(*) FROM entries e WHERE {where.sql()}", where.params, default=0))
 
-    # -- entries: writes ----------------------------------------------------------------------------------------
+    def top_effective(self, w: Where, limit: int) -> list[int]:
+        """Rowids of the ``limit`` entries with the highest effective resonance (ties by id), without evaluating
+        the decay of every row: entries are walked by raw resonance (index ``entries_resonance``) and the walk stops
+        once the raw value falls below the current k-th best effective value — decay never raises a positive
+        resonance (``eff ≤ raw`` for ``raw > 0``; ``eff = 0`` for 0; ``raw ≤ eff ≤ 0`` below)."""
+        if limit <= 0:
+            return []
+        sql = (f"SELECT e.rowid, e.id, e.resonance, {_EFF} FROM entries e WHERE {w.sql()} "
+               f"ORDER BY e.resonance DESC")
+        kth: list[float] = []  # min-heap of the best `limit` effective values
+        seen: list[tuple[float, str, int]] = []
+        for rowid, eid, raw, eff in self.db.execute(sql, w.params):
+            if len(kth) >= limit and raw > 0 and raw < kth[0]:
+                break
+            if len(kth) >= limit and raw <= 0 < kth[0]:
+                break
+            seen.append((-eff, eid, rowid))
+            if len(kth) < limit:
+                heapq.heappush(kth, eff)
+            elif eff > kth[0]:
+                heapq.heapreplace(kth, eff)
+        seen.sort()
+        return [r for _, _, r in seen[:limit]]
+
+    def keyword_hits(self, w: Where, match: str, limit: int) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of the FTS5 ``match`` inside ``w``, best first (BM25 with the spec's weights)."""
+        params = dict(w.params, _q=match)
+        sql = (f"SELECT e.rowid, -{_BM25} FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+               f"WHERE entries_fts MATCH :_q AND {w.sql()} ORDER BY {_BM25}, e.updated_at DESC "
+               f"LIMIT {int(limit)}")
+        return [(r[0], r[1]) for r in self.db.execute(sql, params)]
+
+    def keyword_count(self, w: Where, match: str) -> int:
+        params = dict(w.params, _q=match)
+        return int(self.db.scalar(f"SELECT count(*) FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
+                                  f"WHERE entries_fts MATCH :_q AND {w.sql()}", params, default=0))
+
+    def recent_rowids(self, agent: str | None, now: int, since: str, *, basis: str, resonance_type: str | None,
+                      all_types: bool, by_resonance: bool, limit: int, min_value: float) -> list[int]:
+        """Visible entries created since ``since`` whose (basis) resonance is above ``min_value``."""
+        value = "e.resonance" if basis == "raw" else _EFF
+        w = Where(params={"agent": agent, "now": now, "since": since})
+        w.add(visible_sql()).add("e.created_at >= :since").add(f"{value} > :floor", floor=min_value)
+        if resonance_type:
+            w.add("e.resonance_type = :rt", rt=resonance_type)
+        elif not all_types:
+            w.add("e.resonance_type = 'ephemeral'")
+        order = f"{value} DESC, e.created_at DESC, e.id" if by_resonance else "e.created_at DESC, e.id"
+        return self._rowids(w, order, limit)
+
+    def session_rowids(self, candidates: list[str], agent: str | None, now: int) -> list[int]:
+        """Visible entries of a session (by ``session_id``, or extracted from a session entry), oldest first."""
+        w = Where(params={"agent": agent, "now": now, "c": json.dumps(candidates)})
+        w.add(visible_sql())
+        w.add("e.session_id IN (SELECT value FROM json_each(:c)) OR e.rowid IN (SELECT r.from_rowid FROM "
+              "relationships r JOIN entries t ON t.rowid = r.to_rowid WHERE r.type = 'extracted_from' AND "
+              "t.id IN (SELECT value FROM json_each(:c)))")
+        return self.select_rowids(w, "chronological", None)
+
+    # -- writes -------------------------------------------------------------------------------------------------
     def insert_entry(self, row: dict[str, Any], *, strict: bool = False) -> int | None:
         """Insert one entry row. Returns the new rowid, or None when a uniqueness constraint kept it out."""
         values = [row.get(c) for c in ENTRY_COLUMNS]
@@ -259,39 +355,83 @@ class MemoryRepo:
             self.db.executemany("UPDATE entries SET activation_count = activation_count + 1 WHERE rowid = ?",
                                 [(r,) for r in rowids])
 
-    # -- sessions -----------------------------------------------------------------------------------------------
-    def ensure_session(self, session_id: str, now: str, created_by: str | None,
-                       session_type: str = "agent_task") -> None:
-        self.db.execute("INSERT OR IGNORE INTO sessions(id, session_type, project, started_at, ended_at, created_by) "
-                        "VALUES (?, ?, NULL, ?, NULL, ?)", (session_id, session_type, now, created_by))
+    def set_resonance(self, rowid: int, resonance: int, now: str) -> None:
+        """Reinforcement: a new resonance, activated now."""
+        self.db.execute("UPDATE entries SET resonance = ?, last_activated = ?, activation_count = "
+                        "activation_count + 1, updated_at = ?, rev = rev + 1 WHERE rowid = ?",
+                        (resonance, now, now, rowid))
 
-    # -- relationships ------------------------------------------------------------------------------------------
-    def insert_relationship(self, rel_id: str, from_rowid: int, to_rowid: int, rel_type: str, now: str
-                            ) -> str | None:
-        """Insert unless the triple exists; returns the id of the existing relationship when it does."""
-        self.db.execute("INSERT INTO relationships(id, from_rowid, to_rowid, type, created_at) VALUES (?, ?, ?, ?, ?) "
-                        "ON CONFLICT(from_rowid, to_rowid, type) DO NOTHING",
-                        (rel_id, from_rowid, to_rowid, rel_type, now))
-        if self.db.changes() == 1:
-            return None
-        return self.db.scalar("SELECT id FROM relationships WHERE from_rowid = ? AND to_rowid = ? AND type = ?",
-                              (from_rowid, to_rowid, rel_type))
+    def bump_resonance(self, rowid: int, now: str, *, cap: int) -> None:
+        """Reinforcement by a relationship: one more resonance (at most ``cap``), activated now."""
+        self.db.execute("UPDATE entries SET resonance = min(resonance + 1, ?), last_activated = ?, "
+                        "activation_count = activation_count + 1, updated_at = ?, rev = rev + 1 "
+                        "WHERE rowid = ?", (cap, now, now, rowid))
 
-    # -- backups ------------------------------------------------------------------------------------------------
-    def insert_backup(self, bk_id: str, entry: Entry, operation: str, agent: str | None, now: str,
-                      keep: int = 10) -> None:
-        snap = entry.to_json()
-        snap.pop("effective_resonance", None)
-        self.db.execute(
-            "INSERT INTO backups(id, entry_id, snapshot_json, operation, source_agent, visibility, owner, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (bk_id, entry.id, json.dumps(snap, ensure_ascii=False), operation, agent, entry["visibility"],
-             entry["owner"], now))
-        self.db.execute("DELETE FROM backups WHERE entry_id = ? AND rowid NOT IN "
-                        "(SELECT rowid FROM backups WHERE entry_id = ? ORDER BY rowid DESC LIMIT ?)",
-                        (entry.id, entry.id, keep))
-
-    def backups(self, entry_id: str, agent: str | None) -> list[tuple[Any, ...]]:
+    # -- threads ------------------------------------------------------------------------------------------------
+    def open_threads(self, agent: str | None) -> list[tuple[Any, ...]]:
+        """Visible open threads: ``(rowid, id, body, fact_state, created_at, resonance, tags_json)``, oldest first."""
         return self.db.all(
-            f"SELECT b.id, b.entry_id, b.snapshot_json, b.operation, b.source_agent, b.created_at FROM backups b "
-            f"WHERE b.entry_id = :eid AND {visible_sql('b')} ORDER BY b.rowid DESC", {"eid": entry_id, "agent": agent})
+            f"SELECT e.rowid, e.id, e.body, e.fact_state, e.created_at, e.resonance, "
+            f"(SELECT json_group_array(tag) FROM (SELECT tag FROM entry_tags WHERE entry_rowid = e.rowid "
+            f"ORDER BY rowid)) FROM entries e WHERE e.category = 'thread' AND "
+            f"(e.fact_state IS NULL OR e.fact_state = 'open') AND {visible_sql()} ORDER BY e.created_at, e.rowid",
+            {"agent": agent})
+
+    def close_thread(self, rowid: int, now: str) -> None:
+        self.db.execute("UPDATE entries SET fact_state = 'closed', updated_at = ?, rev = rev + 1 WHERE rowid = ?",
+                        (now, rowid))
+
+    # -- statistics ---------------------------------------------------------------------------------------------
+    def category_counts(self, agent: str | None) -> list[tuple[str, int]]:
+        return self.db.all(f"SELECT e.category, count(*) FROM entries e WHERE {visible_sql()} "
+                           "GROUP BY e.category ORDER BY e.category", {"agent": agent})
+
+    def private_count(self, agent: str) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM entries WHERE visibility = 'private' AND owner = ?",
+                                  (agent,), default=0))
+
+    def health_counts(self, agent: str | None, model: str | None, cutoff: str) -> tuple[int, int, int, int, int]:
+        """``(total, embedded, anchored, stale_high_res, stale_vectors)`` over the visible entries."""
+        return cast("tuple[int, int, int, int, int]", self.db.one(
+            f"""SELECT count(*),
+              coalesce(sum(EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry'
+                   AND v.owner_rowid = e.rowid AND v.model_id = :model)), 0),
+              coalesce(sum(EXISTS (SELECT 1 FROM entry_anchors an JOIN entries x ON x.rowid = an.anchor_rowid
+                   WHERE an.entry_rowid = e.rowid AND {visible_sql('x')})), 0),
+              coalesce(sum(e.resonance >= 5 AND (e.last_activated IS NULL OR e.last_activated < :cutoff)), 0),
+              coalesce(sum(EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry'
+                   AND v.owner_rowid = e.rowid AND v.model_id IS NOT :model)), 0)
+            FROM entries e WHERE {visible_sql()}""", {"agent": agent, "model": model, "cutoff": cutoff}))
+
+    def created_between(self, agent: str | None, start: str, end: str) -> int:
+        return int(self.db.scalar(
+            f"SELECT count(*) FROM entries e WHERE {visible_sql()} AND e.created_at >= :a AND e.created_at < :b",
+            {"agent": agent, "a": start, "b": end}, default=0))
+
+    def category_use(self, category: str) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM entries WHERE category = ?", (category,), default=0))
+
+    def visible_tags(self, agent: str | None, category: str | None) -> list[str]:
+        w = f"{visible_sql()}" + (" AND e.category = :cat" if category else "")
+        return [r[0] for r in self.db.all(
+            f"SELECT DISTINCT t.tag FROM entry_tags t JOIN entries e ON e.rowid = t.entry_rowid WHERE {w} "
+            f"ORDER BY t.tag", {"agent": agent, "cat": category})]
+
+    def entry_vector(self, rowid: int) -> bytes | None:
+        """The stored whole-entry vector (little-endian float32), if any."""
+        return cast("bytes | None", self.db.scalar(
+            "SELECT vec FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,)))
+
+
+class MetaRepo:
+    """The ``meta`` key/value table (schema facts, the wake secret, vector generations)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get(self, key: str) -> str | None:
+        return cast("str | None", self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,)))
+
+    def ensure(self, key: str, value: str) -> None:
+        """Set ``key`` unless it already has a value."""
+        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))

@@ -1,0 +1,21 @@
+"""Defaults shared by more than one module: each value has its one home here (issue 16, item 6).
+
+A default that only one function uses stays next to that function; anything a service, a tool declaration and a CLI
+option would otherwise each spell out lives here, so changing it is one edit.
+"""
+
+from __future__ import annotations
+
+# -- spreading activation (graph) ---------------------------------------------------------------------------------
+DECAY = 0.55  # energy kept per hop
+THRESHOLD = 0.04  # energy below which a node stops spreading
+
+# -- knowledge memory ---------------------------------------------------------------------------------------------
+SEARCH_LIMIT = 20  # results of memory search
+LIST_LIMIT = 100  # entries of memory list
+RECENT_DAYS = 10  # look-back of memory recent
+RECENT_LIMIT = 100  # facts of memory recent
+RECENT_MIN_RESONANCE = 0.5  # memory recent keeps facts whose (basis) resonance is above this
+RESONANCE_CAP = 10  # reinforcement stops here (a relationship's, and reinforce's default cap)
+STALE_AFTER_DAYS = 30  # health: a high-resonance entry not activated for this long is stale
+THREAD_WEEKLY_DECAY = 0.95  # open threads rank by resonance x this per week of age
