@@ -468,6 +468,9 @@ class CodeGraph:
                      "with an external id"),
             "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
+        from m1nd.watch import freshness
+
+        out.update(freshness(self.workdir))  # issue 15: say when a watcher has edits not yet in this graph
         if run.semantic_backend == "trigram":
             from m1nd.code_vectors import semantic_status
 

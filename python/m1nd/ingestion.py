@@ -95,6 +95,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
 
     started = time.perf_counter()
     say = progress or Progress()
+    # kept in the root's report, so a watcher re-ingests the root the way it was ingested (m1nd.watch)
+    options = {"include_dotfiles": include_dotfiles, "dotfile_patterns": list(dotfile_patterns or []),
+               "exclude": list(exclude or []), "max_file_bytes": max_file_bytes, "git_window_days": git_window_days}
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = Path.cwd() / p
@@ -213,7 +216,7 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                                                     ("large", "binary", "ignored")}},
                     "nodes": {"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
                     "edges": {"created": 0, "removed": 0, "total": n_edges}, "graph_generation": gen,
-                    "changed": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "changed": False, "options": options, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
                     "warnings": list(walked.warnings)[:50]}
         for rel, blob in unchanged.items():
             extracts[rel] = _decompress(blob)
@@ -250,7 +253,7 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                         "commits_read": int(getattr(git, "commits_read", 0)),
                         "co_change_edges": sum(1 for e in parts.edges if e.relation == 7)},
                 "embeddings": {"queued": 0, "model_id": None},
-                "graph_generation": gen, "changed": counts["changed"],
+                "graph_generation": gen, "changed": counts["changed"], "options": options,
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
             }
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -19,7 +21,10 @@ import click
 @click.option("--tools", "profile", metavar="PROFILE",
               help="Tools offered: core (default, 12 tools), graph, memory, perspectives or all. "
                    "Default: $M1ND_TOOLS, else 'tools' in the config file, else core.")
-def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None) -> None:
+@click.option("--watch/--no-watch", "watch", default=None,
+              help="Re-ingest changed files of the ingested roots as they change, so answers follow edits. "
+                   "Default: on over stdio, off with --http; $M1ND_WATCH=0/1 also sets it.")
+def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None, watch: bool | None) -> None:
     """Run the MCP server (stdio by default; stdout then carries protocol messages only).
 
     Calls without agent_id act as --agent NAME when given (also $M1ND_CURRENT_AGENT or 'agent' in the config
@@ -42,6 +47,10 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
     except M1ndError as e:
         click.echo(f"Error ({e.code}): {e.message} Recover: {e.recover}", err=True)
         sys.exit(2)
+    if watch is None:
+        env = os.environ.get("M1ND_WATCH", "").strip().lower()
+        watch = (env not in ("0", "false", "no", "off")) if env else not use_http
+    obj.settings = replace(obj.settings, watch=watch)
     if use_http:
         from m1nd.mcp.http import serve_http
 
