@@ -42,6 +42,7 @@ OWNERS = {
     "onnxruntime": {"m1nd.memory.embeddings"},
     "tokenizers": {"m1nd.memory.embeddings"},
     "usearch": {"m1nd.memory.vectors"},
+    "watchfiles": {"m1nd.watch"},
 }
 FORBIDDEN = {  # package prefix -> packages it must never import
     "m1nd.store": ("m1nd.graph", "m1nd.memory", "m1nd.mcp", "m1nd.cli", "m1nd.ingest", "m1nd.workspace"),
