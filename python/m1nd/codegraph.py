@@ -372,7 +372,8 @@ class CodeGraph:
             self._pending_ltp[p] = self._pending_ltp.get(p, 0) + 1
 
     # -- ingest ---------------------------------------------------------------------------------------------------
-    def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
+    def ingest(self, path: str, *, process: str | None = None, **opts: Any) -> dict[str, Any]:
+        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``)."""
         from m1nd.ingestion import run_ingest_isolated
 
         from m1nd import baselines
@@ -383,7 +384,7 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts)
+            report = run_ingest_isolated(self.settings, path, opts, process=process)
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)

@@ -406,7 +406,8 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
     return len(walked.files) >= threshold
 
 
-def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
+def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
+                        process: str | None = None) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
@@ -421,7 +422,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any]) -> 
     from m1nd.store.graph_repo import GraphStore
 
     abs_path = str(Path(path).expanduser() if Path(path).expanduser().is_absolute() else Path.cwd() / path)
-    mode = os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
+    mode = process or os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
     if mode == "auto":
         # Small trees are ingested in this process: a child's start-up would cost more than the garbage it saves.
         mode = "child" if _looks_large(Path(abs_path), opts) else "inprocess"

@@ -31,7 +31,10 @@ log = logging.getLogger(__name__)
 STEP_MS = 50  # quiet time that closes a batch: an editor's save is one batch
 DEBOUNCE_MS = 800  # the longest one batch keeps collecting while changes keep coming (a checkout, a formatter run)
 ROOTS_POLL_MS = 1000  # how often the watched roots are compared with the store's (an ingest may add one)
-BUSY_RETRY_S = 0.25  # wait between tries while another process holds the ingest lock
+BUSY_RETRY_S = 0.25
+# A batch of at most this many files is ingested in this process: a child's start-up and a second cache-building
+# child would cost more than the edit; larger batches (a branch switch) keep the child, whose garbage dies with it.
+IN_PROCESS_BATCH = 50  # wait between tries while another process holds the ingest lock
 STATE_PREFIX = "watch-"
 SHOWN_PENDING = 20  # pending files named in a result (the count is always exact)
 # ingest options a root was last ingested with, replayed by the watcher (see ingestion.run_ingest's report)
@@ -177,8 +180,15 @@ class Watcher:
         default = watchfiles.DefaultFilter()
 
         def wanted(change: Any, path: str) -> bool:
-            # the store's own files never count (a home inside the repository would otherwise feed back)
-            return default(change, path) and not Path(path).is_relative_to(home)
+            p = Path(path)
+            if p.is_relative_to(home):  # the store's own files (a home inside the repository would feed back)
+                return False
+            if ".git" in p.parts:
+                # A checkout or commit moves HEAD or a ref after the last work-tree write: history-derived fields
+                # (co-change, churn) follow only if that counts too. Never the index: `git status` rewrites it.
+                inner = p.parts[len(p.parts) - p.parts[::-1].index(".git"):]
+                return inner[:1] in (("HEAD",), ("refs",), ("packed-refs",))
+            return default(change, path)
 
         while not self.stop_event.is_set():
             roots = sorted({r[0] for r in self._roots() if Path(r[0]).is_dir()})
@@ -223,21 +233,22 @@ class Watcher:
                     self._cond.wait(1.0)
                 if self.stop_event.is_set():
                     return
-                batch = {root: max(files.values()) for root, files in self._pending.items() if files}
+                batch = {root: (max(files.values()), len(files), "" in files)
+                         for root, files in self._pending.items() if files}
                 self._busy = True
             try:
                 self._run_batch(batch)
             finally:
                 with self._cond:
                     self._busy = False
-                    for root, upto in batch.items():
+                    for root, (upto, _n, _whole) in batch.items():
                         files = self._pending.get(root, {})
                         for rel in [r for r, s in files.items() if s <= upto]:
                             del files[rel]
                     self._cond.notify_all()
                 self._publish()
 
-    def _run_batch(self, batch: dict[str, int]) -> None:
+    def _run_batch(self, batch: dict[str, tuple[int, int, bool]]) -> None:
         known = {r[0]: r for r in self._roots()}
         # the primary root first: re-ingesting it replaces the graph, after which secondary roots are merged again
         order = sorted(batch, key=lambda p: (not known.get(p, (p, None, False, {}))[2], p))
@@ -245,16 +256,20 @@ class Watcher:
             root = known.get(path)
             if root is None:
                 continue  # the root was dropped meanwhile
-            self._ingest_root(root)
+            _upto, n_files, whole = batch[path]
+            small = n_files <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
+            self._ingest_root(root, process="inprocess" if small else None)
             if root[2]:
                 after = {r[0] for r in self._roots()}
                 for lost in [r for p, r in known.items() if p not in after and not r[2] and p != path]:
                     self._ingest_root(lost)
         self.batches += 1
 
-    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]]) -> None:
+    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]], process: str | None = None) -> None:
         path, namespace, primary, opts = root
         args = dict(opts)
+        if process is not None:
+            args["process"] = process
         if not primary:
             args.update(mode="merge", namespace=namespace)
         while not self.stop_event.is_set():
