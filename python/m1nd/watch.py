@@ -114,21 +114,15 @@ class Watcher:
         # one file per watcher (a process may watch several workspaces, or one twice); readers merge them all
         self._state_path = Path(settings.workspace_dir) / f"{STATE_PREFIX}{os.getpid()}-{next(_WATCHER_IDS)}.json"
         self._threads: list[threading.Thread] = []
+        self._local = threading.local()
         self._catch_up = catch_up
         self.batches = 0
         self.ready = threading.Event()  # set once the file watch is installed (tests wait for it)
 
     # -- life cycle ------------------------------------------------------------------------------------------------
     def start(self) -> Watcher:
-        roots = self._roots()
-        if self._catch_up:
-            # files may have changed while no watcher ran: one ordinary incremental ingest per root finds them
-            with self._cond:
-                for path, _ns, _primary, _opts in roots:
-                    self._pending.setdefault(path, {})[""] = self._next()
-            self._publish()
         for name, target in (("m1nd-watch", self._watch_loop), ("m1nd-watch-ingest", self._ingest_loop)):
-            t = threading.Thread(target=target, name=name, daemon=True)
+            t = threading.Thread(target=self._thread(target), name=name, daemon=True)
             t.start()
             self._threads.append(t)
         return self
@@ -155,22 +149,31 @@ class Watcher:
 
     # -- roots -----------------------------------------------------------------------------------------------------
     def _roots(self) -> list[tuple[str, str | None, bool, dict[str, Any]]]:
-        """(path, namespace, is primary, replayed options) of every ingested root (each call its own connection:
-        the store is read from both threads)."""
-        from m1nd.store.graph_repo import GraphStore
-
+        """(path, namespace, is primary, replayed options) of every ingested root."""
         if not Path(self.settings.graph_db).exists():
-            return []
-        store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
-        try:
-            out = []
-            for r in store.roots():
-                opts = (r.report or {}).get("options") or {}
-                out.append((r.path, r.namespace, r.is_primary,
-                            {k: opts[k] for k in REPLAYED_OPTIONS if opts.get(k) is not None}))
-            return out
-        finally:
-            store.close()
+            return []  # nothing ingested yet (and no store file created by merely looking)
+        store = getattr(self._local, "store", None)
+        if store is None:  # one connection per thread (both threads read the store), closed when it ends
+            from m1nd.store.graph_repo import GraphStore
+
+            store = self._local.store = GraphStore(self.settings.graph_db,
+                                                   busy_timeout_ms=self.settings.busy_timeout_ms)
+        out = []
+        for r in store.roots():
+            opts = (r.report or {}).get("options") or {}
+            out.append((r.path, r.namespace, r.is_primary,
+                        {k: opts[k] for k in REPLAYED_OPTIONS if opts.get(k) is not None}))
+        return out
+
+    def _thread(self, target: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            finally:
+                store = getattr(self._local, "store", None)
+                if store is not None:
+                    store.close()
+        return run
 
     # -- the watch thread ------------------------------------------------------------------------------------------
     def _watch_loop(self) -> None:
@@ -227,6 +230,12 @@ class Watcher:
 
     # -- the ingest thread -----------------------------------------------------------------------------------------
     def _ingest_loop(self) -> None:
+        if self._catch_up:
+            # files may have changed while no watcher ran: one ordinary incremental ingest per root finds them
+            with self._cond:
+                for path, _ns, _primary, _opts in self._roots():
+                    self._pending.setdefault(path, {})[""] = self._next()
+            self._publish()
         while not self.stop_event.is_set():
             with self._cond:
                 while not self.stop_event.is_set() and not any(self._pending.values()):
