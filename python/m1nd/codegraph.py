@@ -635,6 +635,7 @@ class CodeGraph:
             warnings.append("the graph database is read-only")
         rss = _rss_bytes()
         from m1nd.perspectives.service import service_for_graph
+        from m1nd.watch import watch_status
 
         persp = service_for_graph(self)
         embedder = _embedder_health(self)
@@ -660,6 +661,7 @@ class CodeGraph:
                        for a, s in sorted(self.agents.items())],
             "perspectives": persp.count(agent_id), "locks": persp.lock_count(), "git": git_info,
             "transport": self.transport, "core": core_build_info(),
+            "watch": watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
         }
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"

@@ -47,12 +47,20 @@ def freshness(workdir: Path) -> dict[str, Any]:
 
     ``{"stale": False}`` when nothing is pending; else ``stale`` true, ``pending_files`` (the first few relative
     paths) and ``pending_count``. State files of watchers that died are removed on the way."""
+    out = watch_status(workdir)
+    del out["watchers"]
+    return out
+
+
+def watch_status(workdir: Path) -> dict[str, Any]:
+    """:func:`freshness` plus ``watchers``: how many live watchers (any process) follow this workspace."""
     pending: set[str] = set()
     checking = False
+    watchers = 0
     try:
         entries = list(os.scandir(workdir))
     except OSError:
-        return {"stale": False}
+        return {"stale": False, "watchers": 0}
     for entry in entries:
         if not (entry.name.startswith(STATE_PREFIX) and entry.name.endswith(".json")):
             continue
@@ -67,11 +75,12 @@ def freshness(workdir: Path) -> dict[str, Any]:
             except OSError:
                 pass
             continue
+        watchers += 1
         pending.update(state.get("pending") or ())
         checking = checking or bool(state.get("checking"))
     if not pending and not checking:
-        return {"stale": False}
-    return {"stale": True, "pending_files": sorted(pending)[:SHOWN_PENDING], "pending_count": len(pending),
+        return {"stale": False, "watchers": watchers}
+    return {"stale": True, "watchers": watchers, "pending_files": sorted(pending)[:SHOWN_PENDING], "pending_count": len(pending),
             "stale_hint": ("files changed since this graph was built are being re-ingested; results may miss "
                            "those edits for a moment" if pending else
                            "the watcher is checking for files changed while no watcher ran")}
@@ -121,6 +130,7 @@ class Watcher:
 
     # -- life cycle ------------------------------------------------------------------------------------------------
     def start(self) -> Watcher:
+        self._publish()  # present (no pending files yet): health counts this watcher
         for name, target in (("m1nd-watch", self._watch_loop), ("m1nd-watch-ingest", self._ingest_loop)):
             t = threading.Thread(target=self._thread(target), name=name, daemon=True)
             t.start()

@@ -60,6 +60,8 @@ async def test_server_watches_by_default_and_reports_stale(server_env: dict[str,
     async with Client(params(server_env), mode="legacy") as client:
         first = await poll_activate(client, "session pool", lambda out: True)
         assert first["stale"] is False
+        health = await client.call_tool("health", {})
+        assert health.structured_content["watch"] == {"stale": False, "watchers": 1}
         # Hold the store's ingest lock, as a long CLI ingest would: the server's watcher sees the edit but has to
         # wait, so the edit is pending and activate must say so.
         store = GraphStore(settings.graph_db, busy_timeout_ms=10000)
@@ -84,6 +86,7 @@ async def test_no_watch_leaves_the_graph_alone(server_env: dict[str, str], fixtu
     ingest_fixture(server_env, fixture_repo)
     async with Client(params(server_env, "--no-watch"), mode="legacy") as client:
         await poll_activate(client, "session pool", lambda out: True)
+        assert (await client.call_tool("health", {})).structured_content["watch"]["watchers"] == 0
         add_function(fixture_repo, "unwatched_edit_gecko")
         await anyio.sleep(1.5)  # ample time for a watcher to have started a batch, had there been one
         r = await client.call_tool("ingest", {"path": str(fixture_repo), "embed": "skip"})
