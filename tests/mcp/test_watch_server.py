@@ -102,7 +102,11 @@ def test_watch_cli_follows_edits(server_env: dict[str, str], fixture_repo: Path)
     try:
         first = json.loads(proc.stdout.readline())  # PATH was not a root yet: ingested first
         assert first["changed"] is True and first["nodes"]["total"] > 0
-        assert "watching" in proc.stderr.readline()
+        for _ in range(100):  # progress lines of the first ingest may come first
+            line = proc.stderr.readline()
+            if "watching" in line or not line:
+                break
+        assert f"watching {fixture_repo}" in line
         add_function(fixture_repo, "defrag_cache_manatee")
         end = time.monotonic() + SETTLE_S
         while time.monotonic() < end:
