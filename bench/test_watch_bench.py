@@ -8,14 +8,11 @@ from __future__ import annotations
 import itertools
 import shutil
 import time
-from pathlib import Path
 
 import pytest
-
 from corpus import workspace
-from test_e2e_sdist import fetch_sdist
-
 from m1nd.watch import Watcher
+from test_e2e_sdist import fetch_sdist
 
 SETTLE_S = 300.0
 

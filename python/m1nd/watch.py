@@ -14,6 +14,7 @@ same store (a server beside ``m1nd watch``, a CLI ``activate``) can say its grap
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -204,7 +205,12 @@ class Watcher:
             return default(change, path)
 
         while not self.stop_event.is_set():
-            roots = sorted({r[0] for r in self._roots() if Path(r[0]).is_dir()})
+            try:
+                roots = sorted({r[0] for r in self._roots() if Path(r[0]).is_dir()})
+            except Exception as e:  # noqa: BLE001 — the store busy or being replaced: look again shortly
+                log.warning("watch: cannot read the ingested roots (%s); retrying", e)
+                self.stop_event.wait(ROOTS_POLL_MS / 1000)
+                continue
             if not roots:
                 self.ready.set()
                 self.stop_event.wait(ROOTS_POLL_MS / 1000)  # nothing ingested yet: wait for the first ingest
@@ -257,6 +263,8 @@ class Watcher:
                 self._busy = True
             try:
                 self._run_batch(batch)
+            except Exception:
+                log.exception("watch: a batch failed")
             finally:
                 with self._cond:
                     self._busy = False
@@ -278,6 +286,8 @@ class Watcher:
             _upto, n_files, whole = batch[path]
             small = n_files <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
             self._ingest_root(root, process="inprocess" if small else None)
+            if small:
+                _release_garbage()
             if root[2]:
                 after = {r[0] for r in self._roots()}
                 for lost in [r for p, r in known.items() if p not in after and not r[2] and p != path]:
@@ -301,7 +311,7 @@ class Watcher:
                 log.warning("watch: ingest of %s failed: %s", path, e.message)
                 self._report({"root": path, "error": e.to_dict()})
                 return
-            except Exception as e:  # noqa: BLE001 — the watcher outlives one bad batch; the next edit retries
+            except Exception as e:
                 log.exception("watch: ingest of %s failed", path)
                 self._report({"root": path, "error": {"code": "internal", "message": f"{type(e).__name__}: {e}"}})
                 return
@@ -312,11 +322,13 @@ class Watcher:
         if self.on_report is not None:
             try:
                 self.on_report(report)
-            except Exception:  # noqa: BLE001 — a reporting failure must not stop the watcher
+            except Exception:
                 log.exception("watch: reporting a batch failed")
 
     # -- published state -------------------------------------------------------------------------------------------
     def _publish(self) -> None:
+        if self.stop_event.is_set():
+            return  # stopped: the state file is gone for good (an ingest finishing late must not bring it back)
         with self._cond:
             pending = sorted({rel for files in self._pending.values() for rel in files if rel})
             checking = any("" in files for files in self._pending.values())
@@ -328,6 +340,31 @@ class Watcher:
             os.replace(tmp, self._state_path)  # readers see the old state or the new one, never half of one
         except OSError as e:
             log.warning("watch: cannot publish the pending state (%s)", e)
+
+
+def _release_garbage() -> None:
+    """Hand the in-process ingest's temporaries back to the OS (glibc keeps freed arenas otherwise), so a serving
+    process that follows many edits stays near the size of the graph it holds."""
+    import gc
+
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")  # runs ldconfig: once per process
+    if not name or "libc.so" not in name:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
 
 
 def start_for_workspace(ws: Any) -> Watcher:

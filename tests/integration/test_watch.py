@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from shop_repo import git, make_ws
 from m1nd.errors import BusyError
 from m1nd.watch import Watcher, freshness
 from m1nd.workspace import Workspace
+from shop_repo import git, make_ws
 
 SETTLE_S = 120.0  # generous overall bound on a loaded machine; the tests never assert how long anything took
 
 
-def wait_for(pred, what: str, timeout: float = SETTLE_S) -> Any:  # noqa: ANN001
+def wait_for(pred, what: str, timeout: float = SETTLE_S) -> Any:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         got = pred()
@@ -65,7 +64,7 @@ def assert_converges(ws: Workspace, watchers: list[Watcher], tmp_path: Path, rep
     assert_same(graph_rows(ws), want)
 
 
-def busy_retry(call):  # noqa: ANN001, ANN201
+def busy_retry(call):
     """``call()``, or None while another ingest holds the lock."""
     try:
         return call()
@@ -117,8 +116,11 @@ def test_stale_and_pending_files_while_a_batch_waits(git_repo: Path, ws_factory)
     assert w.ready.wait(30)
     try:
         add_function(git_repo / "src/shop/cart.py", "settle_invoice_narwhal")
-        r = wait_for(lambda: (lambda x: x if x["stale"] else None)(ws.graph.activate("t", "cart", learn=False)),
-                     "activate to report stale")
+        def stale_result() -> dict[str, Any] | None:
+            out = ws.graph.activate("t", "cart", learn=False)
+            return out if out["stale"] else None
+
+        r = wait_for(stale_result, "activate to report stale")
         assert r["pending_files"] == ["src/shop/cart.py"] and r["pending_count"] == 1
         assert "re-ingested" in r["stale_hint"]
         assert not has_node(ws, "settle_invoice_narwhal", "settle_invoice_narwhal")  # really behind
@@ -170,8 +172,9 @@ def test_concurrent_watchers_and_cli_ingest_keep_one_exact_graph(git_repo: Path,
     import os
 
     cli = subprocess.Popen(  # a CLI ingest loop racing the watchers (busy answers are expected and fine)
-        [sys.executable, "-c", "import subprocess, sys\nfor _ in range(6):\n    subprocess.run([sys.executable, "
-         "'-m', 'm1nd', 'ingest', sys.argv[1], '--embed', 'skip'], capture_output=True)\n", str(git_repo)],
+        [sys.executable, "-c", ("import subprocess, sys\nfor _ in range(6):\n    subprocess.run([sys.executable, "
+                                "'-m', 'm1nd', 'ingest', sys.argv[1], '--embed', 'skip'], capture_output=True)\n"),
+         str(git_repo)],
         env={**os.environ, **env})
     try:
         for k in range(8):

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from m1nd.config import Settings
+from m1nd.store.graph_repo import GraphStore
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
 from test_server_support import (  # noqa: F401 — fixtures are used by name
     anyio_backend,
     fixture_repo,
@@ -21,9 +22,6 @@ from test_server_support import (  # noqa: F401 — fixtures are used by name
     ingest_fixture,
     server_env,
 )
-
-from m1nd.config import Settings
-from m1nd.store.graph_repo import GraphStore
 
 pytestmark = pytest.mark.anyio
 SETTLE_S = 120.0  # generous overall bound; nothing here asserts how long a step took
@@ -38,7 +36,7 @@ def add_function(repo: Path, name: str) -> None:
     p.write_text(p.read_text() + f"\n\ndef {name}():\n    return connect('x')\n", encoding="utf-8")
 
 
-async def poll_activate(client: Client, query: str, until) -> dict:  # noqa: ANN001
+async def poll_activate(client: Client, query: str, until) -> dict:
     end = time.monotonic() + SETTLE_S
     while time.monotonic() < end:
         r = await client.call_tool("activate", {"query": query, "coactivation_ltp": False})
@@ -49,7 +47,7 @@ async def poll_activate(client: Client, query: str, until) -> dict:  # noqa: ANN
     raise AssertionError(f"activate never satisfied the condition for {query!r}")
 
 
-def found(name: str):  # noqa: ANN201
+def found(name: str):
     return lambda out: any(a["node_id"].endswith(f"fn::{name}") for a in out["activated"][:5])
 
 
@@ -115,7 +113,8 @@ def test_watch_cli_follows_edits(server_env: dict[str, str], fixture_repo: Path)
                 break
         assert report["files_parsed"] >= 1
         out = subprocess.run([sys.executable, "-m", "m1nd", "--workspace", str(fixture_repo), "activate",
-                              "defrag_cache_manatee", "--json"], capture_output=True, text=True, env=env, timeout=300)
+                              "defrag_cache_manatee", "--json"], capture_output=True, text=True, env=env, timeout=300,
+                             check=False)
         assert out.returncode == 0, out.stderr
         got = json.loads(out.stdout)
         assert any(a["node_id"].endswith("fn::defrag_cache_manatee") for a in got["activated"][:5])
@@ -130,7 +129,7 @@ def test_watch_cli_without_a_graph_says_what_to_do(server_env: dict[str, str], t
     empty = tmp_path / "empty"
     empty.mkdir()
     out = subprocess.run([sys.executable, "-m", "m1nd", "--workspace", str(empty), "watch"], capture_output=True,
-                         text=True, env=full_env({"M1ND_HOME": server_env["M1ND_HOME"]}), timeout=120)
+                         text=True, env=full_env({"M1ND_HOME": server_env["M1ND_HOME"]}), timeout=120, check=False)
     assert out.returncode == 1
     assert f"nothing is ingested in workspace {empty}" in out.stderr and "m1nd watch PATH" in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
