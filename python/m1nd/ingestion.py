@@ -216,7 +216,8 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                                                     ("large", "binary", "ignored")}},
                     "nodes": {"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
                     "edges": {"created": 0, "removed": 0, "total": n_edges}, "graph_generation": gen,
-                    "changed": False, "options": options, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "changed": False, "options": options,
+                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
                     "warnings": list(walked.warnings)[:50]}
         for rel, blob in unchanged.items():
             extracts[rel] = _decompress(blob)
