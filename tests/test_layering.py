@@ -191,6 +191,9 @@ OWNERS = {
     "tokenizers": {"m1nd.memory.embeddings"},
     "usearch": {"m1nd.memory.vectors"},
     "click": None,  # the CLI package only (below)
+    "watchfiles": {"m1nd.watch"},
+    "psycopg": {"m1nd.store.pg"},
+    "psycopg_pool": {"m1nd.store.pg"},
 }
 
 

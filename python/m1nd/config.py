@@ -114,6 +114,7 @@ class Settings:
     home: Path
     workspace_key: Path
     busy_timeout_ms: int
+    watch: bool = False  # a serving workspace re-ingests its roots' changed files (m1nd serve --watch)
 
     @property
     def workspace_dir(self) -> Path:

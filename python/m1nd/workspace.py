@@ -212,6 +212,10 @@ class Workspace:
         except BaseException:
             warm.stop()  # the process is about to exit: not while the warm-up is inside ONNX Runtime
             raise
+        if self.settings.watch:  # issue 15: the graph follows edits (m1nd.watch)
+            from m1nd.watch import start_for_workspace
+
+            self.state["watcher"] = start_for_workspace(self)
         try:
             from m1nd.codegraph.baselines import record_server_start
         except ModuleNotFoundError as e:
@@ -221,6 +225,9 @@ class Workspace:
         record_server_start(g)
 
     def close(self) -> None:
+        watcher = self.state.pop("watcher", None)
+        if watcher is not None:
+            watcher.stop()
         if "graph" in self.__dict__:
             self.graph.close()
         if "memory" in self.__dict__:

@@ -97,6 +97,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("graph", "List the tools (of a profile) with their descriptions."),
     "call": ("graph", "Run TOOL in-process with ARGUMENTS (JSON text, or @file.json); prints structuredContent "
                       "as JSON."),
+    "watch": ("watch", "Re-ingest changed files of the ingested roots as they change (debounced batches) until "
+                       "Ctrl-C."),
     "serve": ("serve", "Run the MCP server (stdio by default; stdout then carries protocol messages only)."),
     "learn": ("learning", "Feedback on QUERY's results: FEEDBACK is correct, wrong or partial; NODE_ID... the "
                           "nodes concerned."),
@@ -111,7 +113,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("evaluation", "Measure how well activate finds the files a change needed, on this repository's own "
                            "git history."),
 }
-COMMAND_MODULES = ("graph", "serve", "learning", "memory_vectors", "evaluation", "tokens")
+COMMAND_MODULES = ("graph", "serve", "watch", "learning", "memory_vectors", "evaluation", "tokens")
 
 
 class LazyGroup(click.Group):

@@ -3,7 +3,9 @@ TLS)."""
 
 from __future__ import annotations
 
+import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -31,8 +33,12 @@ import click
               help="A DNS name clients use to reach the server (accepted in Host and Origin); repeatable.")
 @click.option("--allow-plain-http", is_flag=True,
               help="Serve plain HTTP beyond loopback: only behind a TLS-terminating proxy on a private network.")
+@click.option("--watch/--no-watch", "watch", default=None,
+              help="Re-ingest changed files of the ingested roots as they change, so answers follow edits. "
+                   "Default: on over stdio, off with --http; $M1ND_WATCH=0/1 also sets it.")
 def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None, tls_cert: str | None,
-              tls_key: str | None, auth: bool, allow_hosts: tuple[str, ...], allow_plain_http: bool) -> None:
+              tls_key: str | None, auth: bool, allow_hosts: tuple[str, ...], allow_plain_http: bool,
+              watch: bool | None) -> None:
     """Run the MCP server (stdio by default; stdout then carries protocol messages only).
 
     Calls without agent_id act as --agent NAME when given (also $M1ND_CURRENT_AGENT or 'agent' in the config
@@ -61,6 +67,10 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
         click.echo(f"Error (invalid_argument): {', '.join(http_only)} only apply with --http. Recover: add --http "
                    "or drop them", err=True)
         sys.exit(2)
+    if watch is None:
+        env = os.environ.get("M1ND_WATCH", "").strip().lower()
+        watch = (env not in ("0", "false", "no", "off")) if env else not use_http
+    obj.settings = replace(obj.settings, watch=watch)
     if use_http:
         from m1nd.mcp.http import serve_http
 

@@ -97,6 +97,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
 
     started = time.perf_counter()
     say = progress or Progress()
+    # kept in the root's report, so a watcher re-ingests the root the way it was ingested (m1nd.watch)
+    options = {"include_dotfiles": include_dotfiles, "dotfile_patterns": list(dotfile_patterns or []),
+               "exclude": list(exclude or []), "max_file_bytes": max_file_bytes, "git_window_days": git_window_days}
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = Path.cwd() / p
@@ -215,7 +218,8 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                                                     ("large", "binary", "ignored")}},
                     "nodes": {"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
                     "edges": {"created": 0, "removed": 0, "total": n_edges}, "graph_generation": gen,
-                    "changed": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "changed": False, "options": options,
+                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
                     "warnings": list(walked.warnings)[:50]}
         for rel, blob in unchanged.items():
             extracts[rel] = _decompress(blob)
@@ -252,7 +256,7 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                         "commits_read": int(getattr(git, "commits_read", 0)),
                         "co_change_edges": sum(1 for e in parts.edges if e.relation == 7)},
                 "embeddings": {"queued": 0, "model_id": None},
-                "graph_generation": gen, "changed": counts["changed"],
+                "graph_generation": gen, "changed": counts["changed"], "options": options,
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
             }
 
@@ -391,7 +395,8 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
 
 
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
-                        build_cache: Callable[[Settings], None] | None = None) -> dict[str, Any]:
+                        build_cache: Callable[[Settings], None] | None = None,
+                        process: str | None = None) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
@@ -407,7 +412,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     from m1nd.store.graph_repo import GraphStore
 
     abs_path = str(Path(path).expanduser() if Path(path).expanduser().is_absolute() else Path.cwd() / path)
-    mode = os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
+    mode = process or os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
     if mode == "auto":
         # Small trees are ingested in this process: a child's start-up would cost more than the garbage it saves.
         mode = "child" if _looks_large(Path(abs_path), opts) else "inprocess"

@@ -373,7 +373,8 @@ class CodeGraph:
             self._pending_ltp[p] = self._pending_ltp.get(p, 0) + 1
 
     # -- ingest ---------------------------------------------------------------------------------------------------
-    def ingest(self, path: str, **opts: Any) -> dict[str, Any]:
+    def ingest(self, path: str, *, process: str | None = None, **opts: Any) -> dict[str, Any]:
+        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``)."""
         from m1nd.codegraph.ingestion import run_ingest_isolated
 
         from m1nd.codegraph import baselines
@@ -384,7 +385,8 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child)
+            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
+                                         process=process)
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)
@@ -469,6 +471,9 @@ class CodeGraph:
                      "with an external id"),
             "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
+        from m1nd.watch import freshness
+
+        out.update(freshness(self.workdir))  # issue 15: say when a watcher has edits not yet in this graph
         if run.semantic_backend == "trigram":
             from m1nd.codegraph.vectors import semantic_status
 
@@ -632,6 +637,7 @@ class CodeGraph:
         except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
             warnings.append("the graph database is read-only")
         rss = _rss_bytes()
+        from m1nd.watch import watch_status
         embedder = _embedder_health(self)
         lexicon = {"terms": len(g.lexicon.terms), "nodes_with_body_terms": g.lexicon.bodies} if g.lexicon else None
         if g.n and g.lexicon is not None and g.lexicon.bodies == 0:
@@ -656,6 +662,7 @@ class CodeGraph:
             "perspectives": perspectives.count(agent_id) if perspectives is not None else 0,
             "locks": perspectives.lock_count() if perspectives is not None else 0, "git": git_info,
             "transport": self.transport, "core": core_build_info(),
+            "watch": watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
         }
         if g.n == 0:
             out["hint"] = "call ingest with path=<repo root>"
