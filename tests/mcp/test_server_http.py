@@ -1,5 +1,5 @@
 """``m1nd serve --http``: the official SDK streamable-HTTP client (two agents sharing one runtime) and the transport
-rules checked on raw HTTP (sessions, Origin, methods, sizes, version header, loopback-only bind, shutdown)."""
+rules checked on raw HTTP (sessions, Origin, methods, sizes, version header, loopback bind without tokens, shutdown)."""
 
 from __future__ import annotations
 
@@ -255,7 +255,8 @@ def test_non_loopback_host_is_refused(server_env: dict[str, str], host: str) -> 
     out = subprocess.run([sys.executable, "-m", "m1nd", "serve", "--http", "--host", host, "--port", "0"],
                          capture_output=True, text=True, env=full_env(server_env), timeout=120)
     assert out.returncode == 2
-    assert "loopback only" in out.stderr and out.stdout == ""
+    assert f"refusing to serve on --host {host}" in out.stderr and out.stdout == ""
+    assert ("beyond loopback only over TLS" if host != "example.com" else "give an IP address") in out.stderr
 
 
 def test_http_shutdown_flushes_learning(http_server, server_env: dict[str, str], fixture_repo: Path) -> None:

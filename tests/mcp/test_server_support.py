@@ -245,7 +245,7 @@ class HttpServerProcess:
         for raw in self.proc.stderr:
             line = raw.decode("utf-8", "replace")
             self.stderr_lines.append(line)
-            m = re.search(r"serving MCP on (http://\S+/mcp)", line)
+            m = re.search(r"serving MCP on (https?://\S+/mcp)", line)
             if m:
                 self.url = m.group(1)
                 self._ready.set()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from m1nd.mcp import server as S
-from m1nd.mcp.http import HostRefused, check_host, origin_allowed
+from m1nd.mcp.access import Access, HostRefused, check_host, check_names
 from m1nd.mcp.registry import ToolResult
 
 # The §9 block of spec mcp.md, copied into the repository so the check runs everywhere (issue 14).
@@ -395,22 +395,50 @@ def test_read_lines_limit_is_exact() -> None:
 @pytest.mark.parametrize(("host", "bound"), [("127.0.0.1", "127.0.0.1"), ("localhost", "127.0.0.1"),
                                              ("::1", "::1"), ("[::1]", "::1"), ("127.0.0.2", "127.0.0.2")])
 def test_loopback_hosts_accepted(host: str, bound: str) -> None:
-    assert check_host(host) == bound
+    assert check_host(host) == (bound, False)
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com", ""])
-def test_other_hosts_refused(host: str) -> None:
-    with pytest.raises(HostRefused, match="loopback only"):
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10"])
+def test_public_hosts_need_tls_or_a_proxy(host: str) -> None:
+    with pytest.raises(HostRefused, match="beyond loopback only over TLS with bearer tokens"):
         check_host(host)
+    assert check_host(host, tls=True) == (host, True)
+    assert check_host(host, plain_ok=True) == (host, True)
+
+
+@pytest.mark.parametrize("host", ["example.com", "", "127.0.0.1:80"])
+def test_host_names_refused(host: str) -> None:
+    with pytest.raises(HostRefused, match="give an IP address to bind"):
+        check_host(host, tls=True)
 
 
 @pytest.mark.parametrize(("origin", "ok"), [
     (None, True), ("http://localhost", True), ("http://localhost:3000", True), ("http://127.0.0.1:7341", True),
-    ("http://[::1]:8080", True), ("https://evil.example", False), ("http://localhost.evil.com", False),
-    ("http://127.0.0.1.nip.io", False), ("null", False), ("http://localhost:80/path", False),
+    ("http://[::1]:8080", True), ("https://localhost:7341", True), ("https://evil.example", False),
+    ("http://localhost.evil.com", False), ("http://127.0.0.1.nip.io", False), ("null", False),
+    ("http://localhost:80/path", False), ("http://localhost:99999", False), ("ftp://localhost", False),
 ])
 def test_origin_guard(origin: str | None, ok: bool) -> None:
-    assert origin_allowed(origin) is ok
+    assert Access().origin_allowed(origin) is ok
+
+
+@pytest.mark.parametrize(("host", "loopback", "public", "named"), [
+    ("localhost:7341", True, True, True), ("[::1]:7341", True, True, True), ("evil.example", False, False, False),
+    ("m1nd.example.com:443", False, False, True), ("M1ND.EXAMPLE.COM", False, False, True),
+    ("192.0.2.7:7341", False, True, False), ("[2001:db8::1]:7341", False, True, False), ("", False, False, False),
+    ("localhost:x", False, False, False),
+])
+def test_host_guard(host: str, loopback: bool, public: bool, named: bool) -> None:
+    assert Access().host_allowed(host) is loopback
+    assert Access(public=True).host_allowed(host) is public
+    assert Access(names=check_names(["m1nd.example.com"])).host_allowed(host) is (loopback or named)
+    assert Access(names=frozenset({"m1nd.example.com"})).origin_allowed(f"https://{host}") is (loopback or named)
+
+
+@pytest.mark.parametrize("name", ["https://m1nd.example.com", "m1nd.example.com:443", "bad_name", ""])
+def test_allow_host_values_checked(name: str) -> None:
+    with pytest.raises(HostRefused, match="is not a host name or IP address"):
+        check_names([name])
 
 
 # -- stdio transport in-process (pipes, fake tools) -------------------------------------------------------------------

@@ -106,10 +106,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "weights": ("learning", "Learned edge weights: statistics and reset."),
     "memory": ("memory", "Knowledge memory: entries with categories, tags, resonance and visibility (memory.db, "
                          "shared by every workspace)."),
+    "token": ("tokens", "Bearer tokens for `m1nd serve --http` beyond loopback: each acts as one agent; stored "
+                        "hashed."),
     "eval": ("evaluation", "Measure how well activate finds the files a change needed, on this repository's own "
                            "git history."),
 }
-COMMAND_MODULES = ("graph", "serve", "learning", "memory", "evaluation")
+COMMAND_MODULES = ("graph", "serve", "learning", "memory", "evaluation", "tokens")
 
 
 class LazyGroup(click.Group):

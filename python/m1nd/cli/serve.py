@@ -1,4 +1,5 @@
-"""``m1nd serve``: run the MCP server over stdio (default) or streamable HTTP on a loopback address."""
+"""``m1nd serve``: run the MCP server over stdio (default) or streamable HTTP (loopback, or beyond with tokens and
+TLS)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import click
 @click.option("--http", "use_http", is_flag=True,
               help="Serve streamable HTTP on http://HOST:PORT/mcp (many agents share one runtime) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Loopback address to bind with --http (127.0.0.1 or ::1; others are refused).")
+              help="Address to bind with --http. Loopback (127.0.0.1, ::1) needs nothing more; any other address "
+                   "(0.0.0.0 for every interface) requires bearer tokens and --tls-cert/--tls-key (or "
+                   "--allow-plain-http behind a TLS proxy).")
 @click.option("--port", type=click.IntRange(0, 65535), default=7341, show_default=True,
               help="TCP port with --http (0 picks a free port; the address is printed on stderr).")
 @click.option("--workers", type=click.IntRange(1, 256), default=8, show_default=True,
@@ -19,7 +22,17 @@ import click
 @click.option("--tools", "profile", metavar="PROFILE",
               help="Tools offered: core (default, 12 tools), graph, memory, perspectives or all. "
                    "Default: $M1ND_TOOLS, else 'tools' in the config file, else core.")
-def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None) -> None:
+@click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
+              help="PEM certificate chain: serve https:// (with --tls-key unless the file holds the key too).")
+@click.option("--tls-key", type=click.Path(dir_okay=False), default=None, help="PEM private key of --tls-cert.")
+@click.option("--auth", is_flag=True,
+              help="Require bearer tokens ('m1nd token create AGENT') on loopback too, e.g. behind a local proxy.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="A DNS name clients use to reach the server (accepted in Host and Origin); repeatable.")
+@click.option("--allow-plain-http", is_flag=True,
+              help="Serve plain HTTP beyond loopback: only behind a TLS-terminating proxy on a private network.")
+def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str | None, tls_cert: str | None,
+              tls_key: str | None, auth: bool, allow_hosts: tuple[str, ...], allow_plain_http: bool) -> None:
     """Run the MCP server (stdio by default; stdout then carries protocol messages only).
 
     Calls without agent_id act as --agent NAME when given (also $M1ND_CURRENT_AGENT or 'agent' in the config
@@ -42,10 +55,18 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
     except M1ndError as e:
         click.echo(f"Error ({e.code}): {e.message} Recover: {e.recover}", err=True)
         sys.exit(2)
+    http_only = [f for f, v in (("--tls-cert", tls_cert), ("--tls-key", tls_key), ("--auth", auth),
+                                ("--allow-host", allow_hosts), ("--allow-plain-http", allow_plain_http)) if v]
+    if http_only and not use_http:
+        click.echo(f"Error (invalid_argument): {', '.join(http_only)} only apply with --http. Recover: add --http "
+                   "or drop them", err=True)
+        sys.exit(2)
     if use_http:
         from m1nd.mcp.http import serve_http
 
-        code = serve_http(obj.settings, host=host, port=port, workers=workers, profile=profile, agent=agent)
+        code = serve_http(obj.settings, host=host, port=port, workers=workers, profile=profile, agent=agent,
+                          tls_cert=tls_cert, tls_key=tls_key, auth=auth, allow_hosts=allow_hosts,
+                          allow_plain_http=allow_plain_http)
     else:
         from m1nd.mcp.server import serve_stdio
 

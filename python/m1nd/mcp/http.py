@@ -11,7 +11,12 @@ hex digits), which every later message must carry (400 when missing, 404 when un
 Guards (issue 14), in the order they are checked:
 
 - DNS rebinding: the ``Host`` header must name a loopback host (``localhost``, ``127.0.0.1``, ``[::1]``, any port),
-  and a present ``Origin`` must be ``http://`` one of those; otherwise 403.
+  a name given with ``--allow-host``, or (public bind) an IP address; a present ``Origin`` must be ``http(s)://`` one
+  of those; otherwise 403 (:mod:`m1nd.mcp.access`).
+- Bearer tokens (issue 18), required beyond loopback or with ``--auth``: a request without a usable
+  ``Authorization: Bearer`` token gets 401; a session stays bound to the agent of the token that opened it (403 for
+  another agent's token), and its tool calls act as that agent. TLS (``--tls-cert``/``--tls-key``) handshakes on the
+  connection's own thread, within the read timeout.
 - ``POST`` needs ``Content-Type: application/json`` (415) and, when ``Accept`` is sent, one that admits JSON (406).
 - Sessions: at most ``M1ND_HTTP_MAX_SESSIONS`` (1000). A session idle for ``M1ND_HTTP_SESSION_IDLE_S`` (1 h) with no
   request in progress expires; a session in use is never evicted. A new ``initialize`` when the table is full of
@@ -28,13 +33,12 @@ sharing one :class:`~m1nd.workspace.Workspace` (one graph in memory for every ag
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import queue
-import re
 import secrets
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -42,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from m1nd.errors import M1ndError
+from m1nd.mcp.access import Access, HostRefused, check_host
 from m1nd.mcp.server import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
@@ -67,9 +72,6 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 DRAIN_LIMIT = 64 * 1024 * 1024
 LISTEN_BACKLOG = 128
-_LOOPBACK = r"(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?"
-_ORIGIN_RE = re.compile(r"^http://" + _LOOPBACK + "$", re.IGNORECASE)
-_HOST_RE = re.compile("^" + _LOOPBACK + "$", re.IGNORECASE)
 _DISCONNECTS = (ConnectionError, TimeoutError, socket.timeout)
 
 
@@ -101,35 +103,6 @@ def read_timeout_s() -> float:
 def idle_timeout_s() -> float:
     return _env_number("M1ND_HTTP_IDLE_TIMEOUT_S", 60.0)
 SSE_KEEPALIVE_S = 15.0
-
-
-class HostRefused(M1ndError):
-    code = "invalid_argument"
-
-
-def check_host(host: str) -> str:
-    """Accept loopback addresses only (``localhost`` means 127.0.0.1); raise :class:`HostRefused` otherwise."""
-    h = host.strip().strip("[]")
-    if h.lower() == "localhost":
-        return "127.0.0.1"
-    try:
-        addr = ipaddress.ip_address(h)
-    except ValueError:
-        addr = None
-    if addr is None or not addr.is_loopback:
-        raise HostRefused(f"refusing to serve on --host {host}: the HTTP transport binds loopback only "
-                          "(127.0.0.1 or ::1); agents on this machine connect to http://127.0.0.1:<port>/mcp",
-                          recover="pass --host 127.0.0.1 or --host ::1")
-    return str(addr)
-
-
-def origin_allowed(origin: str | None) -> bool:
-    return origin is None or bool(_ORIGIN_RE.match(origin.strip()))
-
-
-def host_allowed(host: str | None) -> bool:
-    """The ``Host`` header names this machine's loopback interface (a DNS-rebinding page sends its own name)."""
-    return host is not None and bool(_HOST_RE.match(host.strip()))
 
 
 def media_type(value: str | None) -> str:
@@ -243,6 +216,7 @@ class _HttpServer(ThreadingHTTPServer):
     mcp: McpServer
     sessions: SessionTable
     closing: threading.Event
+    access: Access
 
     def server_activate(self) -> None:
         self.max_connections = max_connections()
@@ -299,7 +273,13 @@ class Handler(BaseHTTPRequestHandler):
     server: _HttpServer
 
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            # The handshake runs here, on the connection's thread with a deadline, not in the accept loop where
+            # one slow client would hold every other connection back.
+            self.request.settimeout(read_timeout_s())
+            self.request.do_handshake()
         self.timeout = idle_timeout_s()  # waiting for the next request on a kept-alive connection
+        self.token_agent: str | None = None
         super().setup()
 
     def parse_request(self) -> bool:
@@ -367,20 +347,39 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- common checks ------------------------------------------------------------------------------------------------
     def _preflight(self) -> bool:
-        """Host, Origin and path checks shared by every method; False when a response was already sent."""
-        if not host_allowed(self.headers.get("Host")):
+        """Host, Origin, path and token checks shared by every method; False when a response was already sent."""
+        access = self.server.access
+        if not access.host_allowed(self.headers.get("Host")):
             self.close_connection = True
             self._text(403, "forbidden: the Host header must name a loopback address (localhost, 127.0.0.1 or "
-                            "[::1]); DNS-rebinding guard")
+                            "[::1]) or a name the server allows (--allow-host); DNS-rebinding guard")
             return False
-        if not origin_allowed(self.headers.get("Origin")):
-            self._text(403, "forbidden: foreign Origin (only http://localhost and http://127.0.0.1 may call)")
+        if not access.origin_allowed(self.headers.get("Origin")):
+            self._text(403, "forbidden: foreign Origin (only http(s)://localhost, 127.0.0.1 and the names allowed "
+                            "by --allow-host may call)")
             return False
         path = self.path.split("?", 1)[0]
         if path != ENDPOINT:
             self._text(404, f"not found: the MCP endpoint is {ENDPOINT}")
             return False
+        if access.tokens is not None:
+            given = self.headers.get("Authorization")
+            self.token_agent = access.agent_for(given)
+            if self.token_agent is None:
+                self.close_connection = True  # the body is not read
+                challenge = 'Bearer realm="m1nd"' + (', error="invalid_token"' if given else "")
+                self._text(401, "unauthorized: this server needs 'Authorization: Bearer <token>' with a token from "
+                                "'m1nd token create AGENT' that is not revoked or expired",
+                           {"WWW-Authenticate": challenge})
+                return False
         return True
+
+    def _same_agent(self, session: Session) -> bool:
+        """A session is used only with a token of the agent that opened it; False when 403 was sent."""
+        if session.bound_agent == self.token_agent:
+            return True
+        self._text(403, "forbidden: this session was opened with another agent's token; initialize a new session")
+        return False
 
     # -- methods ------------------------------------------------------------------------------------------------------
     def do_GET(self) -> None:
@@ -396,7 +395,8 @@ class Handler(BaseHTTPRequestHandler):
                        else "unknown or ended session; initialize again")
             return
         try:
-            self._event_stream(session)
+            if self._same_agent(session):
+                self._event_stream(session)
         finally:
             self.server.sessions.release(session)
 
@@ -446,8 +446,11 @@ class Handler(BaseHTTPRequestHandler):
         if not self._preflight():
             return
         sid = self.headers.get(SESSION_HEADER)
+        session = self.server.sessions.get(sid) if sid else None
         if not sid:
             self._text(400, f"missing {SESSION_HEADER} header")
+        elif session is not None and not self._same_agent(session):
+            return
         elif self.server.sessions.remove(sid):
             log.info("session %s ended by the client", sid)
             self._send(204)
@@ -541,6 +544,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._rpc_error(404, req_id, INVALID_REQUEST, "unknown, ended or expired session; initialize again")
             return
         try:
+            if not self._same_agent(session):
+                return
             reply = self.server.mcp.handle(msg, session)
         finally:
             table.release(session)
@@ -550,7 +555,7 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, reply)
 
     def _initialize(self, msg: Any) -> None:
-        session = Session(id=secrets.token_hex(16))
+        session = Session(id=secrets.token_hex(16), bound_agent=self.token_agent)
         reply = self.server.mcp.handle(msg, session)
         if not session.initialized:
             self._json(200, reply or b"")
@@ -568,25 +573,74 @@ def _server_class(host: str) -> type[_HttpServer]:
     return type("_Server", (_HttpServer,), {"address_family": family})
 
 
-def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8,
-               profile: str = "core", agent: str | None = None) -> int:
-    """Run ``m1nd serve --http`` until SIGTERM/SIGINT; returns the exit code (2: refused host, 1: cannot start)."""
+def _refuse(message: str, recover: str | None = None) -> int:
+    sys.stderr.write(f"m1nd: {message}" + (f" Recover: {recover}" if recover else "") + "\n")
+    return 2
+
+
+def tls_context(cert: str, key: str | None) -> ssl.SSLContext:
+    """A server context for ``--tls-cert``/``--tls-key`` (TLS 1.2 or newer); :class:`HostRefused` on bad files."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
-        host = check_host(host)
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as e:
+        raise HostRefused(f"cannot load the TLS certificate {cert}" + (f" / key {key}" if key else "") + f": {e}",
+                          recover="pass a PEM certificate chain with --tls-cert and its private key with "
+                                  "--tls-key") from e
+    return ctx
+
+
+def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, workers: int = 8,
+               profile: str = "core", agent: str | None = None, tls_cert: str | None = None,
+               tls_key: str | None = None, auth: bool = False, allow_hosts: tuple[str, ...] = (),
+               allow_plain_http: bool = False) -> int:
+    """Run ``m1nd serve --http`` until SIGTERM/SIGINT; returns the exit code (2: refused settings, 1: cannot start).
+
+    Beyond loopback, tokens are required and TLS (or ``allow_plain_http`` behind a TLS proxy) too; see
+    :mod:`m1nd.mcp.access`."""
+    from m1nd.mcp.access import check_names
+
+    if tls_key and not tls_cert:
+        return _refuse("--tls-key needs --tls-cert", "pass both, or neither")
+    try:
+        host, public = check_host(host, tls=tls_cert is not None, plain_ok=allow_plain_http)
+        names = check_names(allow_hosts)
+        ctx = tls_context(tls_cert, tls_key) if tls_cert else None
     except HostRefused as e:
-        sys.stderr.write(f"m1nd: {e.message}\n")
-        return 2
+        return _refuse(e.message, e.recover)
+    tokens = None
+    if public or auth:
+        from m1nd.auth import TokenService, tokens_db_path
+
+        try:
+            tokens = TokenService(settings.home, busy_timeout_ms=settings.busy_timeout_ms)
+            usable = tokens.usable()
+        except M1ndError as e:
+            return _refuse(e.message, e.recover)
+        if usable == 0:
+            tokens.close()
+            return _refuse(f"{'serving beyond loopback' if public else '--auth'} needs bearer tokens and "
+                           f"{tokens_db_path(settings.home)} has no usable one",
+                           "create one per agent with 'm1nd token create AGENT' (same --home), then start again")
     shutdown = Shutdown()
     shutdown.install()
     try:
         httpd = _server_class(host)((host, port), Handler)
     except OSError as e:
         sys.stderr.write(f"m1nd: cannot listen on {host}:{port}: {e}\n")
+        if tokens is not None:
+            tokens.close()
         return 1
+    if ctx is not None:
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
+    httpd.access = Access(public=public, tokens=tokens, names=names)
     try:
         ws = start_workspace(settings, "http")
     except Exception as e:  # noqa: BLE001
         httpd.server_close()
+        if tokens is not None:
+            tokens.close()
         return start_failed(e)
     httpd.mcp = McpServer(ws, workers=workers, profile=profile, agent=agent)
     httpd.sessions = SessionTable()
@@ -597,7 +651,9 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
                             daemon=True)
     if not shutdown.event.is_set():
         loop.start()
-        sys.stderr.write(f"m1nd: serving MCP on http://{shown}:{bound_port}{ENDPOINT}\n")
+        scheme = "https" if ctx is not None else "http"
+        guard = "; bearer tokens required" if tokens is not None else ""
+        sys.stderr.write(f"m1nd: serving MCP on {scheme}://{shown}:{bound_port}{ENDPOINT}{guard}\n")
         sys.stderr.flush()
         shutdown.wait()
     httpd.closing.set()
@@ -607,4 +663,6 @@ def serve_http(settings: Any, *, host: str = "127.0.0.1", port: int = 7341, work
     httpd.server_close()
     if not httpd.mcp.wait_idle(SHUTDOWN_GRACE_S):
         log.warning("%d calls still in progress after %.0f s", httpd.mcp.active, SHUTDOWN_GRACE_S)
+    if tokens is not None:
+        tokens.close()
     return finish(httpd.mcp.all_workspaces(), shutdown)

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m1nd.errors import M1ndError
+from m1nd.errors import M1ndError, RefusedError
 from m1nd.mcp.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
-from m1nd.mcp.registry import ToolResult, call_tool, load_all, unknown_tool_message
+from m1nd.mcp.registry import ToolResult, call_tool, error_result, load_all, unknown_tool_message
 
 log = logging.getLogger(__name__)
 
@@ -318,6 +318,9 @@ class Session:
     roots_request: str | None = None
     roots_ready: threading.Event = field(default_factory=lambda: _set_event())
     in_use: int = 0  # requests of this session being answered (HTTP: such a session never expires)
+    # HTTP with bearer tokens (issue 18): the agent of the token that opened the session. Every call acts as it,
+    # and a call naming another agent_id is refused.
+    bound_agent: str | None = None
 
     def agent(self) -> str:
         """The connection's agent: the client's name from ``initialize`` and the session, e.g. ``cursor@3fa2c91b``."""
@@ -598,7 +601,12 @@ class McpServer:
 
     def run_tool(self, name: str, args: dict[str, Any], session: Session, req_id: Any = None) -> ToolResult | None:
         """Run one tool on the pool with the time limit; ``None`` when the request was cancelled meanwhile."""
-        agent = self.agent or session.agent()
+        bound = session.bound_agent
+        if bound is not None and isinstance(args, dict) and args.get("agent_id") not in (None, bound):
+            return error_result(RefusedError(
+                f"this connection's token acts as agent '{bound}'; it cannot act as '{args.get('agent_id')}'",
+                code="wrong_agent", recover=f"omit agent_id (or pass '{bound}'); another agent needs its own token"))
+        agent = bound or self.agent or session.agent()
         workspace = self.workspace_for(session)
         if self._pool is None:
             return call_tool(workspace, name, args, default_agent=agent)

@@ -1,0 +1,214 @@
+"""PostgreSQL connections through psycopg 3: the one place psycopg is imported (issue 18, team mode).
+
+The knowledge memory can live on a PostgreSQL server (``M1ND_MEMORY_URL=postgresql://…``) so that agents on many
+machines share it. This module gives the repositories the same guarantees the SQLite store gives
+(:mod:`m1nd.store.db`):
+
+* **One transaction per command.** :meth:`PgStore.run` runs a function inside one transaction on a pooled
+  connection: ``SERIALIZABLE`` for writers, so concurrent commands behave as if run one after another (SQLite's
+  ``BEGIN IMMEDIATE``), ``REPEATABLE READ READ ONLY`` for readers (one snapshot).
+* **Retry where safe.** A serialization failure or deadlock, or a connection lost *before* ``COMMIT`` was sent,
+  rolls the whole transaction back on the server, so the function is run again (bounded, with jittered backoff,
+  on a fresh connection). A connection lost *during* ``COMMIT`` leaves the outcome unknown: that is reported, never
+  retried blindly (a retry could write twice).
+* **Clear errors.** An unreachable server, a refused login or a missing database becomes a :class:`StoreError`
+  naming the server (password hidden) and what to check.
+* **Versioned schemas.** :meth:`PgStore.migrate` applies ordered steps per component, recorded in
+  ``m1nd_schema``, under an advisory lock so that processes starting together migrate once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from m1nd.errors import BusyError, StoreError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+RETRIES = 8
+POOL_TIMEOUT_S = 15.0  # waiting for a pooled connection (the server down or saturated) before giving up
+CONNECT_TIMEOUT_S = 5
+_RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (for messages and logs)."""
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def is_postgres_url(url: str | None) -> bool:
+    return bool(url) and url.split("://", 1)[0].lower() in ("postgresql", "postgres")
+
+
+class Tx:
+    """The statements of one transaction (``%s`` placeholders). Thin on purpose: repositories hold the SQL."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+        self.cur = conn.cursor()
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Tx:
+        self.cur.execute(sql, params)
+        return self
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.cur.executemany(sql, rows)
+
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        self.cur.execute(sql, params)
+        return self.cur.fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), default: Any = None) -> Any:
+        row = self.one(sql, params)
+        return default if row is None else row[0]
+
+    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        self.cur.execute(sql, params)
+        return self.cur.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self.cur.rowcount
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit rolled back alone on any exception (partial batch success)."""
+        with self.conn.transaction():
+            yield
+
+
+# A migration step: SQL text, or a callable given the transaction (for seeds that need Python).
+PgMigration = str | Callable[[Tx], None]
+
+
+class PgStore:
+    """A pool of connections to one PostgreSQL database."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, app: str = "m1nd",
+                 timeout_s: float = POOL_TIMEOUT_S) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self.shown = redact(url)
+        self._closed = threading.Event()
+        try:  # fail fast, with the server's own reason, before a pool would retry in the background
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except psycopg.OperationalError as e:
+            raise StoreError(f"cannot connect to the memory database {self.shown}: {_first_line(e)}",
+                             recover="check that the server runs and accepts this user and database "
+                                     "(M1ND_MEMORY_URL / --memory-url)") from e
+        except psycopg.Error as e:
+            raise StoreError(f"bad memory database address {self.shown}: {_first_line(e)}",
+                             recover="use postgresql://user[:password]@host[:port]/database") from e
+        self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=False, timeout=timeout_s,
+                                   kwargs={"autocommit": True, "application_name": app,
+                                           "connect_timeout": CONNECT_TIMEOUT_S},
+                                   check=ConnectionPool.check_connection, reconnect_timeout=60.0)
+        try:
+            self.pool.open(wait=True, timeout=timeout_s)
+        except PoolTimeout as e:
+            raise StoreError(f"cannot open connections to the memory database {self.shown}",
+                             recover="check the server's max_connections and that it stays up") from e
+
+    # -- transactions ---------------------------------------------------------------------------------------------
+    def run(self, fn: Callable[[Tx], T], *, write: bool = True, retries: int = RETRIES) -> T:
+        """``fn(tx)`` inside one transaction, retried as the module docstring says."""
+        attempt = 0
+        while True:
+            attempt += 1
+            committing = False
+            try:
+                with self.pool.connection(timeout=self.timeout_s) as conn:
+                    conn.execute("BEGIN ISOLATION LEVEL SERIALIZABLE" if write else
+                                 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        result = fn(Tx(conn))
+                    except BaseException:
+                        if not conn.closed and not conn.broken:
+                            conn.execute("ROLLBACK")
+                        raise
+                    committing = True
+                    conn.execute("COMMIT")
+                    return result
+            except _RETRYABLE as e:
+                if attempt > retries:
+                    raise BusyError(f"the memory database {self.shown} kept refusing this write as conflicting with "
+                                    f"concurrent ones ({attempt} attempts)", recover="retry in a moment") from e
+                self._backoff(attempt)
+            except (psycopg.OperationalError, PoolTimeout) as e:
+                if committing:
+                    raise StoreError(f"the connection to {self.shown} was lost while committing: the change may or "
+                                     "may not be stored", recover="check with a read (memory_show / memory_search) "
+                                     "before repeating the write") from e
+                if attempt > retries or self._closed.is_set():
+                    raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
+                                     recover="check that the server runs; nothing was written") from e
+                log.warning("memory database connection lost (%s); retrying (%d/%d)", type(e).__name__, attempt,
+                            retries)
+                self._backoff(attempt)
+            except pg_errors.IntegrityError:
+                raise  # the repositories translate the constraint they expect
+            except psycopg.Error as e:
+                raise StoreError(f"database error on {self.shown}: {e}") from e
+
+    @staticmethod
+    def _backoff(attempt: int) -> None:
+        time.sleep(min(2.0, 0.02 * (2 ** min(attempt, 7))) * (0.5 + random.random()))
+
+    # -- schema ---------------------------------------------------------------------------------------------------
+    def version(self, component: str) -> int:
+        def read(tx: Tx) -> int:
+            if tx.scalar("SELECT to_regclass('m1nd_schema')") is None:
+                return 0
+            return int(tx.scalar("SELECT version FROM m1nd_schema WHERE component = %s", (component,), default=0))
+
+        return self.run(read, write=False)
+
+    def migrate(self, component: str, steps: Sequence[PgMigration]) -> int:
+        """Apply ``steps[version:]`` of ``component`` in order, each in its own transaction; the number applied.
+        A database newer than this code is refused rather than misread."""
+        applied = 0
+        for number in range(1, len(steps) + 1):
+            def step(tx: Tx, number: int = number) -> bool:
+                tx.execute("SELECT pg_advisory_xact_lock(hashtext('m1nd_schema'))")
+                tx.execute("CREATE TABLE IF NOT EXISTS m1nd_schema (component TEXT PRIMARY KEY, version INTEGER "
+                           "NOT NULL)")
+                current = int(tx.scalar("SELECT version FROM m1nd_schema WHERE component = %s", (component,),
+                                        default=0))
+                if current > len(steps):
+                    raise StoreError(f"the {component} schema of {self.shown} is version {current}, newer than this "
+                                     f"m1nd understands ({len(steps)})", recover="upgrade m1nd")
+                if current >= number:
+                    return False
+                s = steps[number - 1]
+                if callable(s):
+                    s(tx)
+                else:
+                    tx.execute(s)
+                tx.execute("INSERT INTO m1nd_schema(component, version) VALUES (%s, %s) ON CONFLICT (component) "
+                           "DO UPDATE SET version = excluded.version", (component, number))
+                return True
+
+            applied += int(self.run(step))
+        return applied
+
+    def close(self) -> None:
+        self._closed.set()
+        self.pool.close()

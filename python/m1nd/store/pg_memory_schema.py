@@ -1,0 +1,213 @@
+"""Schema of the knowledge memory on PostgreSQL (issue 18): the tables of :mod:`m1nd.store.memory_schema`, same names
+and columns, in PostgreSQL's types, applied as component ``memory`` of :meth:`m1nd.store.pg.PgStore.migrate`.
+
+Differences from SQLite, each for a reason:
+
+* ``rowid`` is a ``BIGINT GENERATED ALWAYS AS IDENTITY`` column (SQLite's implicit rowid), so child tables keep
+  their ``entry_rowid`` references unchanged and a migration copies ids over (``OVERRIDING SYSTEM VALUE``).
+* Keyword search: ``entries_fts`` holds one ``tsvector`` per entry (title weight A, tags and identifiers B, summary
+  C, body D; the ``english`` configuration stems like FTS5's porter tokenizer) with a GIN index, refreshed by the
+  writing transaction as on SQLite; ``ts_rank_cd`` orders hits.
+* Vectors: ``vec`` is ``BYTEA`` (float32 little-endian, as on SQLite). Semantic search runs on a local usearch
+  mirror of them, kept in sync through ``vectors_changes`` (a change counter), because pgvector is not packaged for
+  the server here; where the server has pgvector, the same rows can be indexed there later.
+* Deleting an entry or chunk deletes its vectors through a trigger function, like SQLite's triggers.
+"""
+
+from __future__ import annotations
+
+from m1nd.store.memory_schema import (
+    APPLICABILITY,
+    CATEGORIES,
+    CONTENT_TYPES,
+    ENTRY_TYPES,
+    FACT_TYPES,
+    RELATIONSHIP_TYPES,
+    RESONANCE_TYPES,
+    SEED_TIME,
+    SESSION_TYPES,
+    SOURCE_TYPES,
+)
+
+COMPONENT = "memory"
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return ", ".join("'" + v + "'" for v in values)
+
+
+_V1 = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE categories(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE TABLE agents(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', domain TEXT,
+                    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE projects(id TEXT PRIMARY KEY, name TEXT NOT NULL, path TEXT, repo_url TEXT, description TEXT,
+                      active INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE applicability_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', scope TEXT,
+                                 created_at TEXT NOT NULL);
+CREATE TABLE source_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE TABLE entry_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE TABLE content_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',
+                           file_extensions TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL);
+CREATE TABLE session_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE TABLE relationship_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',
+                                directional INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL);
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, session_type TEXT NOT NULL REFERENCES session_types(id), project TEXT REFERENCES projects(id),
+  started_at TEXT NOT NULL, ended_at TEXT, created_by TEXT);
+CREATE INDEX sessions_project ON sessions(project);
+CREATE TABLE entries(
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL CHECK (char_length(title) BETWEEN 1 AND 500),
+  body TEXT NOT NULL DEFAULT '',
+  summary TEXT,
+  category TEXT NOT NULL REFERENCES categories(id),
+  visibility TEXT NOT NULL DEFAULT 'public' CHECK (visibility IN ('public', 'private')),
+  owner TEXT,
+  source_agent TEXT NOT NULL,
+  source_project TEXT REFERENCES projects(id),
+  source_type TEXT NOT NULL DEFAULT 'manual' REFERENCES source_types(id),
+  entry_type TEXT NOT NULL DEFAULT 'primary' REFERENCES entry_types(id),
+  content_type TEXT NOT NULL DEFAULT 'text' REFERENCES content_types(id),
+  session_id TEXT REFERENCES sessions(id),
+  domain TEXT,
+  ephemeral INTEGER NOT NULL DEFAULT 0 CHECK (ephemeral IN (0, 1)),
+  resonance INTEGER NOT NULL DEFAULT 0,
+  resonance_type TEXT CHECK (resonance_type IN ({_in(RESONANCE_TYPES)})),
+  fact_type TEXT CHECK (fact_type IN ({_in(FACT_TYPES)})),
+  fact_state TEXT CHECK (fact_state IN ('open', 'closed')),
+  wake_phrases TEXT NOT NULL DEFAULT '[]',
+  wake_order INTEGER,
+  code_refs TEXT NOT NULL DEFAULT '[]',
+  content_hash TEXT NOT NULL,
+  dedup_hash TEXT NOT NULL,
+  dedup_scope TEXT NOT NULL,
+  dedup_exempt INTEGER NOT NULL DEFAULT 0,
+  last_activated TEXT,
+  activation_count INTEGER NOT NULL DEFAULT 0,
+  chunk_count INTEGER NOT NULL DEFAULT 0,
+  embedding_model TEXT,
+  embedded_at TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  rev INTEGER NOT NULL DEFAULT 1,
+  CHECK (visibility = 'public' OR owner IS NOT NULL)
+);
+CREATE INDEX entries_category ON entries(category);
+CREATE INDEX entries_owner ON entries(owner, visibility);
+CREATE INDEX entries_visibility ON entries(visibility);
+CREATE INDEX entries_session ON entries(session_id);
+CREATE INDEX entries_resonance_type ON entries(resonance_type);
+CREATE INDEX entries_created ON entries(created_at);
+CREATE INDEX entries_updated ON entries(updated_at);
+CREATE INDEX entries_last_activated ON entries(last_activated);
+CREATE INDEX entries_wake_order ON entries(wake_order);
+CREATE INDEX entries_resonance ON entries(resonance);
+CREATE UNIQUE INDEX entries_dedup ON entries(session_id, dedup_scope, category, dedup_hash)
+  WHERE session_id IS NOT NULL AND dedup_exempt = 0;
+CREATE TABLE entry_tags(
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE, tag TEXT NOT NULL,
+  PRIMARY KEY (entry_rowid, tag));
+CREATE INDEX entry_tags_tag ON entry_tags(tag);
+CREATE TABLE entry_applicability(
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  applicability_id TEXT NOT NULL REFERENCES applicability_types(id), PRIMARY KEY (entry_rowid, applicability_id));
+CREATE INDEX entry_applicability_id ON entry_applicability(applicability_id);
+CREATE TABLE entry_anchors(
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  anchor_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  similarity DOUBLE PRECISION, created_at TEXT NOT NULL, PRIMARY KEY (entry_rowid, anchor_rowid));
+CREATE INDEX entry_anchors_anchor ON entry_anchors(anchor_rowid);
+CREATE TABLE anchor_removed(
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  anchor_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE, PRIMARY KEY (entry_rowid, anchor_rowid));
+CREATE TABLE relationships(
+  id TEXT PRIMARY KEY,
+  from_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  to_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  type TEXT NOT NULL REFERENCES relationship_types(id), created_at TEXT NOT NULL,
+  UNIQUE (from_rowid, to_rowid, type));
+CREATE INDEX relationships_to ON relationships(to_rowid);
+CREATE TABLE backups(
+  id TEXT PRIMARY KEY, entry_id TEXT NOT NULL, snapshot_json TEXT NOT NULL,
+  operation TEXT NOT NULL CHECK (operation IN ('update', 'edit', 'append', 'prepend', 'delete', 'restore')),
+  source_agent TEXT, visibility TEXT NOT NULL, owner TEXT, created_at TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX backups_entry ON backups(entry_id, created_at, seq);
+CREATE TABLE chunks(
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
+  chunk_index INTEGER NOT NULL, token_offset INTEGER NOT NULL, token_count INTEGER NOT NULL, chunk_text TEXT NOT NULL,
+  UNIQUE (entry_rowid, chunk_index));
+CREATE TABLE vectors(
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('entry', 'chunk')), owner_rowid BIGINT NOT NULL,
+  model_id TEXT NOT NULL, dim INTEGER NOT NULL, content_hash TEXT NOT NULL, vec BYTEA NOT NULL,
+  UNIQUE (owner_kind, owner_rowid));
+CREATE TABLE vectors_changes(id INTEGER PRIMARY KEY CHECK (id = 1), counter BIGINT NOT NULL);
+INSERT INTO vectors_changes(id, counter) VALUES (1, 0);
+CREATE FUNCTION m1nd_vectors_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM vectors WHERE owner_kind = TG_ARGV[0] AND owner_rowid = OLD.rowid;
+  RETURN OLD;
+END $$;
+CREATE TRIGGER entries_vectors_gone AFTER DELETE ON entries FOR EACH ROW EXECUTE FUNCTION m1nd_vectors_gone('entry');
+CREATE TRIGGER chunks_vectors_gone AFTER DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION m1nd_vectors_gone('chunk');
+CREATE FUNCTION m1nd_vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE vectors_changes SET counter = counter + 1 WHERE id = 1;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER vectors_changed AFTER INSERT OR UPDATE OR DELETE ON vectors
+  FOR EACH STATEMENT EXECUTE FUNCTION m1nd_vectors_changed();
+CREATE TABLE wake_sessions(
+  id TEXT PRIMARY KEY, agent TEXT NOT NULL, wake INTEGER, model_id TEXT, plan_json TEXT NOT NULL,
+  step INTEGER NOT NULL DEFAULT 0, prev_step INTEGER, last_response_json TEXT, last_status TEXT,
+  counters_json TEXT NOT NULL DEFAULT '{{}}', created_at TEXT NOT NULL, completed_at TEXT);
+CREATE INDEX wake_sessions_agent ON wake_sessions(agent, wake);
+CREATE TABLE wake_guesses(
+  session_id TEXT NOT NULL REFERENCES wake_sessions(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL, agent TEXT NOT NULL, wake INTEGER, model_id TEXT, bloom_id TEXT NOT NULL,
+  chunk_index INTEGER NOT NULL, chunk_total INTEGER NOT NULL, bloom_position INTEGER NOT NULL,
+  bloom_total INTEGER NOT NULL, title_shown TEXT NOT NULL, guess TEXT NOT NULL, phrase_source TEXT NOT NULL,
+  phrases_json TEXT NOT NULL, match_kind TEXT NOT NULL, match_index INTEGER, bucket TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL, ts TEXT NOT NULL, embedding BYTEA, embedding_model TEXT,
+  sim_phrase DOUBLE PRECISION, sim_content DOUBLE PRECISION, sim_title DOUBLE PRECISION,
+  sim_prior DOUBLE PRECISION, sim_prior_null DOUBLE PRECISION, prior_n INTEGER,
+  sim_prior_same DOUBLE PRECISION, sim_prior_null_same DOUBLE PRECISION, prior_n_same INTEGER,
+  sim_prior_cross DOUBLE PRECISION, sim_prior_null_cross DOUBLE PRECISION, prior_n_cross INTEGER,
+  scored_at TEXT, PRIMARY KEY (session_id, position));
+CREATE INDEX wake_guesses_agent ON wake_guesses(agent, scored_at);
+CREATE INDEX wake_guesses_bloom ON wake_guesses(bloom_id);
+CREATE TABLE wake_phrase_vectors(key TEXT PRIMARY KEY, model_id TEXT NOT NULL, vec BYTEA NOT NULL);
+CREATE TABLE entries_fts(
+  rowid BIGINT PRIMARY KEY REFERENCES entries(rowid) ON DELETE CASCADE, doc tsvector NOT NULL);
+CREATE INDEX entries_fts_doc ON entries_fts USING GIN (doc);
+"""
+
+
+def _seed(tx) -> None:  # noqa: ANN001 — a m1nd.store.pg.Tx (kept untyped: this module does not import psycopg)
+    import secrets
+
+    t = SEED_TIME
+    tx.execute(_V1)
+    tx.executemany("INSERT INTO categories(id, description, created_at) VALUES (%s, %s, %s)",
+                   [(i, d, t) for i, d in CATEGORIES])
+    tx.executemany("INSERT INTO source_types(id, description, created_at) VALUES (%s, %s, %s)",
+                   [(i, d, t) for i, d in SOURCE_TYPES])
+    tx.executemany("INSERT INTO entry_types(id, description, created_at) VALUES (%s, %s, %s)",
+                   [(i, d, t) for i, d in ENTRY_TYPES])
+    tx.executemany("INSERT INTO content_types(id, description, file_extensions, created_at) VALUES (%s, %s, %s, %s)",
+                   [(i, d, x, t) for i, d, x in CONTENT_TYPES])
+    tx.executemany("INSERT INTO session_types(id, description, created_at) VALUES (%s, %s, %s)",
+                   [(i, d, t) for i, d in SESSION_TYPES])
+    tx.executemany("INSERT INTO relationship_types(id, description, directional, created_at) "
+                   "VALUES (%s, %s, %s, %s)", [(i, d, k, t) for i, d, k in RELATIONSHIP_TYPES])
+    tx.executemany("INSERT INTO applicability_types(id, description, scope, created_at) VALUES (%s, %s, %s, %s)",
+                   [(i, d, s, t) for i, d, s in APPLICABILITY])
+    # schema_version 2: the SQLite store's dedup-scope migration is built into this first step
+    tx.executemany("INSERT INTO meta(key, value) VALUES (%s, %s)",
+                   [("schema_version", "2"), ("wake_secret", secrets.token_hex(32))])
+
+
+MIGRATIONS = [_seed]
