@@ -39,7 +39,8 @@ class Workspace:
 
         with self._lock:  # the embedding hook is None when no model is installed (issue 6)
             return MemoryService.open(self.settings, vector_hook=vector_hook_for(
-                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms))
+                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms,
+                url=self.settings.memory_url))
 
     def related_memories(self, agent_id: str, node_ids: list[str], limit: int = 3) -> list[dict[str, Any]]:
         """Knowledge entries visible to ``agent_id`` whose ``code_refs`` name one of ``node_ids`` (best first).

@@ -46,8 +46,8 @@ def _service(*, apply_schema: bool | None = None) -> Any:
         apply_schema = not env_truthy("M1ND_SKIP_SCHEMA")
     from m1nd.memory.semantic import vector_hook_for  # issue 6: embeddings (None when no model is installed)
 
-    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms)
-    svc = MemoryService(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
+    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, url=settings.memory_url)
+    svc = MemoryService(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
                         vector_hook=hook)
     ctx.call_on_close(svc.close)
     if hook is not None:
