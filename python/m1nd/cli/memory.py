@@ -127,6 +127,7 @@ def memory_group() -> None:
 
 
 def register(cli: click.Group) -> None:
+    import m1nd.cli.memory_migrate  # noqa: F401 — registers migrate (issue 18)
     import m1nd.cli.memory_vectors  # noqa: F401 — registers embed and auto-anchor (issue 6)
 
     cli.add_command(memory_group, "memory")
