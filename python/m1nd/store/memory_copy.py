@@ -70,8 +70,9 @@ def copy_memory(src: Any, dst: Any, *, replace: bool = False,
     with src.db.read(), dst.db.write():
         if not is_empty(dst) and not replace:
             raise InvalidInputError(
-                    f"the target memory is not empty ({_count(dst, 'entries')} entries, {_count(dst, 'sessions')} "
-                    "sessions)", recover="migrate into an empty store, or pass --replace to overwrite it")
+                f"the target memory is not empty ({_count(dst, 'entries')} entries, {_count(dst, 'sessions')} "
+                "sessions); migrate into an empty store, or pass --replace to overwrite it",
+                recover="migrate into an empty store, or pass --replace to overwrite it")
         # an empty target still holds seeded registries: the source's replace them (as everything, with --replace)
         for table, _, _ in reversed(TABLES):
             if table == "entries":
