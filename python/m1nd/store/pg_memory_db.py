@@ -14,6 +14,7 @@ SQLite                                           PostgreSQL
 ``INSERT OR REPLACE INTO t(k, c…)``              ``… ON CONFLICT (k) DO UPDATE SET c = excluded.c`` (k: the key)
 ``x IS :p`` / ``x IS NOT :p``                    ``IS NOT DISTINCT FROM`` / ``IS DISTINCT FROM``
 ``json_group_array(c)``                          ``coalesce(json_agg(c)::text, '[]')``
+``DO UPDATE SET c = coalesce(excluded.c, c)``    ``… coalesce(excluded.c, t.c)`` (t: the table inserted into)
 ``r.rowid IN (SELECT value FROM json_each(:p))``  ``… IN (SELECT value::bigint FROM json_array_elements_text(…))``
 ``json_each(:p) a``                              ``json_array_elements_text(CAST(:p AS json)) AS a(value)``
 ``+e.col`` (an index hint)                       ``e.col``
@@ -45,6 +46,7 @@ _JSON_EACH = re.compile(r"json_each\(([^()]+)\)(?:\s+(?!WHERE\b|AND\b|ON\b|JOIN\
 _HINT = re.compile(r"(?<=[\s(])\+(?=[a-z]\.)")
 _WHERE_1 = re.compile(r"\bWHERE 1(?=\s|$|\))")
 _REPLACE = re.compile(r"INSERT OR REPLACE INTO (\w+)\(([^)]*)\)")
+_COALESCE_KEEP = re.compile(r"coalesce\(excluded\.(\w+), \1\)")
 _INSERT_INTO = re.compile(r"^\s*INSERT (?:OR IGNORE )?INTO (\w+)")
 
 
@@ -71,6 +73,8 @@ def to_pg(sql: str) -> tuple[str, bool]:
     if re.match(r"^\s*INSERT OR IGNORE INTO", s):
         s = s.replace("INSERT OR IGNORE INTO", "INSERT INTO", 1) + " ON CONFLICT DO NOTHING"
     ins = _INSERT_INTO.match(s)
+    if ins and "DO UPDATE SET" in s:  # PostgreSQL wants the kept value named by table: coalesce(excluded.c, t.c)
+        s = _COALESCE_KEEP.sub(lambda m: f"coalesce(excluded.{m.group(1)}, {ins.group(1)}.{m.group(1)})", s)
     returning = bool(ins and ins.group(1) in _IDENTITY_TABLES)
     if returning:
         s += " RETURNING rowid"
