@@ -22,10 +22,10 @@ import pytest
 
 pytest.importorskip("psycopg")
 
-from m1nd.memory import embeddings as E  # noqa: E402
-from m1nd.memory.semantic import vector_hook_for  # noqa: E402
-from m1nd.memory.service import Filters, MemoryService  # noqa: E402
-from test_memory_bench import Corpus  # noqa: E402
+from m1nd.memory import embeddings as E
+from m1nd.memory.semantic import vector_hook_for
+from m1nd.memory.service import Filters, MemoryService
+from test_memory_bench import Corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 STORES = ["sqlite", "postgresql"]

@@ -17,10 +17,11 @@ import pytest
 
 pytest.importorskip("psycopg")
 
-from m1nd.errors import M1ndError, StoreError  # noqa: E402
-from m1nd.memory.semantic import vector_hook_for  # noqa: E402
-from m1nd.memory.service import Filters, MemoryService  # noqa: E402
-from m1nd.store.memory_copy import TABLES, copy_memory  # noqa: E402
+from m1nd.errors import M1ndError, StoreError
+from m1nd.memory.fts import ident_text
+from m1nd.memory.semantic import vector_hook_for
+from m1nd.memory.service import Filters, MemoryService
+from m1nd.store.memory_copy import TABLES, copy_memory
 
 # The shared table: entries written in this order on both stores (same rowids), then the searches below.
 ENTRIES = [
@@ -188,9 +189,9 @@ def test_migrate_replace_overwrites_a_non_empty_target(tmp_path: Path, pg_url: s
         a.add({"category": "insight", "title": "from a", "content": "x"}, agent="alice")
         b.add({"category": "insight", "title": "only on b", "content": "y"}, agent="alice")
         with pytest.raises(M1ndError, match="not empty"):
-            copy_memory(a, b)
+            copy_memory(a, b, ident=ident_text)
         assert [e["title"] for e in b.list_entries(Filters(), agent="alice").data] == ["only on b"]
-        counts = copy_memory(a, b, replace=True)
+        counts = copy_memory(a, b, ident=ident_text, replace=True)
         assert counts["entries"] == 1
         assert [e["title"] for e in b.list_entries(Filters(), agent="alice").data] == ["from a"]
         b.add({"category": "insight", "title": "after", "content": "z"}, agent="alice")  # identity moved past

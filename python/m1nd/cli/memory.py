@@ -127,7 +127,6 @@ def memory_group() -> None:
 
 
 def register(cli: click.Group) -> None:
-    import m1nd.cli.memory_migrate  # noqa: F401 — registers migrate (issue 18)
     import m1nd.cli.memory_vectors  # noqa: F401 — registers embed and auto-anchor (issue 6)
 
     cli.add_command(memory_group, "memory")
@@ -1308,9 +1307,24 @@ def fact_session_cmd(fact_id: str, as_json: bool) -> None:
 
 
 @memory_group.command("migrate")
+@click.option("--to", "to", metavar="TARGET",
+              help="Copy the whole memory to another store: postgresql://user[:password]@host[:port]/db, "
+                   "sqlite:PATH or a path to a memory.db file (issue 18).")
+@click.option("--replace", is_flag=True, help="With --to: overwrite a target that already holds a memory.")
+@json_option
 @handled
-def migrate_cmd() -> None:
-    """Apply the memory schema explicitly (ignores M1ND_SKIP_SCHEMA)."""
+def migrate_cmd(to: str | None, replace: bool, as_json: bool) -> None:
+    """Apply the memory schema explicitly (ignores M1ND_SKIP_SCHEMA); with --to, copy the whole memory (entries,
+    sessions, relationships, registries, backups, vectors, wake logs) from the current store (M1ND_MEMORY_URL /
+    --memory-url, else memory.db) to another one, in one transaction on the target, row counts compared table by
+    table before it commits. The source is left as it was."""
+    if to is not None:
+        from m1nd.cli.memory_migrate import copy_to
+
+        copy_to(to, replace=replace, as_json=as_json)
+        return
+    if replace:
+        usage("--replace needs --to")
     svc = _service(apply_schema=False)
     applied, version = svc.migrate()
     if applied:

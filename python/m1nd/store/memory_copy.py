@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from m1nd.errors import InvalidInputError, StoreError
+from m1nd.store.pg_url import redact
 
 # Parents before children: (table, keeps its rowid, the key it is read in order of; "" = read at once)
 TABLES: tuple[tuple[str, bool, str], ...] = (
@@ -60,9 +61,10 @@ def is_empty(svc: Any) -> bool:
     return all(_count(svc, t) == 0 for t in ("entries", "sessions", "wake_sessions"))
 
 
-def copy_memory(src: Any, dst: Any, *, replace: bool = False,
+def copy_memory(src: Any, dst: Any, *, ident: Callable[[str, str], str], replace: bool = False,
                 progress: Callable[[str, int, int], None] | None = None) -> dict[str, int]:
-    """Copy every memory table of service ``src`` into service ``dst``; the verified row counts per table."""
+    """Copy every memory table of service ``src`` into service ``dst``; the verified row counts per table.
+    ``ident(title, body)`` gives the identifier parts the keyword index holds (the writers' own function)."""
     if src.backend == dst.backend and getattr(src, "url", None) == getattr(dst, "url", None) \
             and getattr(src, "path", None) == getattr(dst, "path", None):
         raise InvalidInputError("the migration target is the memory being migrated", recover="name another store")
@@ -81,7 +83,7 @@ def copy_memory(src: Any, dst: Any, *, replace: bool = False,
         for table, keep_rowid, order in TABLES:
             counts[table] = _copy_table(src, dst, table, keep_rowid, order, progress)
         _copy_meta(src, dst)
-        _rebuild_keyword_index(dst, progress)
+        _rebuild_keyword_index(dst, ident, progress)
         if dst.backend == "postgresql":
             for table in ("entries", "chunks", "vectors"):
                 dst.db.native(f"SELECT setval(pg_get_serial_sequence('{table}', 'rowid'), "
@@ -136,9 +138,8 @@ def _copy_meta(src: Any, dst: Any) -> None:
         raise StoreError("the target lost its schema version during the migration", recover="report this")
 
 
-def _rebuild_keyword_index(dst: Any, progress: Callable[[str, int, int], None] | None) -> None:
-    from m1nd.memory.fts import ident_text  # the same identifier parts the writers index
-
+def _rebuild_keyword_index(dst: Any, ident_text: Callable[[str, str], str],
+                           progress: Callable[[str, int, int], None] | None) -> None:
     entries = dst.repo.entries
     rows = dst.db.all("SELECT rowid, title, body, summary FROM entries ORDER BY rowid")
     tags: dict[int, list[str]] = {}
@@ -152,6 +153,4 @@ def _rebuild_keyword_index(dst: Any, progress: Callable[[str, int, int], None] |
 
 def describe(svc: Any) -> str:
     """The store of a memory service, for messages (a server address without its password)."""
-    from m1nd.store.pg_url import redact
-
     return redact(svc.url) if svc.backend == "postgresql" else str(svc.path)
