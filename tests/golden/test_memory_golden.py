@@ -239,6 +239,8 @@ def cli_scenario(home: Path, tmp: Path, clock: Frozen) -> list[dict[str, Any]]:
     clock.tick(days=30)
     cli("list", "--sort", "resonance")
     cli("export", agent=None)
+    cli("growth")  # appended after the refactor, once growth read the frozen clock
+    cli("growth", "--json")
     return out
 
 

@@ -19,7 +19,7 @@ from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_entry_id, new_relationship_id
 from m1nd.memory.normalize import content_hash, dedup_hash, dedup_scope, thread_key
 from m1nd.store.memory_tx import MemoryTx
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import format_ms, now_iso, now_ms
 
 
 class Adding(MemoryCore):
@@ -153,7 +153,7 @@ class Adding(MemoryCore):
         plan.anchor_rowids = rowids  # type: ignore[attr-defined]
 
     def _close_thread(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None) -> dict[str, Any]:
-        ts = format_ms(now_ms())
+        ts = now_iso()
         if plan.thread_id:
             hit = tx.entries.rowid_of(plan.thread_id)
             if not visible(hit, agent):

@@ -16,7 +16,7 @@ from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_backup_id, normalize_entry_id, prefix_candidate
 from m1nd.memory.normalize import content_hash, dedup_hash
 from m1nd.memory.snapshots import Snapshots
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import format_ms, now_iso, now_ms
 
 
 class Backups(Snapshots):
@@ -97,6 +97,6 @@ class Backups(Snapshots):
         with self._write() as tx:
             rowid = self._resolve(tx, raw_id, agent, "Entry '{id}' not found")
             entry = self._entry(tx, rowid, agent)
-            tx.backups.insert(new_backup_id(), entry, "delete", agent, format_ms(now_ms()))
+            tx.backups.insert(new_backup_id(), entry, "delete", agent, now_iso())
             tx.entries.delete_entry(rowid)
         return {"deleted": True, "id": entry.id}

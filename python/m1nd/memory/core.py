@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,7 @@ class MemoryCore:
 
             self._pg = PgStore(self.url)
         self._threads = PerThread(self._connect)
+        self._units = threading.local()  # this thread's MemoryTx, rebuilt only when its connection changes
         if apply_schema:
             self.migrate()
 
@@ -108,11 +110,16 @@ class MemoryCore:
     @property
     def repo(self) -> MemoryTx:
         """The repositories over this thread's connection (inside a transaction the caller opened)."""
-        if self._pg is not None:
-            from m1nd.store.pg_memory_repo import PgMemoryTx
+        db = self.db
+        tx = getattr(self._units, "tx", None)
+        if tx is None or tx.db is not db:
+            if self._pg is not None:
+                from m1nd.store.pg_memory_repo import PgMemoryTx
 
-            return PgMemoryTx(self.db)  # type: ignore[return-value]
-        return MemoryTx(self.db)
+                tx = self._units.tx = PgMemoryTx(db)
+            else:
+                tx = self._units.tx = MemoryTx(db)
+        return tx
 
     def migrate(self) -> tuple[int, int]:
         """Apply pending migrations; returns ``(applied, version)``."""

@@ -13,7 +13,7 @@ from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory import fields as F
 from m1nd.memory.core import MemoryCore
 from m1nd.store.memory_schema import FACT_TYPES, RESONANCE_TYPES
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 CATEGORY_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$")
@@ -61,7 +61,7 @@ class Registries(MemoryCore):
         aid = agent_id.strip()
         if not AGENT_ID.match(aid):
             raise InvalidInputError(f"Invalid agent id '{agent_id}' (letters, digits, '.', '_', ':', '@', '-')")
-        ts = format_ms(now_ms())
+        ts = now_iso()
         with self._write() as tx:
             tx.registries.upsert_agent(aid, description or "", domain, ts, keep_unset=True)
         return {"id": aid}
@@ -79,7 +79,7 @@ class Registries(MemoryCore):
             raise InvalidInputError(f"Invalid project id '{pid}' (letters, digits, '.', '_', ':', '-')")
         if not name or not name.strip():
             raise InvalidInputError("--name must not be empty")
-        ts = format_ms(now_ms())
+        ts = now_iso()
         with self._write() as tx:
             tx.registries.upsert_project(pid, name, path, repo_url, description, ts)
         return {"id": pid, "name": name}
@@ -90,7 +90,7 @@ class Registries(MemoryCore):
         with self._write() as tx:
             if tx.registries.has("categories", cid):
                 raise InvalidInputError(f"Category '{cid}' already exists")
-            tx.registries.add("categories", cid, description, format_ms(now_ms()))
+            tx.registries.add("categories", cid, description, now_iso())
         return {"id": cid}
 
     def remove_category(self, cid: str) -> dict[str, Any]:
@@ -109,5 +109,5 @@ class Registries(MemoryCore):
         with self._write() as tx:
             if tx.registries.has("applicability", aid):
                 raise InvalidInputError(f"Applicability '{aid}' already exists")
-            tx.registries.add("applicability", aid, description, format_ms(now_ms()), scope=scope)
+            tx.registries.add("applicability", aid, description, now_iso(), scope=scope)
         return {"id": aid}

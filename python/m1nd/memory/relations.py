@@ -12,7 +12,7 @@ from m1nd.defaults import RESONANCE_CAP
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory.core import MemoryCore, Outcome
 from m1nd.memory.ids import new_relationship_id
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 NO_REINFORCE_TYPES = frozenset({"contradicts", "supersedes"})
 
@@ -38,7 +38,7 @@ class Relations(MemoryCore):
                 raise InvalidInputError("An entry cannot be related to itself")
             fid = tx.entries.id_of(fr)
             tid = tx.entries.id_of(to)
-            ts = format_ms(now_ms())
+            ts = now_iso()
             rel_id = new_relationship_id()
             existing = tx.relationships.insert(rel_id, fr, to, rel_type, ts)
             reinforced = False
@@ -73,7 +73,7 @@ class Relations(MemoryCore):
             else:
                 new = min(old + amount, cap)
                 capped = old + amount > cap
-            ts = format_ms(now_ms())
+            ts = now_iso()
             tx.entries.set_resonance(rowid, new, ts)
         return {"id": eid, "old_resonance": old, "new_resonance": new, "amount_added": new - old,
                 "capped": capped, "cap": cap, "last_activated": ts, "activation_count": count + 1}

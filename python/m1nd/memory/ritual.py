@@ -49,7 +49,7 @@ from m1nd.memory.waketext import (
     split_chunks,
 )
 from m1nd.store.memory_tx import MemoryTx
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 PLAN_VERSION = 1
 MAX_GUESS = 2000
@@ -198,7 +198,7 @@ class Ritual:
             warnings = self._wake_checks(repo, agent, wake, force_wake)  # again, under the write lock
             secret = _secret(repo)
             repo.ritual.begin(sid, agent, wake, model, json.dumps(plan, ensure_ascii=False),
-                              json.dumps(_empty_counters()), format_ms(now_ms()))
+                              json.dumps(_empty_counters()), now_iso())
             if activate:
                 bump_activation(repo, [e.rowid for e in entries])
         return {"status": "started", "session": make_token(secret, sid, 0, agent), "prompt": steps[0].prompt(),
@@ -253,7 +253,7 @@ class Ritual:
             else:
                 counters["unjudged"] += 1
             nxt = cur + 1
-            ts = format_ms(now_ms())
+            ts = now_iso()
             resp: dict[str, Any] = {"status": answer["status"]}
             if answer["status"] == "shown":
                 resp.update(bucket=answer["bucket"], guess=guess, match=answer["match"], bloom=answer["bloom"])

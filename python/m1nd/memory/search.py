@@ -17,7 +17,7 @@ from m1nd.memory.core import MemoryCore, Outcome
 from m1nd.memory.fts import build_match, query_terms
 from m1nd.store.memory_contract import Entry, Filters, Scope
 from m1nd.store.memory_tx import MemoryTx
-from m1nd.timeutil import MS_PER_DAY, format_ms, now_ms
+from m1nd.timeutil import MS_PER_DAY, format_ms, now_iso, now_ms
 
 SORTS = ("updated", "created", "resonance", "id")
 
@@ -33,7 +33,7 @@ class Reading(MemoryCore):
             rowid = self._resolve(tx, raw_id, agent, "Entry '{id}' not found")
             entry = self._entry(tx, rowid, agent)
         if activate:
-            ts = format_ms(now_ms())
+            ts = now_iso()
             if self._bookkeep([rowid], ts):
                 entry.data["last_activated"] = ts
                 entry.data["activation_count"] += 1
@@ -114,7 +114,7 @@ class Reading(MemoryCore):
             if sem is not None:
                 entries = self._fuse(tx, sem, entries, mode, agent, now, limit)
         if activate and entries:
-            ts = format_ms(now_ms())
+            ts = now_iso()
             if self._bookkeep([e.rowid for e in entries], ts):
                 for e in entries:
                     e.data["last_activated"] = ts

@@ -43,7 +43,7 @@ from m1nd.memory.embeddings import EmbedderUnavailableError, NoEmbedder, OnnxEmb
 from m1nd.memory.vectors import VectorIndex, tag_of
 from m1nd.store.db import Database, PerThread, open_db
 from m1nd.store.pg_memory_repo import vector_repo
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ class MemoryVectors:
             new_chunks.append((key, tag_of(c.content_hash), c.vector))
         ekey = rows.add_vector("entry", rowid, self.model_id, self.dim, payload.content_hash,
                                vec_blob(payload.vector))
-        ts = format_ms(now_ms())
+        ts = now_iso()
         rows.mark_embedded(rowid, len(payload.chunks), self.model_id, ts)
         self._record_model(db)
         gen = self._bump(db)
@@ -395,7 +395,7 @@ class MemoryVectors:
         rep.added = [(info[xr][0], info[xr][1], info[xr][2]) for _, xr, is_old in pool if not is_old]
         if dry_run:
             return rep
-        ts = ts or format_ms(now_ms())
+        ts = ts or now_iso()
         for ar, _, _ in prune:
             rows.prune_anchor(rowid, ar)
         for xr in chosen:

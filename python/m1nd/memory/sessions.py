@@ -12,7 +12,7 @@ from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory import fields as F
 from m1nd.memory.core import MemoryCore, visible
 from m1nd.memory.ids import new_session_id, normalize_entry_id
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso, now_ms
 
 SESSION_COLUMNS = ("id", "session_type", "project", "started_at", "ended_at", "created_by")
 
@@ -30,7 +30,7 @@ class Sessions(MemoryCore):
                        session_id: str | None = None, agent: str | None = None) -> dict[str, Any]:
         sid = F.check_session_id(session_id) if session_id else new_session_id()
         st = session_type or "manual"
-        ts = format_ms(now_ms())
+        ts = now_iso()
         with self._write() as tx:
             types = tx.registries.ids("session_types")
             if st not in types:
@@ -44,7 +44,7 @@ class Sessions(MemoryCore):
                 "created_by": agent}
 
     def close_session(self, session_id: str) -> dict[str, Any]:
-        ts = format_ms(now_ms())
+        ts = now_iso()
         with self._write() as tx:
             r = tx.sessions.ended_at(session_id)
             if r is None:
@@ -77,5 +77,5 @@ class Sessions(MemoryCore):
                 if sid is None:
                     sid = tx.relationships.extracted_from(rowid, agent)
         if rowid is not None:
-            self._bookkeep([rowid], format_ms(now_ms()))
+            self._bookkeep([rowid], now_iso())
         return {"fact_id": eid, "session_id": sid}

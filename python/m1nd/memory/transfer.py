@@ -18,7 +18,7 @@ from m1nd.memory.ids import new_entry_id, normalize_entry_id
 from m1nd.memory.registries import CATEGORY_ID
 from m1nd.memory.snapshots import Snapshots
 from m1nd.store.memory_schema import FACT_TYPES
-from m1nd.timeutil import format_ms, normalise_ts, now_ms
+from m1nd.timeutil import normalise_ts, now_iso, now_ms
 
 
 class Transfer(Snapshots):
@@ -41,7 +41,7 @@ class Transfer(Snapshots):
         """Import one JSONL file of entry objects in one transaction; a bad line aborts the file."""
         notes: list[str] = []
         imported = skipped = 0
-        ts = format_ms(now_ms())
+        ts = now_iso()
         try:
             fh = path.open("r", encoding="utf-8")
         except OSError as e:
@@ -93,7 +93,7 @@ class Transfer(Snapshots):
             raise NotFoundError(f"No agent seed directory at {directory}")
         seeded: list[str] = []
         notes: list[str] = []
-        ts = format_ms(now_ms())
+        ts = now_iso()
         rows = []
         for p in sorted(directory.glob("*.md")):
             if p.name.startswith("_"):

@@ -15,7 +15,7 @@ from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_backup_id
 from m1nd.memory.normalize import content_hash, dedup_hash, dedup_scope
 from m1nd.memory.update_plan import UpdatePlanning
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 # Changing any of these (or the tags) snapshots the entry first.
 SNAPSHOT_KEYS = ("title", "body", "summary", "category", "wake_phrases", "code_refs")
@@ -61,7 +61,7 @@ class Updating(UpdatePlanning):
                                                                          new_tags)])[0]
                 except Exception as e:  # noqa: BLE001
                     deferred = f"{type(e).__name__}: {e}"
-            ts = format_ms(now_ms())
+            ts = now_iso()
             with self._write() as tx:
                 if plan["tags"] is not None or any(k in plan["set"] for k in SNAPSHOT_KEYS):
                     tx.backups.insert(new_backup_id(), entry, operation, agent, ts)

@@ -29,7 +29,7 @@ from m1nd.memory.service import MemoryService, default_basis
 from m1nd.memory.waketext import entry_content
 from m1nd.store.memory_tx import MemoryTx
 from m1nd.store.memory_wake import EXCLUDE_TAGS, LAYERS
-from m1nd.timeutil import MS_PER_DAY, format_ms, now_ms
+from m1nd.timeutil import MS_PER_DAY, format_ms, now_iso, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resona
 
 def bump_activation(repo: MemoryTx, rowids: list[int]) -> None:
     """The cascade's activation bookkeeping: ``activation_count + 1`` only (the decay clock is left alone)."""
-    repo.entries.activate(rowids, format_ms(now_ms()), full=False)
+    repo.entries.activate(rowids, now_iso(), full=False)
 
 
 def cascade(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,

@@ -47,7 +47,7 @@ from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
 from m1nd.memory.waketext import NOTICE, escape_controls, strip_part
 from m1nd.store.memory_wake import GUESS_COLUMNS
-from m1nd.timeutil import format_ms, now_ms
+from m1nd.timeutil import now_iso
 
 NO_AGENT = ("M1ND_CURRENT_AGENT not set. wake-log reads and scores only the calling agent's guess log, and will not "
             "guess which agent that is.")
@@ -173,7 +173,7 @@ def score(svc: MemoryService, agent: str | None, *, loader: Callable[[], Embeddi
             vals.update(_axis_b_all(gvec, rowid, sid, bloom_id, title, model_id, prior))
             with svc._write() as tx:
                 wrote = tx.guesses.record_score(agent, sid, pos, vals, _blob(gvec), emb.model_id,
-                                                format_ms(now_ms()))
+                                                now_iso())
             if wrote:
                 scored += 1
                 prior.append(_Prior(rowid, sid, bloom_id, title, model_id, gvec))

@@ -55,7 +55,7 @@ class Entry:
 
     @property
     def id(self) -> str:
-        return self.data["id"]
+        return str(self.data["id"])
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.data)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from m1nd.store.db import Database
 from m1nd.store.memory_repo import visible_sql
@@ -19,8 +19,9 @@ class RelationshipRepo:
                         (rel_id, from_rowid, to_rowid, rel_type, now))
         if self.db.changes() == 1:
             return None
-        return self.db.scalar("SELECT id FROM relationships WHERE from_rowid = ? AND to_rowid = ? AND type = ?",
-                              (from_rowid, to_rowid, rel_type))
+        return cast("str | None", self.db.scalar(
+            "SELECT id FROM relationships WHERE from_rowid = ? AND to_rowid = ? AND type = ?",
+            (from_rowid, to_rowid, rel_type)))
 
     def of_entry(self, rowid: int, agent: str | None) -> list[tuple[Any, ...]]:
         """Links of an entry whose other end ``agent`` can see: ``(id, from_id, to_id, type, created_at, out)``."""
@@ -42,7 +43,7 @@ class RelationshipRepo:
 
     def extracted_from(self, rowid: int, agent: str | None) -> str | None:
         """The id of the (visible) entry this one was extracted from, the oldest link first."""
-        return self.db.scalar(
+        return cast("str | None", self.db.scalar(
             f"SELECT t.id FROM relationships r JOIN entries t ON t.rowid = r.to_rowid WHERE "
             f"r.from_rowid = :r AND r.type = 'extracted_from' AND {visible_sql('t')} ORDER BY r.created_at "
-            f"LIMIT 1", {"r": rowid, "agent": agent})
+            f"LIMIT 1", {"r": rowid, "agent": agent}))

@@ -15,7 +15,7 @@ import heapq
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from m1nd.store.db import Database
 from m1nd.store.memory_contract import Entry, Filters
@@ -141,7 +141,7 @@ class EntryRepo:
         return self.db.one("SELECT rowid, visibility, owner FROM entries WHERE id = ?", (entry_id,))
 
     def id_of(self, rowid: int) -> str | None:
-        return self.db.scalar("SELECT id FROM entries WHERE rowid = ?", (rowid,))
+        return cast("str | None", self.db.scalar("SELECT id FROM entries WHERE rowid = ?", (rowid,)))
 
     def value_of(self, rowid: int, column: str) -> Any:
         if column not in _SINGLE_COLUMNS:
@@ -150,7 +150,8 @@ class EntryRepo:
 
     def reinforce_state(self, rowid: int) -> tuple[str, int, int]:
         """``(id, resonance, activation_count)`` of an entry."""
-        return self.db.one("SELECT id, resonance, activation_count FROM entries WHERE rowid = ?", (rowid,))
+        return cast("tuple[str, int, int]",
+                    self.db.one("SELECT id, resonance, activation_count FROM entries WHERE rowid = ?", (rowid,)))
 
     def visible_by_prefix(self, prefix: str, agent: str | None, limit: int = 3) -> list[str]:
         hi = prefix + "\uffff"
@@ -391,7 +392,7 @@ class EntryRepo:
 
     def health_counts(self, agent: str | None, model: str | None, cutoff: str) -> tuple[int, int, int, int, int]:
         """``(total, embedded, anchored, stale_high_res, stale_vectors)`` over the visible entries."""
-        return self.db.one(
+        return cast("tuple[int, int, int, int, int]", self.db.one(
             f"""SELECT count(*),
               coalesce(sum(EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry'
                    AND v.owner_rowid = e.rowid AND v.model_id = :model)), 0),
@@ -400,7 +401,7 @@ class EntryRepo:
               coalesce(sum(e.resonance >= 5 AND (e.last_activated IS NULL OR e.last_activated < :cutoff)), 0),
               coalesce(sum(EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry'
                    AND v.owner_rowid = e.rowid AND v.model_id IS NOT :model)), 0)
-            FROM entries e WHERE {visible_sql()}""", {"agent": agent, "model": model, "cutoff": cutoff})
+            FROM entries e WHERE {visible_sql()}""", {"agent": agent, "model": model, "cutoff": cutoff}))
 
     def created_between(self, agent: str | None, start: str, end: str) -> int:
         return int(self.db.scalar(
@@ -418,7 +419,8 @@ class EntryRepo:
 
     def entry_vector(self, rowid: int) -> bytes | None:
         """The stored whole-entry vector (little-endian float32), if any."""
-        return self.db.scalar("SELECT vec FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,))
+        return cast("bytes | None", self.db.scalar(
+            "SELECT vec FROM vectors WHERE owner_kind = 'entry' AND owner_rowid = ?", (rowid,)))
 
 
 class MetaRepo:
@@ -428,7 +430,7 @@ class MetaRepo:
         self.db = db
 
     def get(self, key: str) -> str | None:
-        return self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return cast("str | None", self.db.scalar("SELECT value FROM meta WHERE key = ?", (key,)))
 
     def ensure(self, key: str, value: str) -> None:
         """Set ``key`` unless it already has a value."""

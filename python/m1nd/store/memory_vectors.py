@@ -170,6 +170,7 @@ class VectorRepo:
               every_owner: bool = False) -> list[tuple[Any, ...]]:
         """Embedding inputs, oldest first: ``(rowid, id, title, body, summary, tags_json, current_hash)`` of one
         entry (``rowid``), of every entry (``every_owner``), or of those ``agent`` may see."""
+        params: dict[str, Any]
         if rowid is not None:
             where, params = "e.rowid = :rowid", {"rowid": rowid}
         elif every_owner:

@@ -8,7 +8,7 @@ The rules (which layer takes which entries, how a guess is judged) live in :mod:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from m1nd.store.db import Database
 from m1nd.store.memory_repo import visible_sql
@@ -136,8 +136,8 @@ class RitualRepo:
         return bool(self.db.scalar("SELECT 1 FROM wake_guesses WHERE agent = ? AND wake = ? LIMIT 1", (agent, wake)))
 
     def highest_wake(self, agent: str, *, scored: bool = False) -> int | None:
-        return self.db.scalar("SELECT max(wake) FROM wake_guesses WHERE agent = ?"
-                              + (" AND scored_at IS NOT NULL" if scored else ""), (agent,))
+        return cast("int | None", self.db.scalar("SELECT max(wake) FROM wake_guesses WHERE agent = ?"
+                                                 + (" AND scored_at IS NOT NULL" if scored else ""), (agent,)))
 
     def begin(self, sid: str, agent: str, wake: int | None, model: str | None, plan_json: str, counters_json: str,
               now: str) -> None:
