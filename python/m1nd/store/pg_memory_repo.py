@@ -131,10 +131,13 @@ class PgEntryRepo(EntryRepo):
         pred, params = _scope_sql(w)
         q, qp = tsquery_sql(match)
         params.update(qp)
+        # The keyword hits drive the query (GIN index, materialised), then the scope filters them, as FTS5 does on
+        # SQLite: a planner misled by stale statistics cannot start from the visibility index instead.
         rows = self.db.native(
-            f"WITH q AS (SELECT {q} AS query) SELECT e.rowid, ts_rank({_RANK_WEIGHTS}, f.doc, q.query) AS s "
-            f"FROM q, entries_fts f JOIN entries e ON e.rowid = f.rowid WHERE f.doc @@ q.query AND {pred} "
-            f"ORDER BY s DESC, e.updated_at DESC LIMIT {int(limit)}", params)
+            f"WITH hits AS MATERIALIZED (SELECT f.rowid, ts_rank({_RANK_WEIGHTS}, f.doc, {q}) AS s "
+            f"FROM entries_fts f WHERE f.doc @@ {q}) "
+            f"SELECT e.rowid, h.s FROM hits h JOIN entries e ON e.rowid = h.rowid WHERE {pred} "
+            f"ORDER BY h.s DESC, e.updated_at DESC LIMIT {int(limit)}", params)
         return [(r[0], float(r[1])) for r in rows]
 
     def keyword_count(self, w: Where, match: str) -> int:
@@ -142,8 +145,8 @@ class PgEntryRepo(EntryRepo):
         q, qp = tsquery_sql(match)
         params.update(qp)
         return int(self.db.native(
-            f"SELECT count(*) FROM entries_fts f JOIN entries e ON e.rowid = f.rowid WHERE f.doc @@ {q} AND {pred}",
-            params)[0][0])
+            f"WITH hits AS MATERIALIZED (SELECT f.rowid FROM entries_fts f WHERE f.doc @@ {q}) "
+            f"SELECT count(*) FROM hits h JOIN entries e ON e.rowid = h.rowid WHERE {pred}", params)[0][0])
 
     def fts_refresh(self, rowid: int, title: str, body: str, summary: str | None, tags: Sequence[str],
                     ident: str, *, new: bool = False) -> None:
