@@ -161,6 +161,7 @@ def test_migrate_both_ways_loses_nothing(tmp_path: Path, pg_url: str, make_home_
     assert report["verified"] and report["entries"] == 8 and report["tables"]["backups"] >= 1
     on_pg = json.loads(cli("list", "--json", "--limit", "50", env={"M1ND_MEMORY_URL": pg_url}).out)
     assert on_pg == before
+    assert json.loads(cli("list", "--json", "--limit", "50", "--memory-url", pg_url).out) == before  # the flag
     assert [e["title"] for e in json.loads(cli("search", "backoff", "--json",
                                                env={"M1ND_MEMORY_URL": pg_url}).out)] == \
         [e["title"] for e in json.loads(cli("search", "backoff", "--json").out)]
@@ -282,6 +283,8 @@ def test_bad_memory_url_is_a_clear_error(tmp_path: Path, make_home_cli) -> None:
     cli = make_home_cli(tmp_path / "h")
     r = cli("list", env={"M1ND_MEMORY_URL": "mysql://x@y/z"})
     assert r.code != 0 and "not a postgresql:// URL" in r.err and "Traceback" not in r.err
+    r = cli("list", "--memory-url", "mysql://x@y/z")
+    assert r.code != 0 and "not a postgresql:// URL" in r.err
     r = cli("list", env={"M1ND_MEMORY_URL": "postgresql://u:secret@127.0.0.1:1/m1nd"})
     assert r.code != 0 and "cannot connect" in r.err and "secret" not in r.err and "Traceback" not in r.err
 
