@@ -310,3 +310,24 @@ def make_home_cli():
         return call
 
     return make
+
+
+def test_a_stuck_writer_makes_others_busy_not_stalled(pg_url: str) -> None:
+    """A writer that keeps its transaction open holds the others back only for the busy timeout (as on SQLite)."""
+    import psycopg
+    from m1nd.errors import BusyError
+
+    svc = MemoryService(pg_url, busy_timeout_ms=300)
+    eid = svc.add({"category": "insight", "title": "before", "content": "x"}, agent="alice").data["id"]
+    stuck = psycopg.connect(pg_url)
+    try:
+        stuck.execute("SELECT pg_advisory_xact_lock(hashtext('m1nd_writer'))")  # psycopg opened a transaction
+        with pytest.raises(BusyError, match=r"memory database is busy \(another writer held it for 0.3 s\)"):
+            svc.add({"category": "insight", "title": "during", "content": "y"}, agent="alice")
+        assert svc.show(eid, agent="alice", activate=False)["title"] == "before"  # readers are not blocked
+    finally:
+        stuck.rollback()
+        stuck.close()
+    svc.add({"category": "insight", "title": "after", "content": "z"}, agent="alice")
+    assert sorted(e["title"] for e in svc.list_entries(Filters(), agent="alice").data) == ["after", "before"]
+    svc.close()

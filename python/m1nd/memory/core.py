@@ -79,7 +79,7 @@ class MemoryCore:
         if self.url is not None:
             from m1nd.store.pg import PgStore  # psycopg only when a server store is chosen
 
-            self._pg = PgStore(self.url)
+            self._pg = PgStore(self.url, lock_timeout_ms=busy_timeout_ms)
         self._threads = PerThread(self._connect)
         self._units = threading.local()  # this thread's MemoryTx, rebuilt only when its connection changes
         if apply_schema:

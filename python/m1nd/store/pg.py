@@ -107,9 +107,10 @@ class PgStore:
     """A pool of connections to one PostgreSQL database."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, app: str = "m1nd",
-                 timeout_s: float = POOL_TIMEOUT_S) -> None:
+                 timeout_s: float = POOL_TIMEOUT_S, lock_timeout_ms: int = 10_000) -> None:
         self.url = url
         self.timeout_s = timeout_s
+        self.lock_timeout_ms = lock_timeout_ms
         self.shown = redact(url)
         self._closed = threading.Event()
         try:  # fail fast, with the server's own reason, before a pool would retry in the background
@@ -195,10 +196,21 @@ class PgStore:
                 conn = cm.__enter__()
                 if write:
                     conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    # a writer that hangs inside its transaction must not stall every other writer for ever: wait
+                    # at most as long as SQLite's busy timeout, then report busy
+                    conn.execute(f"SET LOCAL lock_timeout = {int(self.lock_timeout_ms)}")
                     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+                    conn.execute("SET LOCAL lock_timeout = 0")
                 else:
                     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 break
+            except pg_errors.LockNotAvailable as e:
+                with contextlib.suppress(Exception):
+                    conn.execute("ROLLBACK")
+                cm.__exit__(type(e), e, None)
+                raise BusyError(f"the memory database {self.shown} is busy (another writer held it for "
+                                f"{self.lock_timeout_ms / 1000:g} s)", recover="retry when the other writer finishes"
+                                ) from e
             except (psycopg.OperationalError, PoolTimeout) as e:
                 with contextlib.suppress(Exception):  # the connection is already lost; the pool discards it
                     cm.__exit__(type(e), e, None)
