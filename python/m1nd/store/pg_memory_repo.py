@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from m1nd.store.memory_backups import BackupRepo
 from m1nd.store.memory_contract import Entry
@@ -106,7 +106,10 @@ def _scope_sql(where: Where) -> tuple[str, dict[str, Any]]:
 
 
 class PgEntryRepo(EntryRepo):
-    db: PgMemoryDb
+    @property
+    def pg(self) -> PgMemoryDb:
+        """The connection view, with its PostgreSQL-only ``native`` statements."""
+        return cast(PgMemoryDb, self.db)
 
     def _hydrate_where(self, where: str, params: dict[str, Any], order: str = "", limit: int | None = None
                        ) -> Iterator[Entry]:
@@ -117,7 +120,7 @@ class PgEntryRepo(EntryRepo):
             sql += f" ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        for r in self.db.native(sql, params):
+        for r in self.pg.native(sql, params):
             yield row_to_entry(r)
 
     def hydrate_rowids(self, rowids: Sequence[int], *, agent: str | None, now: int) -> list[Entry]:
@@ -133,7 +136,7 @@ class PgEntryRepo(EntryRepo):
         params.update(qp)
         # The keyword hits drive the query (GIN index, materialised), then the scope filters them, as FTS5 does on
         # SQLite: a planner misled by stale statistics cannot start from the visibility index instead.
-        rows = self.db.native(
+        rows = self.pg.native(
             f"WITH hits AS MATERIALIZED (SELECT f.rowid, ts_rank({_RANK_WEIGHTS}, f.doc, {q}) AS s "
             f"FROM entries_fts f WHERE f.doc @@ {q}) "
             f"SELECT e.rowid, h.s FROM hits h JOIN entries e ON e.rowid = h.rowid WHERE {pred} "
@@ -144,14 +147,14 @@ class PgEntryRepo(EntryRepo):
         pred, params = _scope_sql(w)
         q, qp = tsquery_sql(match)
         params.update(qp)
-        return int(self.db.native(
+        return int(self.pg.native(
             f"WITH hits AS MATERIALIZED (SELECT f.rowid FROM entries_fts f WHERE f.doc @@ {q}) "
             f"SELECT count(*) FROM hits h JOIN entries e ON e.rowid = h.rowid WHERE {pred}", params)[0][0])
 
     def fts_refresh(self, rowid: int, title: str, body: str, summary: str | None, tags: Sequence[str],
                     ident: str, *, new: bool = False) -> None:
         c = TS_CONFIG
-        self.db.native(
+        self.pg.native(
             f"INSERT INTO entries_fts(rowid, doc) VALUES (%(r)s, setweight(to_tsvector('{c}', %(t)s), 'A') || "
             f"setweight(to_tsvector('{c}', %(g)s), 'B') || setweight(to_tsvector('{c}', %(s)s), 'C') || "
             f"setweight(to_tsvector('{c}', %(b)s), 'D')) ON CONFLICT (rowid) DO UPDATE SET doc = excluded.doc",
@@ -163,7 +166,7 @@ class PgEntryRepo(EntryRepo):
                         "WHERE rowid = ?", (cap, now, now, rowid))
 
     def open_threads(self, agent: str | None) -> list[tuple[Any, ...]]:
-        return self.db.native(
+        return self.pg.native(
             "SELECT e.rowid, e.id, e.body, e.fact_state, e.created_at, e.resonance, "
             "(SELECT coalesce(json_agg(t.tag ORDER BY t.rowid)::text, '[]') FROM entry_tags t "
             "WHERE t.entry_rowid = e.rowid) FROM entries e WHERE e.category = 'thread' AND "
@@ -172,7 +175,7 @@ class PgEntryRepo(EntryRepo):
 
     def health_counts(self, agent: str | None, model: str | None, cutoff: str) -> tuple[int, int, int, int, int]:
         vis = visible_sql("e", "%(agent)s")
-        row = self.db.native(
+        row = self.pg.native(
             f"""SELECT count(*),
               count(*) FILTER (WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.owner_kind = 'entry'
                    AND v.owner_rowid = e.rowid AND v.model_id = %(model)s)),
@@ -187,8 +190,6 @@ class PgEntryRepo(EntryRepo):
 
 
 class PgVectorRepo(VectorRepo):
-    db: PgMemoryDb
-
     def generation(self) -> int:
         return int(self.db.scalar("SELECT counter FROM vectors_changes WHERE id = 1", default=0) or 0)
 

@@ -16,6 +16,8 @@ Differences from SQLite, each for a reason:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from m1nd.store.memory_schema import (
     APPLICABILITY,
     CATEGORIES,
@@ -28,6 +30,9 @@ from m1nd.store.memory_schema import (
     SESSION_TYPES,
     SOURCE_TYPES,
 )
+
+if TYPE_CHECKING:  # the module itself never imports psycopg
+    from m1nd.store.pg import PgMigration, Tx
 
 COMPONENT = "memory"
 
@@ -215,7 +220,7 @@ END $$;
 """
 
 
-def _seed(tx) -> None:  # noqa: ANN001 — a m1nd.store.pg.Tx (kept untyped: this module does not import psycopg)
+def _seed(tx: Tx) -> None:
     import secrets
 
     t = SEED_TIME
@@ -239,4 +244,4 @@ def _seed(tx) -> None:  # noqa: ANN001 — a m1nd.store.pg.Tx (kept untyped: thi
                    [("schema_version", "2"), ("wake_secret", secrets.token_hex(32))])
 
 
-MIGRATIONS = [_seed]
+MIGRATIONS: list[PgMigration] = [_seed]

@@ -6,7 +6,7 @@ import re
 
 
 def is_postgres_url(url: str | None) -> bool:
-    return bool(url) and str(url).split("://", 1)[0].lower() in ("postgresql", "postgres")
+    return url is not None and url.split("://", 1)[0].lower() in ("postgresql", "postgres")
 
 
 def redact(url: str) -> str:
