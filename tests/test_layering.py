@@ -275,6 +275,7 @@ SERVICES = ("m1nd.codegraph", "m1nd.memory", "m1nd.perspectives", "m1nd.evaluati
 ADAPTER_SERVICE_EDGES = {
     # the memory commands call the memory service directly; the memory-store work is splitting that service
     ("m1nd.cli.memory", "m1nd.memory"), ("m1nd.cli.memory_vectors", "m1nd.memory"),
+    ("m1nd.cli.memory_migrate", "m1nd.memory"),
     # `m1nd eval` runs the evaluation harness (no tool exists for it)
     ("m1nd.cli.evaluation", "m1nd.evaluation"),
     # `m1nd graph --format svg` renders a tool result through Graphviz (presentation of an answer, not a query)

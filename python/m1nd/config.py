@@ -81,6 +81,21 @@ def memory_db_path(home: Path) -> Path:
     return Path(raw).expanduser().absolute() if raw else home / "memory.db"
 
 
+def memory_url(flag: str | None = None) -> str | None:
+    """The memory's server store, ``--memory-url`` > ``$M1ND_MEMORY_URL``; None keeps the ``memory.db`` file."""
+    raw = flag if flag is not None else os.environ.get("M1ND_MEMORY_URL", "")
+    raw = raw.strip()
+    if not raw:
+        return None
+    from m1nd.store.pg_url import is_postgres_url, redact
+
+    if not is_postgres_url(raw):
+        raise InvalidInputError(f"memory store address {redact(raw)!r} is not a postgresql:// URL",
+                                recover="use postgresql://user[:password]@host[:port]/database, or unset "
+                                        "M1ND_MEMORY_URL / drop --memory-url to keep the local memory.db")
+    return raw
+
+
 def git_toplevel(path: Path) -> Path | None:
     """The git work tree containing ``path``, or None (no git, not a repo, git failing)."""
     try:
@@ -115,6 +130,7 @@ class Settings:
     workspace_key: Path
     busy_timeout_ms: int
     watch: bool = False  # a serving workspace re-ingests its roots' changed files (m1nd serve --watch)
+    memory_url: str | None = None  # a postgresql:// address: the memory lives on that server (issue 18)
 
     @property
     def workspace_dir(self) -> Path:
@@ -128,6 +144,13 @@ class Settings:
     def memory_db(self) -> Path:
         return memory_db_path(self.home)
 
+    @property
+    def memory_store(self) -> str | Path:
+        """Where the knowledge memory lives: the server address when one is set, else the ``memory.db`` file."""
+        return self.memory_url or self.memory_db
 
-def load_settings(*, home: str | None = None, workspace: str | None = None) -> Settings:
-    return Settings(home=home_dir(home), workspace_key=workspace_key(workspace), busy_timeout_ms=busy_timeout_ms())
+
+def load_settings(*, home: str | None = None, workspace: str | None = None,
+                  memory_url_flag: str | None = None) -> Settings:
+    return Settings(home=home_dir(home), workspace_key=workspace_key(workspace), busy_timeout_ms=busy_timeout_ms(),
+                    memory_url=memory_url(memory_url_flag))

@@ -65,7 +65,8 @@ class Workspace:
 
         with self._lock:  # the embedding hook is None when no model is installed (issue 6)
             return MemoryService.open(self.settings, vector_hook=vector_hook_for(
-                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms))
+                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms,
+                url=self.settings.memory_url))
 
     # -- the typed Python API (m1nd.api) --------------------------------------------------------------------------
     def ingest(self, path: str, *, incremental: bool = True, embed: str = "background", **options: Any

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from m1nd.cli.app import run
+from memory_backends import STORES, execute, rows, store_param
 
 
 @dataclass
@@ -26,9 +26,10 @@ class Result:
 class Cli:
     """``m1nd --home H [--agent A] memory …`` in-process, capturing stdout and stderr separately."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, url: str | None = None) -> None:
         self.home = home
         self.db_path = home / "memory.db"
+        self.url = url  # the memory on a PostgreSQL server (M1ND_MEMORY_URL) instead of the file
 
     def __call__(self, *args: str, input: str | None = None, agent: str | None = None,
                  env: dict[str, str | None] | None = None) -> Result:
@@ -36,7 +37,7 @@ class Cli:
         runner = CliRunner()
         # No embedding model unless a test asks for one (embedding behaviour is tested in tests/embeddings).
         environ = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None, "M1ND_RESONANCE_BASIS": None,
-                   "M1ND_SKIP_SCHEMA": None, "M1ND_EMBEDDER": "none"}
+                   "M1ND_SKIP_SCHEMA": None, "M1ND_EMBEDDER": "none", "M1ND_MEMORY_URL": self.url}
         environ.update(env or {})
         with runner.isolation(input=input, env=environ) as (out, err, _):
             try:
@@ -46,11 +47,10 @@ class Cli:
         return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        con = sqlite3.connect(self.db_path)
-        try:
-            return con.execute(sql, params).fetchall()
-        finally:
-            con.close()
+        return rows(self.db_path, self.url, sql, params)
+
+    def execute(self, sql: str, params: tuple = ()) -> None:
+        execute(self.db_path, self.url, sql, params)
 
     def scalar(self, sql: str, params: tuple = ()) -> Any:
         return self.rows(sql, params)[0][0]
@@ -62,9 +62,15 @@ class Cli:
         return r.json()["id"]
 
 
+@pytest.fixture(params=STORES)
+def memory_store(request: pytest.FixtureRequest) -> str | None:
+    """Each memory test runs on both stores: None (the memory.db file) or a fresh PostgreSQL database's address."""
+    return store_param(request)
+
+
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home")
+def cli(tmp_path: Path, memory_store: str | None) -> Cli:
+    return Cli(tmp_path / "home", memory_store)
 
 
 @pytest.fixture
@@ -74,9 +80,9 @@ def make_cli():
 
 
 @pytest.fixture
-def service(tmp_path: Path):
+def service(tmp_path: Path, memory_store: str | None):
     from m1nd.memory.service import MemoryService
 
-    svc = MemoryService(tmp_path / "svc" / "memory.db")
+    svc = MemoryService(memory_store or tmp_path / "svc" / "memory.db")
     yield svc
     svc.close()

@@ -5,7 +5,7 @@ write as the acting agent."""
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 from m1nd.config import Settings
 from m1nd.tools.registry import call_tool
 from m1nd.workspace import Workspace
+from memory_backends import rows
 
 ME, OTHER = "alice", "bob"
 ENTRY = ["--category", "insight", "-t", "T", "--content", "the text"]
@@ -44,23 +45,15 @@ BATCH_LINES = {"batch-owner-other": {"category": "insight", "title": "T", "conte
                                             "source_agent": OTHER}}
 
 
-def _rows(db: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-def _written_for_other(db: Path) -> int:
-    return len(_rows(db, f"SELECT 1 FROM entries WHERE owner = '{OTHER}' OR source_agent = '{OTHER}'"))
+def _written_for_other(read: Callable[[str], list[tuple]]) -> int:
+    return len(read(f"SELECT 1 FROM entries WHERE owner = '{OTHER}' OR source_agent = '{OTHER}'"))
 
 
 @pytest.mark.parametrize(("row", "argv", "mcp", "refused"), TABLE, ids=[r[0] for r in TABLE])
 def test_cli(cli, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], refused: bool) -> None:
     eid = cli.add("--category", "insight", "-t", "Mine", "--content", "mine", agent=ME)
     argv = [a.replace("{id}", eid) for a in argv]
-    before = len(_rows(cli.db_path, "SELECT 1 FROM entries"))
+    before = len(cli.rows("SELECT 1 FROM entries"))
     if row in BATCH_LINES:
         r = cli(*argv, "--json", input=json.dumps(BATCH_LINES[row]) + "\n", agent=ME)
         ok = r.code == 0 and not r.json()["failed"]
@@ -72,15 +65,16 @@ def test_cli(cli, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], re
         if not ok:
             assert "another agent" in r.err and "Traceback" not in r.err
     assert ok is not refused, (r.out, r.err)
-    assert _written_for_other(cli.db_path) == 0
+    assert _written_for_other(cli.rows) == 0
     if refused:
-        assert len(_rows(cli.db_path, "SELECT 1 FROM entries")) == before
+        assert len(cli.rows("SELECT 1 FROM entries")) == before
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
     monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000), transport="mcp")
+    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
+                           memory_url=memory_store), transport="mcp")
     yield w
     w.close()
 
@@ -90,11 +84,13 @@ def test_mcp(ws, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], ref
     made = call_tool(ws, "memory_add", {"agent_id": ME, "category": "insight", "title": "Mine", "content": "mine"})
     eid = made.structured["id"]
     tool, args = mcp[0], json.loads(json.dumps(mcp[1]).replace("{id}", eid))
-    db = ws.settings.memory_db
-    before = len(_rows(db, "SELECT 1 FROM entries"))
+    def read(sql: str) -> list[tuple]:
+        return rows(ws.settings.memory_db, ws.settings.memory_url, sql)
+
+    before = len(read("SELECT 1 FROM entries"))
     res = call_tool(ws, tool, {"agent_id": ME, **args})
     ok = not res.is_error and not res.structured.get("failed")
     assert ok is not refused, res.structured
-    assert _written_for_other(db) == 0
+    assert _written_for_other(read) == 0
     if refused:
-        assert len(_rows(db, "SELECT 1 FROM entries")) == before
+        assert len(read("SELECT 1 FROM entries")) == before

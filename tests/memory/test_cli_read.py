@@ -165,12 +165,7 @@ def test_recent(cli) -> None:
 
 def test_resonance_basis_raw_vs_decayed(cli) -> None:
     old = cli.add("--category", "insight", "-t", "Old", "--content", "x", "--resonance", "6")
-    con_path = cli.db_path
-    import sqlite3
-    con = sqlite3.connect(con_path)
-    con.execute("UPDATE entries SET created_at = '2020-01-01T00:00:00.000Z' WHERE id = ?", (old,))
-    con.commit()
-    con.close()
+    cli.execute("UPDATE entries SET created_at = '2020-01-01T00:00:00.000Z' WHERE id = ?", (old,))
     assert cli("list", "--min-resonance", "5", "--json").json() == []
     assert [e["id"] for e in cli("list", "--min-resonance", "5", "--resonance-basis", "raw", "--json").json()] == [old]
     r = cli("list", "--min-resonance", "5", "--json", env={"M1ND_RESONANCE_BASIS": "raw"})

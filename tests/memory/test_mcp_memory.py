@@ -16,9 +16,10 @@ EXPECTED = {"memory_add", "memory_add_batch", "memory_show", "memory_list", "mem
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
     monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000), transport="mcp")
+    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
+                           memory_url=memory_store), transport="mcp")
     yield w
     w.close()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from m1nd.cli.app import run
+from memory_backends import STORES, execute, rows, store_param
 
 BASE_ENV = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None, "M1ND_RESONANCE_BASIS": None,
             "M1ND_SKIP_SCHEMA": None, "M1ND_WAKE_CHUNK_BYTES": None, "M1ND_EMBEDDER": "hashing",
@@ -37,10 +37,11 @@ class Result:
 class Cli:
     """``m1nd --home H [--agent A] memory …`` in-process, capturing stdout and stderr separately."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, url: str | None = None) -> None:
         self.home = home
         self.db_path = home / "memory.db"
-        self.env: dict[str, str | None] = {}
+        self.url = url  # the memory on a PostgreSQL server (M1ND_MEMORY_URL) instead of the file
+        self.env: dict[str, str | None] = {"M1ND_MEMORY_URL": url}
 
     def __call__(self, *args: str, input: str | None = None, agent: str | None = "alice",
                  env: dict[str, str | None] | None = None) -> Result:
@@ -68,27 +69,24 @@ class Cli:
         return r.json()["id"]
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        con = sqlite3.connect(self.db_path)
-        try:
-            return con.execute(sql, params).fetchall()
-        finally:
-            con.close()
+        return rows(self.db_path, self.url, sql, params)
 
     def scalar(self, sql: str, params: tuple = ()) -> Any:
         return self.rows(sql, params)[0][0]
 
     def execute(self, sql: str, params: tuple = ()) -> None:
-        con = sqlite3.connect(self.db_path)
-        try:
-            con.execute(sql, params)
-            con.commit()
-        finally:
-            con.close()
+        execute(self.db_path, self.url, sql, params)
+
+
+@pytest.fixture(params=STORES)
+def memory_store(request: pytest.FixtureRequest) -> str | None:
+    """Each wake test runs on both stores: None (the memory.db file) or a fresh PostgreSQL database's address."""
+    return store_param(request)
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "home")
+def cli(tmp_path: Path, memory_store: str | None) -> Cli:
+    return Cli(tmp_path / "home", memory_store)
 
 
 @pytest.fixture

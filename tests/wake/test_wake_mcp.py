@@ -12,11 +12,12 @@ from m1nd.workspace import Workspace
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
     monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
     monkeypatch.delenv("M1ND_WAKE_CHUNK_BYTES", raising=False)
     monkeypatch.setenv("M1ND_EMBEDDER", "hashing")
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000), transport="mcp")
+    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
+                           memory_url=memory_store), transport="mcp")
     yield w
     w.close()
 

@@ -212,7 +212,8 @@ def test_a_terminal_gets_the_report(cli, blooms, tmp_path) -> None:
     assert score(cli).code == 0
     master, slave = pty.openpty()
     argv = [sys.executable, "-m", "m1nd", "--agent", "alice", "memory", "wake-log", "report"]
-    proc = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE, env=subprocess_env(cli.home))
+    env = subprocess_env(cli.home, **({"M1ND_MEMORY_URL": cli.url} if cli.url else {}))
+    proc = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE, env=env)
     os.close(slave)
     chunks = []
     while True:

@@ -14,7 +14,7 @@ from m1nd import __version__
 from m1nd.config import Settings, load_settings
 from m1nd.errors import M1ndError
 
-GLOBAL_OPTIONS = ("--home", "--workspace", "--agent")
+GLOBAL_OPTIONS = ("--home", "--workspace", "--agent", "--memory-url")
 
 
 @dataclass
@@ -24,11 +24,12 @@ class CliContext:
     home: str | None = None
     workspace_path: str | None = None
     agent_flag: str | None = None
+    memory_url: str | None = None
     extra: dict = field(default_factory=dict)
 
     @cached_property
     def settings(self) -> Settings:
-        return load_settings(home=self.home, workspace=self.workspace_path)
+        return load_settings(home=self.home, workspace=self.workspace_path, memory_url_flag=self.memory_url)
 
     @property
     def agent(self) -> str | None:
@@ -43,7 +44,7 @@ class CliContext:
 
 
 def split_global_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
-    """Pull ``--home/--workspace/--agent`` out of argv wherever they stand (before or after the command word)."""
+    """Pull ``--home/--workspace/--agent/--memory-url`` out of argv wherever they stand (before or after the command word)."""
     found: dict[str, str] = {}
     rest: list[str] = []
     i = 0
@@ -184,7 +185,8 @@ def cli(ctx: click.Context) -> None:
 
     Global options (before or after the command word): --home DIR (state directory, default ~/.m1nd or
     $M1ND_HOME), --workspace PATH (project root; default: git top-level of the current directory),
-    --agent NAME (acting agent; default $M1ND_CURRENT_AGENT).
+    --agent NAME (acting agent; default $M1ND_CURRENT_AGENT), --memory-url postgresql://… (the knowledge
+    memory on a PostgreSQL server shared by a team; default $M1ND_MEMORY_URL, else memory.db in the home).
     """
     if ctx.obj is None:
         ctx.obj = CliContext()
@@ -215,7 +217,7 @@ def run(argv: list[str] | None = None) -> int:
         click.echo(f"Error: {e.message}", err=True)
         return 2
     obj = CliContext(home=found.get("--home"), workspace_path=found.get("--workspace"),
-                     agent_flag=found.get("--agent"))
+                     agent_flag=found.get("--agent"), memory_url=found.get("--memory-url"))
     if rest[:1] == ["serve"] and not {"-h", "--help"} & set(rest):
         _preload_for_serve(obj)
     try:

@@ -46,8 +46,8 @@ def _service(*, apply_schema: bool | None = None) -> Any:
         apply_schema = not env_truthy("M1ND_SKIP_SCHEMA")
     from m1nd.memory.semantic import vector_hook_for  # issue 6: embeddings (None when no model is installed)
 
-    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms)
-    svc = MemoryService(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
+    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, url=settings.memory_url)
+    svc = MemoryService(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
                         vector_hook=hook)
     ctx.call_on_close(svc.close)
     if hook is not None:
@@ -1304,18 +1304,6 @@ def fact_session_cmd(fact_id: str, as_json: bool) -> None:
         out(f"Fact {r['fact_id']} was extracted from session: {r['session_id']}")
     else:
         out(f"No session found for fact: {r['fact_id']}")
-
-
-@memory_group.command("migrate")
-@handled
-def migrate_cmd() -> None:
-    """Apply the memory schema explicitly (ignores M1ND_SKIP_SCHEMA)."""
-    svc = _service(apply_schema=False)
-    applied, version = svc.migrate()
-    if applied:
-        out(f"Applied {applied} migration(s); schema version {version}")
-    else:
-        out(f"Schema up to date (version {version})")
 
 
 # -- wake (issue 7): cascade, token ritual, wake-fetch, wake-log -------------------------------------------------

@@ -14,6 +14,7 @@ import click
 
 from m1nd.cli.memory import _agent, _service, handled, memory_group, note, out
 from m1nd.cli.memory import register as register_memory_group
+from m1nd.cli.memory_migrate import migrate_cmd  # noqa: F401 — importing it adds `memory migrate` to the group
 
 
 def vector_hook_or_fail(svc: Any) -> Any:

@@ -26,6 +26,7 @@ from m1nd.store.db import Database, PerThread, open_db
 from m1nd.store.memory_contract import Entry
 from m1nd.store.memory_schema import MIGRATIONS
 from m1nd.store.memory_tx import MemoryTx
+from m1nd.store.pg_url import is_postgres_url
 from m1nd.timeutil import now_ms
 
 log = logging.getLogger("m1nd.memory.service")
@@ -69,9 +70,16 @@ class MemoryCore:
 
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = 10000, apply_schema: bool = True,
                  vector_hook: Any = None) -> None:
-        self.path = Path(path)
+        # A postgresql:// address selects the server store (issue 18, team mode); anything else is a memory.db file.
+        self.url: str | None = str(path) if is_postgres_url(str(path)) else None
+        self.path = Path(path) if self.url is None else None
         self.busy_timeout_ms = busy_timeout_ms
         self.vector_hook = vector_hook
+        self._pg: Any = None
+        if self.url is not None:
+            from m1nd.store.pg import PgStore  # psycopg only when a server store is chosen
+
+            self._pg = PgStore(self.url, lock_timeout_ms=busy_timeout_ms)
         self._threads = PerThread(self._connect)
         self._units = threading.local()  # this thread's MemoryTx, rebuilt only when its connection changes
         if apply_schema:
@@ -79,10 +87,18 @@ class MemoryCore:
 
     @classmethod
     def open(cls, settings: Any, *, vector_hook: Any = None) -> Any:
-        return cls(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms,
+        return cls(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms,
                    apply_schema=not env_truthy("M1ND_SKIP_SCHEMA"), vector_hook=vector_hook)
 
-    def _connect(self) -> Database:
+    @property
+    def backend(self) -> str:
+        return "sqlite" if self.url is None else "postgresql"
+
+    def _connect(self) -> Any:
+        if self._pg is not None:
+            from m1nd.store.pg_memory_db import PgMemoryDb
+
+            return PgMemoryDb(self._pg)
         db = open_db(self.path, busy_timeout_ms=self.busy_timeout_ms)
         db.create_scalar_function("eff_res", eff_res_sql, 5, deterministic=True)
         return db
@@ -97,17 +113,30 @@ class MemoryCore:
         db = self.db
         tx = getattr(self._units, "tx", None)
         if tx is None or tx.db is not db:
-            tx = self._units.tx = MemoryTx(db)
+            if self._pg is not None:
+                from m1nd.store.pg_memory_repo import PgMemoryTx
+
+                tx = self._units.tx = PgMemoryTx(db)
+            else:
+                tx = self._units.tx = MemoryTx(db)
         return tx
 
     def migrate(self) -> tuple[int, int]:
         """Apply pending migrations; returns ``(applied, version)``."""
+        if self._pg is not None:
+            from m1nd.store.pg_memory_schema import COMPONENT
+            from m1nd.store.pg_memory_schema import MIGRATIONS as PG_MIGRATIONS
+
+            applied = self._pg.migrate(COMPONENT, PG_MIGRATIONS)
+            return applied, self._pg.version(COMPONENT)
         db = self.db
         applied = db.migrate(MIGRATIONS)
         return applied, db.user_version()
 
     def close(self) -> None:
         self._threads.close_all()
+        if self._pg is not None:
+            self._pg.close()
 
     # -- transactions -------------------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -42,7 +42,7 @@ from m1nd.memory import chunking
 from m1nd.memory.embeddings import EmbedderUnavailableError, NoEmbedder, OnnxEmbedder, get_embedder, usable
 from m1nd.memory.vectors import VectorIndex, tag_of
 from m1nd.store.db import Database, PerThread, open_db
-from m1nd.store.memory_vectors import VectorRepo
+from m1nd.store.pg_memory_repo import vector_repo
 from m1nd.timeutil import now_iso
 
 log = logging.getLogger(__name__)
@@ -103,10 +103,19 @@ class AnchorReport:
 class MemoryVectors:
     """The embedding hook of one ``memory.db`` (see the module docstring)."""
 
-    def __init__(self, db_path: Path | str, embedder: Any = None, *, busy_timeout_ms: int = 10000) -> None:
-        self.db_path = Path(db_path)
+    def __init__(self, db_path: Path | str, embedder: Any = None, *, busy_timeout_ms: int = 10000,
+                 url: str | None = None) -> None:
+        self.db_path = Path(db_path)  # the usearch files live beside it (a local mirror when ``url`` is set)
         self.emb = embedder if embedder is not None else get_embedder()
-        self._threads = PerThread(lambda: open_db(self.db_path, busy_timeout_ms=busy_timeout_ms))
+        self._pg: Any = None
+        if url is not None:  # the memory on a PostgreSQL server (issue 18): rows there, indexes mirrored here
+            from m1nd.store.pg import PgStore
+            from m1nd.store.pg_memory_db import PgMemoryDb
+
+            self._pg = PgStore(url, max_size=4)
+            self._threads = PerThread(lambda: PgMemoryDb(self._pg))
+        else:
+            self._threads = PerThread(lambda: open_db(self.db_path, busy_timeout_ms=busy_timeout_ms))
         self._entries: VectorIndex | None = None
         self._chunks: VectorIndex | None = None
         self._checked_model = False
@@ -134,14 +143,18 @@ class MemoryVectors:
     def close(self) -> None:
         self.save()
         self._threads.close_all()
+        if self._pg is not None:
+            self._pg.close()
 
     def indexes(self) -> tuple[VectorIndex, VectorIndex]:
         if self._entries is None or self._chunks is None:
             with self._lock:
                 if self._entries is None or self._chunks is None:
                     d = self.db_path.parent
-                    self._chunks = VectorIndex(d / CHUNK_INDEX_FILE, model_id=self.model_id, dim=self.dim)
-                    self._entries = VectorIndex(d / ENTRY_INDEX_FILE, model_id=self.model_id, dim=self.dim)
+                    # a server's mirror is named after the server, so a home can mirror several and keep its own
+                    pre = "" if self._pg is None else f"memory-pg-{self._pg.fingerprint}."
+                    self._chunks = VectorIndex(d / (pre + CHUNK_INDEX_FILE), model_id=self.model_id, dim=self.dim)
+                    self._entries = VectorIndex(d / (pre + ENTRY_INDEX_FILE), model_id=self.model_id, dim=self.dim)
         return self._entries, self._chunks
 
     def save(self) -> None:
@@ -152,16 +165,16 @@ class MemoryVectors:
     # -- meta and model identity (embeddings.md §5) -----------------------------------------------------------------
     @staticmethod
     def generation(db: Database) -> int:
-        return VectorRepo(db).generation()
+        return vector_repo(db).generation()
 
     @staticmethod
     def _bump(db: Database) -> int:
-        return VectorRepo(db).bump_generation()
+        return vector_repo(db).bump_generation()
 
     def model_state(self, db: Database | None = None) -> dict[str, Any]:
         """``{recorded_model, recorded_dim, changed, need}``: whether the store was embedded by another model."""
         db = db or self.db
-        rows = VectorRepo(db)
+        rows = vector_repo(db)
         rec, dim = rows.recorded_model()
         changed = rec is not None and (rec != self.model_id or str(dim) != str(self.dim))
         need = 0
@@ -179,14 +192,14 @@ class MemoryVectors:
                          f"{st['need']} entries need re-embedding (run m1nd memory embed --all, or start the server)")
 
     def _record_model(self, db: Database) -> None:
-        rows = VectorRepo(db)
+        rows = vector_repo(db)
         if rows.recorded_model()[0] is None:
             rows.record_model(self.model_id, self.dim)
 
     def finish_reembed(self, db: Database) -> bool:
         """After a full re-embed: when every entry has a vector of the active model, record it as the store's model
         and drop vectors of other models (embeddings.md §5). Returns whether the store is now current."""
-        rows = VectorRepo(db)
+        rows = vector_repo(db)
         if rows.missing(self.model_id, self.dim):
             return False
         with db.write():
@@ -205,12 +218,12 @@ class MemoryVectors:
                 continue
 
             def rows(kind: str = kind) -> tuple[np.ndarray, np.ndarray]:
-                r = VectorRepo(db).keys_and_hashes(kind, self.model_id, self.dim)
+                r = vector_repo(db).keys_and_hashes(kind, self.model_id, self.dim)
                 return (np.fromiter((x[0] for x in r), np.uint64, count=len(r)),
                         np.fromiter((tag_of(x[1]) for x in r), np.int64, count=len(r)))
 
             def fetch(keys: np.ndarray) -> np.ndarray:
-                got = VectorRepo(db).by_keys(keys.tolist())
+                got = vector_repo(db).by_keys(keys.tolist())
                 out = np.zeros((len(keys), self.dim), np.float32)
                 for i, k in enumerate(keys.tolist()):
                     b = got.get(k)
@@ -226,7 +239,7 @@ class MemoryVectors:
     # =========================================================================================================
     def _cached(self, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        rows = VectorRepo(self.db)
+        rows = vector_repo(self.db)
         for a in range(0, len(hashes), 500):
             part = hashes[a:a + 500]
             for h, b in rows.by_hashes(self.model_id, self.dim, part):
@@ -246,7 +259,7 @@ class MemoryVectors:
             return
         db: Database = repo.db
         entries, chunks = self.sync(db)  # both at the generation before this write
-        rows = VectorRepo(db)
+        rows = vector_repo(db)
         old_chunk_keys, old_entry_keys = rows.entry_keys(rowid)
         rows.clear_entry(rowid)
         new_chunks: list[tuple[int, int, np.ndarray]] = []
@@ -296,7 +309,7 @@ class MemoryVectors:
         sims = es.tolist() + cs.tolist()
         if not keys:
             return {}, exhausted
-        owner = VectorRepo(db).owners(keys, self.model_id, self.dim)
+        owner = vector_repo(db).owners(keys, self.model_id, self.dim)
         out: dict[int, float] = {}
         for key, s in zip(keys, sims):
             e = owner.get(key)
@@ -322,7 +335,7 @@ class MemoryVectors:
             hits, exhausted = self._hits(db, q, k)
             kept: list[int] = []
             if hits:
-                kept = VectorRepo(db).in_scope(list(hits), where)
+                kept = vector_repo(db).in_scope(list(hits), where)
             scanned = 2 * k
             if len(kept) >= limit or exhausted:
                 break
@@ -339,7 +352,7 @@ class MemoryVectors:
     # =========================================================================================================
     def _anchor(self, db: Database, rowid: int, vec: np.ndarray, *, threshold: float, max_anchors: int,
                 prune_all: bool, dry_run: bool, agent: str | None, ts: str | None = None) -> AnchorReport:
-        rows = VectorRepo(db)
+        rows = vector_repo(db)
         me = rows.brief(rowid)
         rep = AnchorReport(rowid, me[0] if me else "", me[1] if me else "")
         if me is None:
@@ -405,13 +418,13 @@ class MemoryVectors:
             repo = svc.repo
             if entry_id is not None:
                 rowid = svc._resolve(repo, entry_id, agent, "Entry '{id}' not found")
-                rows = VectorRepo(db).entry_vector(rowid, self.model_id, self.dim)
+                rows = vector_repo(db).entry_vector(rowid, self.model_id, self.dim)
                 if not rows or rows[0][1] is None:
                     eid = repo.entries.id_of(rowid)
                     raise NotFoundError(f"Entry {eid} has no embedding. Run `m1nd memory embed {eid}` first.",
                                         recover=f"run m1nd memory embed {eid}")
             else:
-                rows = VectorRepo(db).visible_with_vectors(agent, self.model_id, self.dim, unanchored_only=fill)
+                rows = vector_repo(db).visible_with_vectors(agent, self.model_id, self.dim, unanchored_only=fill)
         if on_start is not None:
             on_start(len(rows))
         reports = []
@@ -447,7 +460,7 @@ class MemoryVectors:
             if entry_id is not None and not all_:
                 one = svc._resolve(svc.repo, entry_id, agent, "Entry not found: {id}")
             # every_owner: maintenance (the server's re-embed job): every entry, nothing is shown
-            rows = VectorRepo(db).texts(self.model_id, self.dim, rowid=one, agent=agent,
+            rows = vector_repo(db).texts(self.model_id, self.dim, rowid=one, agent=agent,
                                         every_owner=every_owner and one is None)
         todo = []
         skipped_threshold = 0
@@ -473,7 +486,7 @@ class MemoryVectors:
             with db.write():
                 repo = svc.repo
                 for (rowid, eid, title, _), p in zip(part, payloads):
-                    if not VectorRepo(db).exists(rowid):
+                    if not vector_repo(db).exists(rowid):
                         continue  # deleted meanwhile
                     self.store(repo, rowid, p, auto_anchor=False)
                     done += 1
@@ -492,14 +505,14 @@ class MemoryVectors:
         write transaction (the entry itself is already durable). Returns whether a vector was stored."""
         db = svc.db
         with db.read():
-            row = VectorRepo(db).text_of(entry_id)
+            row = vector_repo(db).text_of(entry_id)
         if row is None:
             return False
         rowid, title, body, summary, tags_json = row
         text = embedding_text(title, body, summary, json.loads(tags_json))
         payload = self.prepare([text])[0]
         with db.write():
-            if not VectorRepo(db).exists(rowid):
+            if not vector_repo(db).exists(rowid):
                 return False
             self.store(svc.repo, rowid, payload, auto_anchor=auto_anchor)
         return payload.ok
@@ -513,11 +526,14 @@ class MemoryVectors:
                 "chunk_vectors": len(chunks)}
 
 
-def vector_hook_for(db_path: Path | str, *, busy_timeout_ms: int = 10000) -> MemoryVectors | None:
-    """The memory's embedding hook, or None when no embedder is available (cheap: nothing is loaded here)."""
+def vector_hook_for(db_path: Path | str, *, busy_timeout_ms: int = 10000,
+                    url: str | None = None) -> MemoryVectors | None:
+    """The memory's embedding hook, or None when no embedder is available (cheap: nothing is loaded here).
+    With ``url`` (a PostgreSQL memory) the vectors are the server's and the usearch files beside ``db_path`` are
+    this machine's mirror of them."""
     emb = get_embedder()
     if isinstance(emb, NoEmbedder) or not emb.available:
         return None
     if isinstance(emb, OnnxEmbedder) and emb._failed is not None:
         return None
-    return MemoryVectors(db_path, emb, busy_timeout_ms=busy_timeout_ms)
+    return MemoryVectors(db_path, emb, busy_timeout_ms=busy_timeout_ms, url=url)

@@ -19,9 +19,9 @@ machines share it. This module gives the repositories the same guarantees the SQ
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +33,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from m1nd.errors import BusyError, StoreError
+from m1nd.store.pg_url import is_postgres_url, redact  # noqa: F401 — re-exported
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,18 +44,21 @@ CONNECT_TIMEOUT_S = 5
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
 
-def redact(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
-
-
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def is_postgres_url(url: str | None) -> bool:
-    return url is not None and url.split("://", 1)[0].lower() in ("postgresql", "postgres")
+def retries_for_connect() -> int:
+    return RETRIES
+
+
+@contextmanager
+def _suppress() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.Error:
+        pass
 
 
 class Tx:
@@ -103,9 +107,10 @@ class PgStore:
     """A pool of connections to one PostgreSQL database."""
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, app: str = "m1nd",
-                 timeout_s: float = POOL_TIMEOUT_S) -> None:
+                 timeout_s: float = POOL_TIMEOUT_S, lock_timeout_ms: int = 10_000) -> None:
         self.url = url
         self.timeout_s = timeout_s
+        self.lock_timeout_ms = lock_timeout_ms
         self.shown = redact(url)
         self._closed = threading.Event()
         try:  # fail fast, with the server's own reason, before a pool would retry in the background
@@ -126,6 +131,13 @@ class PgStore:
         except PoolTimeout as e:
             raise StoreError(f"cannot open connections to the memory database {self.shown}",
                              recover="check the server's max_connections and that it stays up") from e
+
+    @property
+    def fingerprint(self) -> str:
+        """A short stable name of this server and database (for local files that mirror it)."""
+        import hashlib
+
+        return hashlib.sha256(self.shown.encode()).hexdigest()[:12]
 
     # -- transactions ---------------------------------------------------------------------------------------------
     def run(self, fn: Callable[[Tx], T], *, write: bool = True, retries: int = RETRIES) -> T:
@@ -167,6 +179,77 @@ class PgStore:
                 raise  # the repositories translate the constraint they expect
             except psycopg.Error as e:
                 raise StoreError(f"database error on {self.shown}: {e}") from e
+
+    @contextmanager
+    def transaction(self, *, write: bool, lock: str = "m1nd_writer") -> Iterator[Tx]:
+        """One transaction as a context manager, for services written as ``with …:`` blocks (the memory's unit of
+        work), where the body cannot be re-run. Writers take a transaction-scoped advisory lock first and run at
+        ``READ COMMITTED``: writers queue one after another as under SQLite's ``BEGIN IMMEDIATE`` and every
+        statement after the lock sees every earlier commit, so no serialization failure can reach the body.
+        Readers get one ``REPEATABLE READ READ ONLY`` snapshot. Only getting a connection is retried (nothing ran
+        yet); a connection lost inside the body or at ``COMMIT`` becomes a :class:`StoreError` saying which."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                cm = self.pool.connection(timeout=self.timeout_s)
+                conn = cm.__enter__()
+                if write:
+                    conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    # a writer that hangs inside its transaction must not stall every other writer for ever: wait
+                    # at most as long as SQLite's busy timeout, then report busy
+                    conn.execute(f"SET LOCAL lock_timeout = {int(self.lock_timeout_ms)}")
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+                    conn.execute("SET LOCAL lock_timeout = 0")
+                else:
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                break
+            except pg_errors.LockNotAvailable as e:
+                with contextlib.suppress(Exception):
+                    conn.execute("ROLLBACK")
+                cm.__exit__(type(e), e, None)
+                raise BusyError(f"the memory database {self.shown} is busy (another writer held it for "
+                                f"{self.lock_timeout_ms / 1000:g} s)", recover="retry when the other writer finishes"
+                                ) from e
+            except (psycopg.OperationalError, PoolTimeout) as e:
+                with contextlib.suppress(Exception):  # the connection is already lost; the pool discards it
+                    cm.__exit__(type(e), e, None)
+                if attempt > retries_for_connect() or self._closed.is_set():
+                    raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
+                                     recover="check that the server runs; nothing was written") from e
+                log.warning("memory database connection lost (%s); retrying (%d)", type(e).__name__, attempt)
+                self._backoff(attempt)
+        committing = False
+        try:
+            try:
+                yield Tx(conn)
+            except BaseException:
+                if not conn.closed and not conn.broken:
+                    with _suppress():
+                        conn.execute("ROLLBACK")
+                raise
+            committing = True
+            conn.execute("COMMIT")
+        except (psycopg.OperationalError, PoolTimeout) as e:
+            cm.__exit__(type(e), e, None)
+            if committing:
+                raise StoreError(f"the connection to {self.shown} was lost while committing: the change may or "
+                                 "may not be stored", recover="check with a read (memory_show / memory_search) "
+                                 "before repeating the write") from e
+            raise StoreError(f"the connection to the memory database {self.shown} was lost: {_first_line(e)}",
+                             recover="run the command again once the server is back; nothing of it was written"
+                             ) from e
+        except pg_errors.IntegrityError:
+            cm.__exit__(None, None, None)
+            raise
+        except psycopg.Error as e:
+            cm.__exit__(type(e), e, None)
+            raise StoreError(f"database error on {self.shown}: {_first_line(e)}") from e
+        except BaseException as e:
+            cm.__exit__(type(e), e, None)
+            raise
+        else:
+            cm.__exit__(None, None, None)
 
     @staticmethod
     def _backoff(attempt: int) -> None:

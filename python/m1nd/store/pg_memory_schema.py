@@ -42,60 +42,60 @@ def _in(values: tuple[str, ...]) -> str:
 
 
 _V1 = f"""
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE categories(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
-CREATE TABLE agents(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', domain TEXT,
-                    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE projects(id TEXT PRIMARY KEY, name TEXT NOT NULL, path TEXT, repo_url TEXT, description TEXT,
-                      active INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE applicability_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', scope TEXT,
-                                 created_at TEXT NOT NULL);
-CREATE TABLE source_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
-CREATE TABLE entry_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
-CREATE TABLE content_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',
-                           file_extensions TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL);
-CREATE TABLE session_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
-CREATE TABLE relationship_types(id TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',
-                                directional INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL);
+CREATE TABLE meta(key TEXT COLLATE "C" PRIMARY KEY, value TEXT COLLATE "C" NOT NULL);
+CREATE TABLE categories(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE agents(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', domain TEXT COLLATE "C",
+                    created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE projects(id TEXT COLLATE "C" PRIMARY KEY, name TEXT COLLATE "C" NOT NULL, path TEXT COLLATE "C", repo_url TEXT COLLATE "C", description TEXT COLLATE "C",
+                      active INTEGER NOT NULL DEFAULT 1, created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE applicability_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', scope TEXT COLLATE "C",
+                                 created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE source_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE entry_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE content_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '',
+                           file_extensions TEXT COLLATE "C" NOT NULL DEFAULT '[]', created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE session_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '', created_at TEXT COLLATE "C" NOT NULL);
+CREATE TABLE relationship_types(id TEXT COLLATE "C" PRIMARY KEY, description TEXT COLLATE "C" NOT NULL DEFAULT '',
+                                directional INTEGER NOT NULL DEFAULT 1, created_at TEXT COLLATE "C" NOT NULL);
 CREATE TABLE sessions(
-  id TEXT PRIMARY KEY, session_type TEXT NOT NULL REFERENCES session_types(id), project TEXT REFERENCES projects(id),
-  started_at TEXT NOT NULL, ended_at TEXT, created_by TEXT);
+  id TEXT COLLATE "C" PRIMARY KEY, session_type TEXT COLLATE "C" NOT NULL REFERENCES session_types(id), project TEXT COLLATE "C" REFERENCES projects(id),
+  started_at TEXT COLLATE "C" NOT NULL, ended_at TEXT COLLATE "C", created_by TEXT COLLATE "C");
 CREATE INDEX sessions_project ON sessions(project);
 CREATE TABLE entries(
   rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
-  title TEXT NOT NULL CHECK (char_length(title) BETWEEN 1 AND 500),
-  body TEXT NOT NULL DEFAULT '',
-  summary TEXT,
-  category TEXT NOT NULL REFERENCES categories(id),
-  visibility TEXT NOT NULL DEFAULT 'public' CHECK (visibility IN ('public', 'private')),
-  owner TEXT,
-  source_agent TEXT NOT NULL,
-  source_project TEXT REFERENCES projects(id),
-  source_type TEXT NOT NULL DEFAULT 'manual' REFERENCES source_types(id),
-  entry_type TEXT NOT NULL DEFAULT 'primary' REFERENCES entry_types(id),
-  content_type TEXT NOT NULL DEFAULT 'text' REFERENCES content_types(id),
-  session_id TEXT REFERENCES sessions(id),
-  domain TEXT,
+  id TEXT COLLATE "C" NOT NULL UNIQUE,
+  title TEXT COLLATE "C" NOT NULL CHECK (char_length(title) BETWEEN 1 AND 500),
+  body TEXT COLLATE "C" NOT NULL DEFAULT '',
+  summary TEXT COLLATE "C",
+  category TEXT COLLATE "C" NOT NULL REFERENCES categories(id),
+  visibility TEXT COLLATE "C" NOT NULL DEFAULT 'public' CHECK (visibility IN ('public', 'private')),
+  owner TEXT COLLATE "C",
+  source_agent TEXT COLLATE "C" NOT NULL,
+  source_project TEXT COLLATE "C" REFERENCES projects(id),
+  source_type TEXT COLLATE "C" NOT NULL DEFAULT 'manual' REFERENCES source_types(id),
+  entry_type TEXT COLLATE "C" NOT NULL DEFAULT 'primary' REFERENCES entry_types(id),
+  content_type TEXT COLLATE "C" NOT NULL DEFAULT 'text' REFERENCES content_types(id),
+  session_id TEXT COLLATE "C" REFERENCES sessions(id),
+  domain TEXT COLLATE "C",
   ephemeral INTEGER NOT NULL DEFAULT 0 CHECK (ephemeral IN (0, 1)),
   resonance INTEGER NOT NULL DEFAULT 0,
-  resonance_type TEXT CHECK (resonance_type IN ({_in(RESONANCE_TYPES)})),
-  fact_type TEXT CHECK (fact_type IN ({_in(FACT_TYPES)})),
-  fact_state TEXT CHECK (fact_state IN ('open', 'closed')),
-  wake_phrases TEXT NOT NULL DEFAULT '[]',
+  resonance_type TEXT COLLATE "C" CHECK (resonance_type IN ({_in(RESONANCE_TYPES)})),
+  fact_type TEXT COLLATE "C" CHECK (fact_type IN ({_in(FACT_TYPES)})),
+  fact_state TEXT COLLATE "C" CHECK (fact_state IN ('open', 'closed')),
+  wake_phrases TEXT COLLATE "C" NOT NULL DEFAULT '[]',
   wake_order INTEGER,
-  code_refs TEXT NOT NULL DEFAULT '[]',
-  content_hash TEXT NOT NULL,
-  dedup_hash TEXT NOT NULL,
-  dedup_scope TEXT NOT NULL,
+  code_refs TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+  content_hash TEXT COLLATE "C" NOT NULL,
+  dedup_hash TEXT COLLATE "C" NOT NULL,
+  dedup_scope TEXT COLLATE "C" NOT NULL,
   dedup_exempt INTEGER NOT NULL DEFAULT 0,
-  last_activated TEXT,
+  last_activated TEXT COLLATE "C",
   activation_count INTEGER NOT NULL DEFAULT 0,
   chunk_count INTEGER NOT NULL DEFAULT 0,
-  embedding_model TEXT,
-  embedded_at TEXT,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
+  embedding_model TEXT COLLATE "C",
+  embedded_at TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL,
   rev INTEGER NOT NULL DEFAULT 1,
   CHECK (visibility = 'public' OR owner IS NOT NULL)
 );
@@ -112,42 +112,45 @@ CREATE INDEX entries_resonance ON entries(resonance);
 CREATE UNIQUE INDEX entries_dedup ON entries(session_id, dedup_scope, category, dedup_hash)
   WHERE session_id IS NOT NULL AND dedup_exempt = 0;
 CREATE TABLE entry_tags(
-  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE, tag TEXT NOT NULL,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+  entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE, tag TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (entry_rowid, tag));
 CREATE INDEX entry_tags_tag ON entry_tags(tag);
 CREATE TABLE entry_applicability(
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
   entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
-  applicability_id TEXT NOT NULL REFERENCES applicability_types(id), PRIMARY KEY (entry_rowid, applicability_id));
+  applicability_id TEXT COLLATE "C" NOT NULL REFERENCES applicability_types(id), PRIMARY KEY (entry_rowid, applicability_id));
 CREATE INDEX entry_applicability_id ON entry_applicability(applicability_id);
 CREATE TABLE entry_anchors(
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
   entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
   anchor_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
-  similarity DOUBLE PRECISION, created_at TEXT NOT NULL, PRIMARY KEY (entry_rowid, anchor_rowid));
+  similarity DOUBLE PRECISION, created_at TEXT COLLATE "C" NOT NULL, PRIMARY KEY (entry_rowid, anchor_rowid));
 CREATE INDEX entry_anchors_anchor ON entry_anchors(anchor_rowid);
 CREATE TABLE anchor_removed(
   entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
   anchor_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE, PRIMARY KEY (entry_rowid, anchor_rowid));
 CREATE TABLE relationships(
-  id TEXT PRIMARY KEY,
+  id TEXT COLLATE "C" PRIMARY KEY,
   from_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
   to_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
-  type TEXT NOT NULL REFERENCES relationship_types(id), created_at TEXT NOT NULL,
+  type TEXT COLLATE "C" NOT NULL REFERENCES relationship_types(id), created_at TEXT COLLATE "C" NOT NULL,
   UNIQUE (from_rowid, to_rowid, type));
 CREATE INDEX relationships_to ON relationships(to_rowid);
 CREATE TABLE backups(
-  id TEXT PRIMARY KEY, entry_id TEXT NOT NULL, snapshot_json TEXT NOT NULL,
-  operation TEXT NOT NULL CHECK (operation IN ('update', 'edit', 'append', 'prepend', 'delete', 'restore')),
-  source_agent TEXT, visibility TEXT NOT NULL, owner TEXT, created_at TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0);
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE, id TEXT COLLATE "C" PRIMARY KEY, entry_id TEXT COLLATE "C" NOT NULL, snapshot_json TEXT COLLATE "C" NOT NULL,
+  operation TEXT COLLATE "C" NOT NULL CHECK (operation IN ('update', 'edit', 'append', 'prepend', 'delete', 'restore')),
+  source_agent TEXT COLLATE "C", visibility TEXT COLLATE "C" NOT NULL, owner TEXT COLLATE "C", created_at TEXT COLLATE "C" NOT NULL, seq INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX backups_entry ON backups(entry_id, created_at, seq);
 CREATE TABLE chunks(
   rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   entry_rowid BIGINT NOT NULL REFERENCES entries(rowid) ON DELETE CASCADE,
-  chunk_index INTEGER NOT NULL, token_offset INTEGER NOT NULL, token_count INTEGER NOT NULL, chunk_text TEXT NOT NULL,
+  chunk_index INTEGER NOT NULL, token_offset INTEGER NOT NULL, token_count INTEGER NOT NULL, chunk_text TEXT COLLATE "C" NOT NULL,
   UNIQUE (entry_rowid, chunk_index));
 CREATE TABLE vectors(
   rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('entry', 'chunk')), owner_rowid BIGINT NOT NULL,
-  model_id TEXT NOT NULL, dim INTEGER NOT NULL, content_hash TEXT NOT NULL, vec BYTEA NOT NULL,
+  owner_kind TEXT COLLATE "C" NOT NULL CHECK (owner_kind IN ('entry', 'chunk')), owner_rowid BIGINT NOT NULL,
+  model_id TEXT COLLATE "C" NOT NULL, dim INTEGER NOT NULL, content_hash TEXT COLLATE "C" NOT NULL, vec BYTEA NOT NULL,
   UNIQUE (owner_kind, owner_rowid));
 CREATE TABLE vectors_changes(id INTEGER PRIMARY KEY CHECK (id = 1), counter BIGINT NOT NULL);
 INSERT INTO vectors_changes(id, counter) VALUES (1, 0);
@@ -166,28 +169,54 @@ END $$;
 CREATE TRIGGER vectors_changed AFTER INSERT OR UPDATE OR DELETE ON vectors
   FOR EACH STATEMENT EXECUTE FUNCTION m1nd_vectors_changed();
 CREATE TABLE wake_sessions(
-  id TEXT PRIMARY KEY, agent TEXT NOT NULL, wake INTEGER, model_id TEXT, plan_json TEXT NOT NULL,
-  step INTEGER NOT NULL DEFAULT 0, prev_step INTEGER, last_response_json TEXT, last_status TEXT,
-  counters_json TEXT NOT NULL DEFAULT '{{}}', created_at TEXT NOT NULL, completed_at TEXT);
+  id TEXT COLLATE "C" PRIMARY KEY, agent TEXT COLLATE "C" NOT NULL, wake INTEGER, model_id TEXT COLLATE "C", plan_json TEXT COLLATE "C" NOT NULL,
+  step INTEGER NOT NULL DEFAULT 0, prev_step INTEGER, last_response_json TEXT COLLATE "C", last_status TEXT COLLATE "C",
+  counters_json TEXT COLLATE "C" NOT NULL DEFAULT '{{}}', created_at TEXT COLLATE "C" NOT NULL, completed_at TEXT COLLATE "C");
 CREATE INDEX wake_sessions_agent ON wake_sessions(agent, wake);
 CREATE TABLE wake_guesses(
-  session_id TEXT NOT NULL REFERENCES wake_sessions(id) ON DELETE CASCADE,
-  position INTEGER NOT NULL, agent TEXT NOT NULL, wake INTEGER, model_id TEXT, bloom_id TEXT NOT NULL,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE, session_id TEXT COLLATE "C" NOT NULL REFERENCES wake_sessions(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL, agent TEXT COLLATE "C" NOT NULL, wake INTEGER, model_id TEXT COLLATE "C", bloom_id TEXT COLLATE "C" NOT NULL,
   chunk_index INTEGER NOT NULL, chunk_total INTEGER NOT NULL, bloom_position INTEGER NOT NULL,
-  bloom_total INTEGER NOT NULL, title_shown TEXT NOT NULL, guess TEXT NOT NULL, phrase_source TEXT NOT NULL,
-  phrases_json TEXT NOT NULL, match_kind TEXT NOT NULL, match_index INTEGER, bucket TEXT NOT NULL,
-  content_sha256 TEXT NOT NULL, ts TEXT NOT NULL, embedding BYTEA, embedding_model TEXT,
+  bloom_total INTEGER NOT NULL, title_shown TEXT COLLATE "C" NOT NULL, guess TEXT COLLATE "C" NOT NULL, phrase_source TEXT COLLATE "C" NOT NULL,
+  phrases_json TEXT COLLATE "C" NOT NULL, match_kind TEXT COLLATE "C" NOT NULL, match_index INTEGER, bucket TEXT COLLATE "C" NOT NULL,
+  content_sha256 TEXT COLLATE "C" NOT NULL, ts TEXT COLLATE "C" NOT NULL, embedding BYTEA, embedding_model TEXT COLLATE "C",
   sim_phrase DOUBLE PRECISION, sim_content DOUBLE PRECISION, sim_title DOUBLE PRECISION,
   sim_prior DOUBLE PRECISION, sim_prior_null DOUBLE PRECISION, prior_n INTEGER,
   sim_prior_same DOUBLE PRECISION, sim_prior_null_same DOUBLE PRECISION, prior_n_same INTEGER,
   sim_prior_cross DOUBLE PRECISION, sim_prior_null_cross DOUBLE PRECISION, prior_n_cross INTEGER,
-  scored_at TEXT, PRIMARY KEY (session_id, position));
+  scored_at TEXT COLLATE "C", PRIMARY KEY (session_id, position));
 CREATE INDEX wake_guesses_agent ON wake_guesses(agent, scored_at);
 CREATE INDEX wake_guesses_bloom ON wake_guesses(bloom_id);
-CREATE TABLE wake_phrase_vectors(key TEXT PRIMARY KEY, model_id TEXT NOT NULL, vec BYTEA NOT NULL);
+CREATE TABLE wake_phrase_vectors(key TEXT COLLATE "C" PRIMARY KEY, model_id TEXT COLLATE "C" NOT NULL, vec BYTEA NOT NULL);
 CREATE TABLE entries_fts(
   rowid BIGINT PRIMARY KEY REFERENCES entries(rowid) ON DELETE CASCADE, doc tsvector NOT NULL);
 CREATE INDEX entries_fts_doc ON entries_fts USING GIN (doc);
+CREATE TEXT SEARCH DICTIONARY m1nd_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION m1nd (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION m1nd ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword,
+  hword_part WITH m1nd_stem;
+CREATE FUNCTION eff_res(resonance BIGINT, resonance_type TEXT, last_activated TEXT, created_at TEXT,
+                        now_ms DOUBLE PRECISION) RETURNS DOUBLE PRECISION
+LANGUAGE plpgsql IMMUTABLE SET timezone = 'UTC' AS $$
+DECLARE
+  r BIGINT := coalesce(resonance, 0);
+  clock TEXT := coalesce(last_activated, created_at);
+  days DOUBLE PRECISION;
+  base DOUBLE PRECISION;
+BEGIN
+  IF resonance_type IN ('foundational', 'transformative') OR r = 0 OR clock IS NULL OR clock = '' THEN
+    RETURN r;
+  END IF;
+  -- stored times are canonical RFC 3339 (normalised on input); anything else counts as undecayed, as in Python
+  -- (a pattern test, not an exception block: a sub-transaction per row would make ORDER BY eff_res slow)
+  IF clock !~ '^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}([T ][0-9]{{2}}:[0-9]{{2}}(:[0-9]{{2}}([.][0-9]+)?)?)?(Z|z|[+-][0-9]{{2}}(:?[0-9]{{2}})?)?$' THEN
+    RETURN r;
+  END IF;
+  days := greatest(0.0, (coalesce(now_ms, 0) - extract(epoch FROM clock::timestamptz)::double precision * 1000.0)
+                        / 86400000.0);
+  base := CASE WHEN r <= 3 THEN 0.90 WHEN r <= 5 THEN 0.95 ELSE 0.975 END;
+  RETURN r * power(base, days / 7.0);
+END $$;
 """
 
 
