@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.graph.embedding_weight import weight
 from m1nd.memory.embeddings import (
     CODE_MAX_TOKENS,
     EmbedderUnavailableError,
@@ -72,14 +73,16 @@ FILE_KIND = 1
 SECTION_KIND = 11
 
 
-def node_texts(t: Any) -> list[str | None]:
-    """The text each node is embedded from (None for directories), aligned with the node table."""
-    return list(iter_node_texts(t))
+def node_texts(t: Any, roots: dict[int, str] | None = None) -> list[str | None]:
+    """The text each node is embedded from (None for directories), aligned with the node table. ``roots`` (root id
+    → path) is needed only by node-text choices that read bodies (:mod:`m1nd.graph.node_text`)."""
+    return list(iter_node_texts(t, roots))
 
 
-def iter_node_texts(t: Any) -> Any:
+def iter_node_texts(t: Any, roots: dict[int, str] | None = None) -> Any:
     """:func:`node_texts` one at a time (a serving process hashes them as they come: the list of every text is
     ~10 MB on Django, and its freed memory stayed in the process)."""
+    from m1nd.graph.node_text import SourceLines, body_lines, chosen, symbol_text
     from m1nd.graph.nodes import KIND_NAMES
 
     n = t.n
@@ -88,6 +91,8 @@ def iter_node_texts(t: Any) -> Any:
     top: dict[int, list[tuple[int, str]]] = {}
     qnames, docs, signatures = (_transient(c) for c in (t.qname, t.doc, t.signature))
     labels = t.label
+    variant = chosen()
+    source = SourceLines(roots or {})
     for i in range(n):
         k = int(kinds[i])
         if k in (DIR_KIND, FILE_KIND):
@@ -110,7 +115,10 @@ def iter_node_texts(t: Any) -> Any:
             yield f"{qnames[i] or labels[i]}\n{(docs[i] or '')[:300]}".strip()
         else:
             kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
-            yield f"{kind} {qnames[i] or labels[i]}\n{signatures[i] or ''}\n{docs[i] or ''}".strip()
+            doc = docs[i] or ""
+            yield symbol_text(variant, kind, qnames[i] or labels[i], signatures[i] or "", doc,
+                              lambda i=i, doc=doc: body_lines(source.get(int(t.root_id[i]), t.source_path[i]),
+                                                              int(t.line_start[i]), int(t.line_end[i]), doc))
 
 
 def _transient(column: Any) -> Any:
@@ -171,7 +179,11 @@ class CodeVectors:
 
     def index(self) -> VectorIndex:
         if self._index is None:
-            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=self.emb.model_id, dim=int(self.emb.dim))
+            from m1nd.graph.node_text import DEFAULT, chosen
+
+            # another node-text choice is another index (its keys carry the tags of other texts)
+            mid = self.emb.model_id if chosen() == DEFAULT else f"{self.emb.model_id}+{chosen()}"
+            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=mid, dim=int(self.emb.dim))
         return self._index
 
     def close(self) -> None:
@@ -201,7 +213,8 @@ class CodeVectors:
                 # One text at a time, hashed as it comes, and the row ids looked up through the graph's own ext ids:
                 # a serving process never holds every text (~40 MB on the stdlib) nor a copy of every ext id, whose
                 # freed memory used to stay in the process (issue 13: +30 MB of serving RSS on Django).
-                hashes = [embed_hash(mid, x) if x is not None else None for x in iter_node_texts(g.nodes)]
+                hashes = [embed_hash(mid, x) if x is not None else None
+                          for x in iter_node_texts(g.nodes, self._roots())]
                 pos = {e: i for i, e in enumerate(g.nodes.ext_id)}
                 row_ids = np.full(g.n, -1, np.int64)
                 for e, rid in self.db.execute("SELECT ext_id, id FROM nodes"):
@@ -220,7 +233,9 @@ class CodeVectors:
     # text, hashed); a server start reads them from a sidecar instead (issue 13 item 5). Keyed like the graph cache
     # (the generation) plus the model, the node count and a digest of the node ids; anything else recomputes.
     def _state_key(self, g: Any, mid: str) -> str:
-        h = hashlib.sha256(f"{STATE_VERSION}\0{g.graph_generation}\0{g.n}\0{mid}\0".encode())
+        from m1nd.graph.node_text import chosen
+
+        h = hashlib.sha256(f"{STATE_VERSION}\0{g.graph_generation}\0{g.n}\0{mid}\0{chosen()}\0".encode())
         h.update("\0".join(g.nodes.ext_id).encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
@@ -248,6 +263,14 @@ class CodeVectors:
             log.info("could not write %s: %s", path, e)
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+    def _roots(self) -> dict[int, str]:
+        """Root id → path, for node texts that read bodies (:mod:`m1nd.graph.node_text`)."""
+        from m1nd.graph.node_text import chosen
+
+        if chosen() not in ("body", "idents"):
+            return {}
+        return {r.id: r.path for r in self.cg.store.roots()}
 
     def _have_hashes(self) -> set[str]:
         if self._have is None:
@@ -399,7 +422,7 @@ class CodeVectors:
         todo = self.missing(g)
         if limit is not None:
             todo = todo[:limit]
-        all_texts = node_texts(g.nodes)
+        all_texts = node_texts(g.nodes, self._roots())
         todo.sort(key=lambda i: len(all_texts[i] or ""))
         self.pending = len(todo)
         done = 0
@@ -568,6 +591,9 @@ class CodeVectors:
             # query session for nothing (issue 13: the session is most of the serving process's memory)
             if self.coverage(g) < MIN_COVERAGE:
                 return None
+            w = weight(self.emb.model_id)  # (0: the benchmark found this model hurts ranking: trigrams instead)
+            if w <= 0.0:
+                return None
             emb = usable(self.emb)
             if emb is None:
                 return None
@@ -588,7 +614,7 @@ class CodeVectors:
         ok = st.sorted_ids[pos] == k
         idx = st.sorted_pos[pos[ok]]
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
-        out[idx] = np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
+        out[idx] = w * np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
         return out
 
     @staticmethod
