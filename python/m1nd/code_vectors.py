@@ -55,7 +55,8 @@ from m1nd.memory.embeddings import (
     notice_no_model,
     usable,
 )
-from m1nd.memory.vectors import VectorIndex, tag_of
+from m1nd.memory.code_index import read_state, sync_code_index
+from m1nd.memory.vectors import VectorIndex
 from m1nd.store.db import Database, PerThread, open_db
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ class CodeVectors:
         self._stop = False
         self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
         self._synced_at = 0.0  # monotonic time of the last index sync (throttled while the child embeds)
+        self._asked: int | None = None  # the generation the query child's index was last asked for
         self.pending = 0
         self.done = 0
         self.rate = 0.0
@@ -179,12 +181,15 @@ class CodeVectors:
 
     def index(self) -> VectorIndex:
         if self._index is None:
-            from m1nd.graph.node_text import DEFAULT, chosen
-
-            # another node-text choice is another index (its keys carry the tags of other texts)
-            mid = self.emb.model_id if chosen() == DEFAULT else f"{self.emb.model_id}+{chosen()}"
-            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=mid, dim=int(self.emb.dim))
+            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=self._index_model_id(),
+                                      dim=int(self.emb.dim))
         return self._index
+
+    def _index_model_id(self) -> str:
+        """The index file's model id: another node-text choice is another index (its tags are of other texts)."""
+        from m1nd.graph.node_text import DEFAULT, chosen
+
+        return self.emb.model_id if chosen() == DEFAULT else f"{self.emb.model_id}+{chosen()}"
 
     def close(self) -> None:
         self._stop = True
@@ -240,17 +245,8 @@ class CodeVectors:
         return h.hexdigest()
 
     def _read_state_file(self, g: Any, key: str) -> tuple[list[str | None], np.ndarray] | None:
-        path = self.cg.workdir / STATE_FILE
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if str(z["key"]) != key:
-                    return None
-                raw, row_ids = z["hashes"], np.asarray(z["row_ids"], np.int64)
-        except (OSError, ValueError, KeyError, EOFError):
-            return None
-        if len(raw) != g.n or len(row_ids) != g.n:
-            return None
-        return [h.decode("ascii") if h else None for h in raw.tolist()], row_ids
+        got = read_state(self.cg.workdir / STATE_FILE, key)
+        return got if got is not None and len(got[1]) == g.n else None
 
     def _write_state_file(self, key: str, hashes: list[str | None], row_ids: np.ndarray) -> None:
         path = self.cg.workdir / STATE_FILE
@@ -370,41 +366,39 @@ class CodeVectors:
         st = self._gen_state(g)
         with self._lock:
             self._have = None
-            have = self._have_hashes()
-            sel = [i for i, h in enumerate(st.hashes) if h is not None and h in have and st.row_ids[i] >= 0]
-
-            def rows() -> tuple[np.ndarray, np.ndarray]:
-                return (np.asarray([st.row_ids[i] for i in sel], np.uint64),
-                        np.asarray([tag_of(st.hashes[i]) for i in sel], np.int64))
-
-            by_id = {int(st.row_ids[i]): st.hashes[i] for i in sel}
-
-            def fetch(keys: np.ndarray) -> np.ndarray:
-                hs = [by_id[int(k)] for k in keys.tolist()]
-                got = self._vectors_by_hash(hs)
-                out = np.zeros((len(keys), ix.dim), np.float32)
-                for j, h in enumerate(hs):
-                    v = got.get(h)
-                    if v is not None:
-                        out[j] = v
-                return out
-
-            changed = ix.sync(gen, rows, fetch)
+            changed = sync_code_index(ix, gen, st.hashes, st.row_ids, self.db, self.emb.model_id,
+                                      int(self.emb.dim), self._have_hashes())
         if serving and (changed["added"] or changed["removed"]):
             ix.release()
         return ix
 
-    def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        dim = int(self.emb.dim)
-        for a in range(0, len(hashes), 900):
-            part = hashes[a:a + 900]
-            for h, b in self.db.execute("SELECT embed_hash, vec FROM node_vectors WHERE embed_hash IN "
-                                        "(SELECT value FROM json_each(?)) AND model_id = ? AND dim = ?",
-                                        (json.dumps(part), self.emb.model_id, dim)):
-                if len(b) == 4 * dim:
-                    out[h] = np.frombuffer(b, "<f4").astype(np.float32)
-        return out
+    # -- the index in the query child (issue 13 item 1) ------------------------------------------------------------
+    def index_in_child(self) -> bool:
+        """A serving process whose queries embed in the query child leaves the code index to it: the child syncs
+        the index file from the database and searches it; the server holds neither the index nor its maps."""
+        return self.cg.transport in ("stdio", "http") and callable(getattr(self.emb, "nearest", None))
+
+    def _child_generation(self, g: Any) -> int:
+        """The generation the child's index is asked to reflect. While the worker child commits a batch every few
+        seconds this moves at most every ``RESYNC_WHILE_EMBEDDING_S`` (each move is a diff sync in the child)."""
+        gen = self._generation(g)
+        asked = self._asked
+        if (asked is not None and self.worker_running and asked >> 32 == gen >> 32
+                and time.monotonic() - self._synced_at < RESYNC_WHILE_EMBEDDING_S):
+            return asked
+        self._asked = gen
+        self._synced_at = time.monotonic()
+        return gen
+
+    def _nearest_in_child(self, emb: Any, g: Any, k: int, *, text: str | None = None,
+                          key: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``k`` nearest index keys and similarities of a query text (or of node ``key``'s vector), found by
+        the query child; None when it could not (the caller syncs and searches here)."""
+        st = self._gen_state(g)
+        ix_path = self.cg.workdir / INDEX_FILE
+        return emb.nearest(index=str(ix_path), index_model_id=self._index_model_id(), db=str(self.cg.settings.graph_db),
+                           state=str(self.cg.workdir / STATE_FILE), key=st.key,
+                           generation=self._child_generation(g), k=k, text=text, node_key=key)
 
     # -- embedding --------------------------------------------------------------------------------------------------
     def embed_missing(self, g: Any, *, emb: Any = None, limit: int | None = None, commit_every: int = COMMIT_EVERY,
@@ -597,10 +591,9 @@ class CodeVectors:
             emb = usable(self.emb)
             if emb is None:
                 return None
-            ix = self.sync(g)
-            found = self._search_in_child(emb, ix, query)
+            found = self._nearest_in_child(emb, g, SEM_TOP, text=query) if self.index_in_child() else None
             if found is None:
-                found = ix.search(emb.embed_query(query), SEM_TOP)
+                found = self.sync(g).search(emb.embed_query(query), SEM_TOP)
         except EmbedderUnavailableError:
             return None
         keys, sims = found
@@ -617,15 +610,6 @@ class CodeVectors:
         out[idx] = w * np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
         return out
 
-    @staticmethod
-    def _search_in_child(emb: Any, ix: VectorIndex, query: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """A serving process whose queries embed in the query child searches there too: the child maps the index
-        file, so the server never pages the index in (~1 KB a node: 70 MB on the stdlib)."""
-        search = getattr(emb, "search_file", None)
-        if search is None or not ix._viewed or ix.generation is None:
-            return None
-        return search(str(ix.path), int(ix.generation), ix.model_id, query, SEM_TOP)
-
     def similar(self, g: Any, node: int, k: int = 20) -> list[tuple[int, float]]:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
         if not self.available or g.n == 0:
@@ -635,13 +619,17 @@ class CodeVectors:
         emb = usable(self.emb)
         if emb is None:
             return []
-        ix = self.sync(g)
         st = self._gen_state(g)
         key = int(st.row_ids[node])
-        if key < 0 or key not in ix:
+        if key < 0:
             return []
-        v = ix.vectors([key])[0]
-        keys, sims = ix.search(v, k + 1)
+        found = self._nearest_in_child(emb, g, k + 1, key=key) if self.index_in_child() else None
+        if found is None:
+            ix = self.sync(g)
+            if key not in ix:
+                return []
+            found = ix.search(ix.vectors([key])[0], k + 1)
+        keys, sims = found
         out = []
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
         for kk, s in zip(keys.astype(np.int64).tolist(), sims.tolist()):
@@ -854,7 +842,8 @@ class Warmup:
         cv = code_vectors_for(cg)
         if cv.available and g.n and cv.coverage(g) >= MIN_COVERAGE and not self.stopping:
             self._mark("coverage")
-            cv.sync(g)
+            if not cv.index_in_child():  # (else the child syncs it at the warm query below)
+                cv.sync(g)
             self._mark("index")
             self._loader.join()
             if not self.stopping and usable(cv.emb) is not None:  # loaded already when the database said so
