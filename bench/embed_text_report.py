@@ -87,6 +87,52 @@ def measure(m: L.Mirror, variants: list[str], weights: list[float], cache: Path,
     return out
 
 
+def add_tokens(row: dict[str, Any], m: L.Mirror, cache: Path, say: Any) -> None:
+    """Distinct texts and tokens of each node-text choice of a row measured earlier (no embedding, no queries)."""
+    from m1nd.code_vectors import code_vectors_for, node_texts
+    from m1nd.memory.embeddings import CODE_MAX_TOKENS, usable
+
+    p = L.prepare(m, cache=cache, embed=False, say=say)
+    try:
+        cv = code_vectors_for(p.workspace.graph)
+        g = p.workspace.graph.graph()
+        emb = usable(cv.emb)
+        for v, f in row["variants"].items():
+            os.environ["M1ND_EMBED_TEXT"] = v
+            distinct = list(dict.fromkeys(t for t in node_texts(g.nodes, cv._roots()) if t))
+            f["distinct_texts"] = len(distinct)
+            f["tokens"] = sum(len(x) for x in emb.tokenize(distinct, CODE_MAX_TOKENS))
+    finally:
+        os.environ.pop("M1ND_EMBED_TEXT", None)
+        p.close()
+
+
+def conceptual(m: L.Mirror, weights: list[float], cache: Path, say: Any) -> dict[str, Any] | None:
+    """MRR / recall@10 of the conceptual questions (bench/test_conceptual.py) of ``m``, with the default node text
+    and each sem(n) weight, and without the model; None when the project has no such set."""
+    from corpus import file_quality
+    from m1nd.evaluation import embeddings_off
+    from test_conceptual import SETS
+
+    if m.name not in SETS:
+        return None
+    os.environ.pop("M1ND_EMBED_TEXT", None)
+    p = L.prepare(m, cache=cache, embed=False, say=say)
+    out: dict[str, Any] = {}
+    try:
+        for w in weights:
+            os.environ["M1ND_EMBED_WEIGHT"] = str(w)
+            recall, mrr, _ = file_quality(p.workspace, SETS[m.name], p.src, top_k=100)
+            out[str(w)] = {"mrr": round(mrr, 4), "recall@10": round(recall, 4)}
+        os.environ.pop("M1ND_EMBED_WEIGHT", None)
+        with embeddings_off():
+            recall, mrr, _ = file_quality(p.workspace, SETS[m.name], p.src, top_k=100)
+        out["noemb"] = {"mrr": round(mrr, 4), "recall@10": round(recall, 4)}
+    finally:
+        p.close()
+    return out
+
+
 def full_seconds(r: dict[str, Any], v: str) -> float:
     """Seconds to embed every distinct text of choice ``v`` from scratch, from its tokens and the project's measured
     tokens/s of the first choice (embedded from scratch in this run; later choices only embed texts that changed)."""
@@ -136,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-queries", type=int, default=L.DEFAULT_QUERIES)
     ap.add_argument("--cache", type=Path, default=L.CACHE)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--rows", type=Path, default=None,
+                    help="a file of JSON rows printed (on stderr) by an earlier run: add token counts, print tables")
+    ap.add_argument("--conceptual", action="store_true",
+                    help="only the conceptual questions of bench/test_conceptual.py, per sem(n) weight (needs the "
+                         "projects embedded by an earlier run)")
     a = ap.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
     for noisy in ("m1nd", "bm25s"):
@@ -153,6 +204,18 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no mirrors found. Recover: fetch repositories into /work/.mirror or set "
               "M1ND_LOCALIZATION_MIRRORS.", file=sys.stderr)
         return 2
+    if a.rows:
+        by_name = {m.name: m for m in L.discover()}
+        rows = [json.loads(x) for x in a.rows.read_text().splitlines() if x.startswith("{")]
+        for r in rows:
+            add_tokens(r, by_name[r["project"]], a.cache, lambda s: print(s, file=sys.stderr, flush=True))
+        print(json.dumps(rows, indent=1) if a.json else tables(rows))
+        return 0
+    if a.conceptual:
+        ws = [float(w) for w in a.weights.split(",")]
+        got = {m.name: conceptual(m, ws, a.cache, lambda s: print(s, file=sys.stderr, flush=True)) for m in mirrors}
+        print(json.dumps({k: v for k, v in got.items() if v is not None}, indent=1))
+        return 0
     rows = []
     for m in mirrors:
         rows.append(measure(m, a.variants.split(","), [float(w) for w in a.weights.split(",")], a.cache,

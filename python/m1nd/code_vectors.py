@@ -10,6 +10,8 @@ Vectors live in ``graph.db``'s ``node_vectors`` keyed by ``embed_hash = sha256(m
 share a vector and an unchanged tree re-ingested performs **zero** inferences. The usearch index
 ``<workspace>/graph.code.usearch`` holds one vector per node keyed by the node's row id (stable across re-ingests for
 unchanged external ids) and is diff-synchronised with the database like the memory's (:mod:`m1nd.memory.vectors`).
+In a server the query child owns it (builds, saves and searches it: :mod:`m1nd.memory.code_index`); the server
+holds only the per-node hashes and the set of embedded texts.
 
 When embeddings are computed: ``ingest`` with ``embed="sync"`` waits for them; ``"background"`` queues them for the
 embedding worker of a server process (``m1nd serve``; a one-shot CLI process only reports what is queued, and the
@@ -37,7 +39,7 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,7 +57,7 @@ from m1nd.memory.embeddings import (
     notice_no_model,
     usable,
 )
-from m1nd.memory.code_index import read_state, sync_code_index
+from m1nd.memory.code_index import EmbeddedSet, embedded_hashes, node_tags, read_state, sync_code_index
 from m1nd.memory.vectors import VectorIndex
 from m1nd.store.db import Database, PerThread, open_db
 
@@ -140,6 +142,7 @@ class _GenState:
     sorted_pos: np.ndarray  # graph index of each sorted id
     embeddable: int
     key: str = ""  # identifies the generation, node ids and model (the sidecar files' key)
+    tags: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per node its hash's tag, -1: none
 
 
 class CodeVectors:
@@ -151,7 +154,7 @@ class CodeVectors:
         self._threads = PerThread(lambda: open_db(cg.settings.graph_db, busy_timeout_ms=cg.settings.busy_timeout_ms))
         self._index: VectorIndex | None = None
         self._state: _GenState | None = None
-        self._have: set[str] | None = None  # embed hashes with a vector of this model
+        self._have: EmbeddedSet | None = None  # embed hashes with a vector of this model
         self._any_vector = False
         self._coverage: tuple[Any, float] | None = None
         self._lock = threading.RLock()
@@ -230,7 +233,7 @@ class CodeVectors:
                 self._write_state_file(key, hashes, row_ids)
             order = np.argsort(row_ids, kind="stable")
             st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
-                           sum(1 for h in hashes if h is not None), key)
+                           sum(1 for h in hashes if h is not None), key, node_tags(hashes))
             self._state = st
             return st
 
@@ -268,20 +271,20 @@ class CodeVectors:
             return {}
         return {r.id: r.path for r in self.cg.store.roots()}
 
-    def _have_hashes(self) -> set[str]:
+    def _have_hashes(self) -> EmbeddedSet:
         if self._have is None:
-            self._have = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND "
-                                                    "dim = ?", (self.emb.model_id, int(self.emb.dim)))}
+            self._have = embedded_hashes(self.db, self.emb.model_id, int(self.emb.dim))
         return self._have
 
     def missing(self, g: Any) -> list[int]:
         """Graph indices of embeddable nodes whose text has no vector of this model (distinct texts once)."""
         st = self._gen_state(g)
-        have = self._have_hashes()
+        done = self._have_hashes().mask(st.tags) | (st.tags < 0)
         seen: set[str] = set()
         out = []
-        for i, h in enumerate(st.hashes):
-            if h is None or h in have or h in seen:
+        for i in np.nonzero(~done)[0].tolist():
+            h = st.hashes[i]
+            if h is None or h in seen:
                 continue
             seen.add(h)
             out.append(i)
@@ -314,7 +317,7 @@ class CodeVectors:
         key = (st.generation, len(have), id(have))
         if self._coverage is None or self._coverage[0] != key:
             vgen = self._vectors_generation()
-            self._coverage = (key, sum(1 for h in st.hashes if h is not None and h in have) / st.embeddable)
+            self._coverage = (key, int(have.mask(st.tags).sum()) / st.embeddable)
             self._write_coverage_file(st, vgen, self._coverage[1])
         return self._coverage[1]
 
@@ -546,8 +549,7 @@ class CodeVectors:
 
     def _reload_have(self) -> None:
         try:
-            fresh = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND dim = ?",
-                                               (self.emb.model_id, int(self.emb.dim)))}
+            fresh = embedded_hashes(self.db, self.emb.model_id, int(self.emb.dim))
         except Exception as e:  # noqa: BLE001 — a busy database: the next message retries
             log.info("reloading embedded code texts failed: %s", e)
             return
@@ -654,7 +656,7 @@ class CodeVectors:
                     g = self.cg.graph()
                     st = self._gen_state(g)
                     have = self._have_hashes()
-                    out["code_vectors"] = sum(1 for h in st.hashes if h is not None and h in have)
+                    out["code_vectors"] = int(have.mask(st.tags).sum())
                     if not self.worker_running or not (self.done or self.pending):  # no report yet
                         out["pending"] = len(self.missing(g))
                     else:

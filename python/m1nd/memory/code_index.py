@@ -21,10 +21,47 @@ import numpy as np
 from m1nd.memory.vectors import VectorIndex, tag_of
 
 
-def embedded_hashes(db: Any, model_id: str, dim: int) -> set[str]:
-    """Embed hashes with a vector of this model in ``node_vectors``."""
-    return {r[0] for r in db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND dim = ?",
-                                 (model_id, int(dim)))}
+class EmbeddedSet:
+    """The embed hashes that have a vector, kept as their sorted 63-bit tags (the index's tags): a set of the 71k hex
+    strings of the stdlib was ~20 MB of a serving process (reloaded every second while the worker embeds); this is
+    0.6 MB. Membership by tag: two texts colliding in 63 bits (~1e-10 at 70k texts) would share a vector anyway."""
+
+    def __init__(self, tags: np.ndarray | None = None) -> None:
+        self.tags = np.unique(np.asarray(tags if tags is not None else [], np.int64))
+
+    @classmethod
+    def of(cls, hashes: Any) -> EmbeddedSet:
+        return cls(np.fromiter((tag_of(h) for h in hashes), np.int64))
+
+    def __contains__(self, h: object) -> bool:
+        if not isinstance(h, str) or not h:
+            return False
+        t = tag_of(h)
+        i = int(np.searchsorted(self.tags, t))
+        return i < len(self.tags) and int(self.tags[i]) == t
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+    def update(self, hashes: Any) -> None:
+        add = np.fromiter((tag_of(h) for h in hashes), np.int64)
+        if len(add):
+            self.tags = np.union1d(self.tags, add)
+
+    def mask(self, tags: np.ndarray) -> np.ndarray:
+        """Which of ``tags`` (per node; -1: nothing embeddable) have a vector."""
+        return np.isin(tags, self.tags) & (tags >= 0)
+
+
+def node_tags(hashes: Sequence[str | None]) -> np.ndarray:
+    """Per node the tag of its embed hash, -1 for none (directories)."""
+    return np.fromiter((tag_of(h) if h else -1 for h in hashes), np.int64, count=len(hashes))
+
+
+def embedded_hashes(db: Any, model_id: str, dim: int) -> EmbeddedSet:
+    """Embed hashes with a vector of this model in ``node_vectors`` (streamed from the cursor: no list of them)."""
+    return EmbeddedSet.of(r[0] for r in db.execute("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND "
+                                                   "dim = ?", (model_id, int(dim))))
 
 
 def vectors_by_hash(db: Any, hashes: Sequence[str], model_id: str, dim: int) -> dict[str, np.ndarray]:
@@ -40,10 +77,10 @@ def vectors_by_hash(db: Any, hashes: Sequence[str], model_id: str, dim: int) -> 
 
 
 def sync_code_index(ix: VectorIndex, generation: int, hashes: Sequence[str | None], row_ids: np.ndarray, db: Any,
-                    model_id: str, dim: int, have: set[str] | None = None) -> dict[str, int]:
+                    model_id: str, dim: int, have: EmbeddedSet | None = None) -> dict[str, int]:
     """Make ``ix`` hold one vector per embedded node (key: row id, tag: from its hash) as of ``generation``."""
     have = embedded_hashes(db, model_id, dim) if have is None else have
-    sel = [i for i, h in enumerate(hashes) if h is not None and h in have and row_ids[i] >= 0]
+    sel = np.nonzero(have.mask(node_tags(hashes)) & (np.asarray(row_ids) >= 0))[0].tolist()
 
     def rows() -> tuple[np.ndarray, np.ndarray]:
         return (np.asarray([row_ids[i] for i in sel], np.uint64),

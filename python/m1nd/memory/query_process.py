@@ -5,7 +5,9 @@ Why a child: an ONNX Runtime session of the default int8 MiniLM costs ~163 MB ho
 folds the int8 weights into fp32 constants; without that folding a query takes ~0.7 s instead of ~20-40 ms), and
 importing ``onnxruntime`` and ``tokenizers`` adds ~30 MB more. A serving process that embeds its queries itself
 therefore holds 2-5x the memory of one without the model. With the session in this child, ``m1nd serve`` imports
-neither package: what remains of the model in the server is the code index (a memory map) and the per-node hashes.
+neither package. The child also owns the code index (:mod:`m1nd.memory.code_index`): it syncs it from the database,
+saves it and searches it, so what remains of the model in the server is the per-node hashes and the set of
+embedded texts (on the stdlib, syncing the index in the server cost ~90 MB: the in-memory copy and its key maps).
 The child's own session is the small one (arena off, memory patterns off, one intra-op thread: the measured settings,
 see README "Embeddings"), and the bulk worker child (:mod:`m1nd.embed_worker`) keeps its own.
 
@@ -16,7 +18,9 @@ Protocol: one JSON object per line each way, strictly request then answer. Reque
 ``model_id`` and ``dim`` once the session is up), ``{"op": "query", "text"}``, ``{"op": "documents", "texts",
 "max_tokens"}`` (both answer ``vecs``: base64 of little-endian float32, ``n`` rows of ``dim``), ``{"op":
 "count_tokens", "text"}`` (``n``), ``{"op": "windows", "text", "size", "stride"}`` (``windows``: ``[text, offset,
-count]`` triples). A failure answers ``{"ok": false, "error": message}``. The child exits when its stdin reaches EOF
+count]`` triples), ``{"op": "nearest", "index", "index_model_id", "model_id", "db", "state", "key",
+"generation", "k", "text" | "node_key"}`` (the code index: brought to ``generation`` from the database by a diff sync,
+saved, then searched; answers ``found``, ``keys`` and ``sims``, base64 float32). A failure answers ``{"ok": false, "error": message}``. The child exits when its stdin reaches EOF
 (the server closed it, or died), on SIGTERM and on SIGINT, without finalising the interpreter.
 """
 
