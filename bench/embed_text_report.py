@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import localization as L  # noqa: E402
+import localization as L
 
 DEFAULT_PROJECTS = ("pallets/click", "encode/httpx", "gin-gonic/gin", "axios/axios")
 
@@ -142,8 +142,8 @@ def full_seconds(r: dict[str, Any], v: str) -> float:
 
 
 def tables(rows: list[dict[str, Any]]) -> str:
-    out = ["| project | node text | distinct texts | tokens | embedding s (full, est.) | MRR | Δ MRR vs no model "
-           "| R@10 |", "|---|---|---|---|---|---|---|---|"]
+    head = "| project | node text | distinct texts | tokens | embedding s (full, est.) | MRR | Δ MRR vs no model | R@10 |"
+    out = [head, "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         base = r["noemb"]["mrr"]
         out.append(f"| {r['project']} | (no model) | 0 | 0 | 0 | {base:.3f} | | {r['noemb']['recall@10']:.3f} |")

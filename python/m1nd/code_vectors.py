@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.graph.embedding_weight import weight
+from m1nd.memory.code_index import EmbeddedSet, embedded_hashes, node_tags, read_state, sync_code_index
 from m1nd.memory.embeddings import (
     CODE_MAX_TOKENS,
     EmbedderUnavailableError,
@@ -57,7 +58,6 @@ from m1nd.memory.embeddings import (
     notice_no_model,
     usable,
 )
-from m1nd.memory.code_index import EmbeddedSet, embedded_hashes, node_tags, read_state, sync_code_index
 from m1nd.memory.vectors import VectorIndex
 from m1nd.store.db import Database, PerThread, open_db
 
@@ -398,9 +398,8 @@ class CodeVectors:
         """The ``k`` nearest index keys and similarities of a query text (or of node ``key``'s vector), found by
         the query child; None when it could not (the caller syncs and searches here)."""
         st = self._gen_state(g)
-        ix_path = self.cg.workdir / INDEX_FILE
-        return emb.nearest(index=str(ix_path), index_model_id=self._index_model_id(), db=str(self.cg.settings.graph_db),
-                           state=str(self.cg.workdir / STATE_FILE), key=st.key,
+        return emb.nearest(index=str(self.cg.workdir / INDEX_FILE), index_model_id=self._index_model_id(),
+                           db=str(self.cg.settings.graph_db), state=str(self.cg.workdir / STATE_FILE), key=st.key,
                            generation=self._child_generation(g), k=k, text=text, node_key=key)
 
     # -- embedding --------------------------------------------------------------------------------------------------
