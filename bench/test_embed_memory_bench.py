@@ -2,7 +2,7 @@
 stdout; nothing here asserts on time or on RSS (both depend on the machine's load), only on structure.
 
 * Serving RSS: ``m1nd serve`` over stdio after 30 ``activate`` calls, with the model (bulk embedding running in the
-  worker child) vs ``M1ND_EMBEDDER=none``; the query embeddings served by the query child (default) vs a session in
+  worker child, and fully embedded with the index built by the query child) vs ``M1ND_EMBEDDER=none``; the query embeddings served by the query child (default) vs a session in
   the server (``M1ND_EMBED_QUERY_PROCESS=0``). Two corpora: a stdlib subset fully embedded but for 10 % of its nodes
   (so queries embed while the bulk job runs), and — in a full run with the sdist at hand (bench/test_e2e_sdist.py
   fetches it; ``$M1ND_CORPORA``) — Django 5.1.4 with nothing embedded yet.
@@ -141,6 +141,13 @@ def test_serving_rss_with_and_without_the_model(benchmark, embedded_subset, tmp_
         h = _fresh(home, tmp_path / "h1")
         _drop_vectors(h, 0.08)  # a bulk job runs while the queries embed
         runs[name] = serve_rss(h, repo, calls, M1ND_EMBED_WAIT_S="60", **extra)
+    # fully embedded, nothing to compute: the query child builds the index from the database (no index file) and
+    # the server never opens it
+    h = _fresh(home, tmp_path / "h2")
+    for f in h.rglob("graph.code.usearch*"):
+        f.unlink()
+    runs["model, fully embedded"] = serve_rss(h, repo, calls, M1ND_EMBED_WAIT_S="60")
+    assert runs["model, fully embedded"]["embedding_answers"] == calls
     child = runs["model, queries in the child"]
     assert not child["server_maps_onnxruntime"] and any(child["children_map_onnxruntime"])
     assert runs["model, session in the server"]["server_maps_onnxruntime"]

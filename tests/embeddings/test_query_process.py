@@ -134,15 +134,32 @@ def test_a_server_embeds_queries_without_holding_a_session(tmp_path) -> None:
 
 def test_a_serving_workspace_searches_the_code_index_in_the_child(small_repo, workspace_for, real_model,
                                                                   remote) -> None:
-    """Same ranking as an in-process session, with the index searched by the child (the server maps the file only
-    after a sync, and never pages it in for a query)."""
+    """Same ranking as an in-process session, with the index built and searched by the child only (issue 13 item
+    1): the server never opens the index; the child builds it from the database and saves it."""
+    from m1nd.code_vectors import INDEX_FILE, code_vectors_for
+
     ws = workspace_for(small_repo)
     ws.graph.ingest(str(small_repo), embed="sync")
     want = ws.graph.activate("a", QUERY, top_k=8, learn=False)
+    index_file = ws.graph.workdir / INDEX_FILE
     ws.close()
+    for f in index_file.parent.glob(INDEX_FILE + "*"):  # the child must build it from the database
+        f.unlink()
     E.set_embedder(remote)
     served = workspace_for(small_repo, transport="stdio")
     got = served.graph.activate("a", QUERY, top_k=8, learn=False)
     assert got["semantic_backend"] == want["semantic_backend"] == "embedding"
     assert [a["node_id"] for a in got["activated"]] == [a["node_id"] for a in want["activated"]]
     assert remote.searches >= 1
+    assert code_vectors_for(served.graph)._index is None  # never opened by the server
+    assert index_file.is_file()  # built and saved by the child
+    # perspectives' affinity asks the child too, and agrees with an in-process search
+    cv = code_vectors_for(served.graph)
+    g = served.graph.graph()
+    node = int(np.argmax(cv.scores(g, QUERY)))
+    near = cv.similar(g, node, 5)
+    assert near and cv._index is None
+    E.set_embedder(real_model)
+    local = workspace_for(small_repo)
+    lcv = code_vectors_for(local.graph)
+    assert [j for j, _ in lcv.similar(local.graph.graph(), node, 5)] == [j for j, _ in near]

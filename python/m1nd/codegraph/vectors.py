@@ -10,6 +10,8 @@ Vectors live in ``graph.db``'s ``node_vectors`` keyed by ``embed_hash = sha256(m
 share a vector and an unchanged tree re-ingested performs **zero** inferences. The usearch index
 ``<workspace>/graph.code.usearch`` holds one vector per node keyed by the node's row id (stable across re-ingests for
 unchanged external ids) and is diff-synchronised with the database like the memory's (:mod:`m1nd.memory.vectors`).
+In a server the query child owns it (builds, saves and searches it: :mod:`m1nd.memory.code_index`); the server
+holds only the per-node hashes and the set of embedded texts.
 
 When embeddings are computed: ``ingest`` with ``embed="sync"`` waits for them; ``"background"`` queues them for the
 embedding worker of a server process (``m1nd serve``; a one-shot CLI process only reports what is queued, and the
@@ -37,11 +39,13 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from m1nd.graph.embedding_weight import weight
+from m1nd.memory.code_index import EmbeddedSet, embedded_hashes, node_tags, read_state, sync_code_index
 from m1nd.memory.embeddings import (
     CODE_MAX_TOKENS,
     EmbedderUnavailableError,
@@ -54,7 +58,7 @@ from m1nd.memory.embeddings import (
     notice_no_model,
     usable,
 )
-from m1nd.memory.vectors import VectorIndex, tag_of
+from m1nd.memory.vectors import VectorIndex
 from m1nd.store.db import Database, PerThread, open_db
 
 log = logging.getLogger(__name__)
@@ -72,14 +76,16 @@ FILE_KIND = 1
 SECTION_KIND = 11
 
 
-def node_texts(t: Any) -> list[str | None]:
-    """The text each node is embedded from (None for directories), aligned with the node table."""
-    return list(iter_node_texts(t))
+def node_texts(t: Any, roots: dict[int, str] | None = None) -> list[str | None]:
+    """The text each node is embedded from (None for directories), aligned with the node table. ``roots`` (root id
+    → path) is needed only by node-text choices that read bodies (:mod:`m1nd.graph.node_text`)."""
+    return list(iter_node_texts(t, roots))
 
 
-def iter_node_texts(t: Any) -> Any:
+def iter_node_texts(t: Any, roots: dict[int, str] | None = None) -> Any:
     """:func:`node_texts` one at a time (a serving process hashes them as they come: the list of every text is
     ~10 MB on Django, and its freed memory stayed in the process)."""
+    from m1nd.graph.node_text import SourceLines, body_lines, chosen, symbol_text
     from m1nd.graph.nodes import KIND_NAMES
 
     n = t.n
@@ -88,6 +94,8 @@ def iter_node_texts(t: Any) -> Any:
     top: dict[int, list[tuple[int, str]]] = {}
     qnames, docs, signatures = (_transient(c) for c in (t.qname, t.doc, t.signature))
     labels = t.label
+    variant = chosen()
+    source = SourceLines(roots or {})
     for i in range(n):
         k = int(kinds[i])
         if k in (DIR_KIND, FILE_KIND):
@@ -110,7 +118,10 @@ def iter_node_texts(t: Any) -> Any:
             yield f"{qnames[i] or labels[i]}\n{(docs[i] or '')[:300]}".strip()
         else:
             kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
-            yield f"{kind} {qnames[i] or labels[i]}\n{signatures[i] or ''}\n{docs[i] or ''}".strip()
+            doc = docs[i] or ""
+            yield symbol_text(variant, kind, qnames[i] or labels[i], signatures[i] or "", doc,
+                              lambda i=i, doc=doc: body_lines(source.get(int(t.root_id[i]), t.source_path[i]),
+                                                              int(t.line_start[i]), int(t.line_end[i]), doc))
 
 
 def _transient(column: Any) -> Any:
@@ -131,6 +142,7 @@ class _GenState:
     sorted_pos: np.ndarray  # graph index of each sorted id
     embeddable: int
     key: str = ""  # identifies the generation, node ids and model (the sidecar files' key)
+    tags: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per node its hash's tag, -1: none
 
 
 class CodeVectors:
@@ -142,7 +154,7 @@ class CodeVectors:
         self._threads = PerThread(lambda: open_db(cg.settings.graph_db, busy_timeout_ms=cg.settings.busy_timeout_ms))
         self._index: VectorIndex | None = None
         self._state: _GenState | None = None
-        self._have: set[str] | None = None  # embed hashes with a vector of this model
+        self._have: EmbeddedSet | None = None  # embed hashes with a vector of this model
         self._any_vector = False
         self._coverage: tuple[Any, float] | None = None
         self._lock = threading.RLock()
@@ -151,6 +163,7 @@ class CodeVectors:
         self._stop = False
         self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
         self._synced_at = 0.0  # monotonic time of the last index sync (throttled while the child embeds)
+        self._asked: int | None = None  # the generation the query child's index was last asked for
         self.pending = 0
         self.done = 0
         self.rate = 0.0
@@ -171,8 +184,15 @@ class CodeVectors:
 
     def index(self) -> VectorIndex:
         if self._index is None:
-            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=self.emb.model_id, dim=int(self.emb.dim))
+            self._index = VectorIndex(self.cg.workdir / INDEX_FILE, model_id=self._index_model_id(),
+                                      dim=int(self.emb.dim))
         return self._index
+
+    def _index_model_id(self) -> str:
+        """The index file's model id: another node-text choice is another index (its tags are of other texts)."""
+        from m1nd.graph.node_text import DEFAULT, chosen
+
+        return self.emb.model_id if chosen() == DEFAULT else f"{self.emb.model_id}+{chosen()}"
 
     def close(self) -> None:
         self._stop = True
@@ -201,7 +221,8 @@ class CodeVectors:
                 # One text at a time, hashed as it comes, and the row ids looked up through the graph's own ext ids:
                 # a serving process never holds every text (~40 MB on the stdlib) nor a copy of every ext id, whose
                 # freed memory used to stay in the process (issue 13: +30 MB of serving RSS on Django).
-                hashes = [embed_hash(mid, x) if x is not None else None for x in iter_node_texts(g.nodes)]
+                hashes = [embed_hash(mid, x) if x is not None else None
+                          for x in iter_node_texts(g.nodes, self._roots())]
                 pos = {e: i for i, e in enumerate(g.nodes.ext_id)}
                 row_ids = np.full(g.n, -1, np.int64)
                 for e, rid in self.db.execute("SELECT ext_id, id FROM nodes"):
@@ -212,7 +233,7 @@ class CodeVectors:
                 self._write_state_file(key, hashes, row_ids)
             order = np.argsort(row_ids, kind="stable")
             st = _GenState(g.graph_generation, hashes, row_ids, row_ids[order], order.astype(np.int64),
-                           sum(1 for h in hashes if h is not None), key)
+                           sum(1 for h in hashes if h is not None), key, node_tags(hashes))
             self._state = st
             return st
 
@@ -220,22 +241,15 @@ class CodeVectors:
     # text, hashed); a server start reads them from a sidecar instead (issue 13 item 5). Keyed like the graph cache
     # (the generation) plus the model, the node count and a digest of the node ids; anything else recomputes.
     def _state_key(self, g: Any, mid: str) -> str:
-        h = hashlib.sha256(f"{STATE_VERSION}\0{g.graph_generation}\0{g.n}\0{mid}\0".encode())
+        from m1nd.graph.node_text import chosen
+
+        h = hashlib.sha256(f"{STATE_VERSION}\0{g.graph_generation}\0{g.n}\0{mid}\0{chosen()}\0".encode())
         h.update("\0".join(g.nodes.ext_id).encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
     def _read_state_file(self, g: Any, key: str) -> tuple[list[str | None], np.ndarray] | None:
-        path = self.cg.workdir / STATE_FILE
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if str(z["key"]) != key:
-                    return None
-                raw, row_ids = z["hashes"], np.asarray(z["row_ids"], np.int64)
-        except (OSError, ValueError, KeyError, EOFError):
-            return None
-        if len(raw) != g.n or len(row_ids) != g.n:
-            return None
-        return [h.decode("ascii") if h else None for h in raw.tolist()], row_ids
+        got = read_state(self.cg.workdir / STATE_FILE, key)
+        return got if got is not None and len(got[1]) == g.n else None
 
     def _write_state_file(self, key: str, hashes: list[str | None], row_ids: np.ndarray) -> None:
         path = self.cg.workdir / STATE_FILE
@@ -249,20 +263,28 @@ class CodeVectors:
             with contextlib.suppress(OSError):
                 tmp.unlink()
 
-    def _have_hashes(self) -> set[str]:
+    def _roots(self) -> dict[int, str]:
+        """Root id → path, for node texts that read bodies (:mod:`m1nd.graph.node_text`)."""
+        from m1nd.graph.node_text import chosen
+
+        if chosen() not in ("body", "idents"):
+            return {}
+        return {r.id: r.path for r in self.cg.store.roots()}
+
+    def _have_hashes(self) -> EmbeddedSet:
         if self._have is None:
-            self._have = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND "
-                                                    "dim = ?", (self.emb.model_id, int(self.emb.dim)))}
+            self._have = embedded_hashes(self.db, self.emb.model_id, int(self.emb.dim))
         return self._have
 
     def missing(self, g: Any) -> list[int]:
         """Graph indices of embeddable nodes whose text has no vector of this model (distinct texts once)."""
         st = self._gen_state(g)
-        have = self._have_hashes()
+        done = self._have_hashes().mask(st.tags) | (st.tags < 0)
         seen: set[str] = set()
         out = []
-        for i, h in enumerate(st.hashes):
-            if h is None or h in have or h in seen:
+        for i in np.nonzero(~done)[0].tolist():
+            h = st.hashes[i]
+            if h is None or h in seen:
                 continue
             seen.add(h)
             out.append(i)
@@ -295,7 +317,7 @@ class CodeVectors:
         key = (st.generation, len(have), id(have))
         if self._coverage is None or self._coverage[0] != key:
             vgen = self._vectors_generation()
-            self._coverage = (key, sum(1 for h in st.hashes if h is not None and h in have) / st.embeddable)
+            self._coverage = (key, int(have.mask(st.tags).sum()) / st.embeddable)
             self._write_coverage_file(st, vgen, self._coverage[1])
         return self._coverage[1]
 
@@ -347,41 +369,38 @@ class CodeVectors:
         st = self._gen_state(g)
         with self._lock:
             self._have = None
-            have = self._have_hashes()
-            sel = [i for i, h in enumerate(st.hashes) if h is not None and h in have and st.row_ids[i] >= 0]
-
-            def rows() -> tuple[np.ndarray, np.ndarray]:
-                return (np.asarray([st.row_ids[i] for i in sel], np.uint64),
-                        np.asarray([tag_of(st.hashes[i]) for i in sel], np.int64))
-
-            by_id = {int(st.row_ids[i]): st.hashes[i] for i in sel}
-
-            def fetch(keys: np.ndarray) -> np.ndarray:
-                hs = [by_id[int(k)] for k in keys.tolist()]
-                got = self._vectors_by_hash(hs)
-                out = np.zeros((len(keys), ix.dim), np.float32)
-                for j, h in enumerate(hs):
-                    v = got.get(h)
-                    if v is not None:
-                        out[j] = v
-                return out
-
-            changed = ix.sync(gen, rows, fetch)
+            changed = sync_code_index(ix, gen, st.hashes, st.row_ids, self.db, self.emb.model_id,
+                                      int(self.emb.dim), self._have_hashes())
         if serving and (changed["added"] or changed["removed"]):
             ix.release()
         return ix
 
-    def _vectors_by_hash(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        dim = int(self.emb.dim)
-        for a in range(0, len(hashes), 900):
-            part = hashes[a:a + 900]
-            for h, b in self.db.execute("SELECT embed_hash, vec FROM node_vectors WHERE embed_hash IN "
-                                        "(SELECT value FROM json_each(?)) AND model_id = ? AND dim = ?",
-                                        (json.dumps(part), self.emb.model_id, dim)):
-                if len(b) == 4 * dim:
-                    out[h] = np.frombuffer(b, "<f4").astype(np.float32)
-        return out
+    # -- the index in the query child (issue 13 item 1) ------------------------------------------------------------
+    def index_in_child(self) -> bool:
+        """A serving process whose queries embed in the query child leaves the code index to it: the child syncs
+        the index file from the database and searches it; the server holds neither the index nor its maps."""
+        return self.cg.transport in ("stdio", "http") and callable(getattr(self.emb, "nearest", None))
+
+    def _child_generation(self, g: Any) -> int:
+        """The generation the child's index is asked to reflect. While the worker child commits a batch every few
+        seconds this moves at most every ``RESYNC_WHILE_EMBEDDING_S`` (each move is a diff sync in the child)."""
+        gen = self._generation(g)
+        asked = self._asked
+        if (asked is not None and self.worker_running and asked >> 32 == gen >> 32
+                and time.monotonic() - self._synced_at < RESYNC_WHILE_EMBEDDING_S):
+            return asked
+        self._asked = gen
+        self._synced_at = time.monotonic()
+        return gen
+
+    def _nearest_in_child(self, emb: Any, g: Any, k: int, *, text: str | None = None,
+                          key: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``k`` nearest index keys and similarities of a query text (or of node ``key``'s vector), found by
+        the query child; None when it could not (the caller syncs and searches here)."""
+        st = self._gen_state(g)
+        return emb.nearest(index=str(self.cg.workdir / INDEX_FILE), index_model_id=self._index_model_id(),
+                           db=str(self.cg.settings.graph_db), state=str(self.cg.workdir / STATE_FILE), key=st.key,
+                           generation=self._child_generation(g), k=k, text=text, node_key=key)
 
     # -- embedding --------------------------------------------------------------------------------------------------
     def embed_missing(self, g: Any, *, emb: Any = None, limit: int | None = None, commit_every: int = COMMIT_EVERY,
@@ -399,7 +418,7 @@ class CodeVectors:
         todo = self.missing(g)
         if limit is not None:
             todo = todo[:limit]
-        all_texts = node_texts(g.nodes)
+        all_texts = node_texts(g.nodes, self._roots())
         todo.sort(key=lambda i: len(all_texts[i] or ""))
         self.pending = len(todo)
         done = 0
@@ -529,8 +548,7 @@ class CodeVectors:
 
     def _reload_have(self) -> None:
         try:
-            fresh = {r[0] for r in self.db.all("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND dim = ?",
-                                               (self.emb.model_id, int(self.emb.dim)))}
+            fresh = embedded_hashes(self.db, self.emb.model_id, int(self.emb.dim))
         except Exception as e:  # noqa: BLE001 — a busy database: the next message retries
             log.info("reloading embedded code texts failed: %s", e)
             return
@@ -568,13 +586,15 @@ class CodeVectors:
             # query session for nothing (issue 13: the session is most of the serving process's memory)
             if self.coverage(g) < MIN_COVERAGE:
                 return None
+            w = weight(self.emb.model_id)  # (0: the benchmark found this model hurts ranking: trigrams instead)
+            if w <= 0.0:
+                return None
             emb = usable(self.emb)
             if emb is None:
                 return None
-            ix = self.sync(g)
-            found = self._search_in_child(emb, ix, query)
+            found = self._nearest_in_child(emb, g, SEM_TOP, text=query) if self.index_in_child() else None
             if found is None:
-                found = ix.search(emb.embed_query(query), SEM_TOP)
+                found = self.sync(g).search(emb.embed_query(query), SEM_TOP)
         except EmbedderUnavailableError:
             return None
         keys, sims = found
@@ -588,17 +608,8 @@ class CodeVectors:
         ok = st.sorted_ids[pos] == k
         idx = st.sorted_pos[pos[ok]]
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
-        out[idx] = np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
+        out[idx] = w * np.clip((sims[ok] - floor) / max(ceil - floor, 1e-6), 0.0, 1.0)
         return out
-
-    @staticmethod
-    def _search_in_child(emb: Any, ix: VectorIndex, query: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """A serving process whose queries embed in the query child searches there too: the child maps the index
-        file, so the server never pages the index in (~1 KB a node: 70 MB on the stdlib)."""
-        search = getattr(emb, "search_file", None)
-        if search is None or not ix._viewed or ix.generation is None:
-            return None
-        return search(str(ix.path), int(ix.generation), ix.model_id, query, SEM_TOP)
 
     def similar(self, g: Any, node: int, k: int = 20) -> list[tuple[int, float]]:
         """Graph indices of the ``k`` nodes nearest ``node`` by embedding, with rescaled similarity (affinity)."""
@@ -609,13 +620,17 @@ class CodeVectors:
         emb = usable(self.emb)
         if emb is None:
             return []
-        ix = self.sync(g)
         st = self._gen_state(g)
         key = int(st.row_ids[node])
-        if key < 0 or key not in ix:
+        if key < 0:
             return []
-        v = ix.vectors([key])[0]
-        keys, sims = ix.search(v, k + 1)
+        found = self._nearest_in_child(emb, g, k + 1, key=key) if self.index_in_child() else None
+        if found is None:
+            ix = self.sync(g)
+            if key not in ix:
+                return []
+            found = ix.search(ix.vectors([key])[0], k + 1)
+        keys, sims = found
         out = []
         floor, ceil = float(emb.sim_floor), float(emb.sim_ceiling)
         for kk, s in zip(keys.astype(np.int64).tolist(), sims.tolist()):
@@ -640,7 +655,7 @@ class CodeVectors:
                     g = self.cg.graph()
                     st = self._gen_state(g)
                     have = self._have_hashes()
-                    out["code_vectors"] = sum(1 for h in st.hashes if h is not None and h in have)
+                    out["code_vectors"] = int(have.mask(st.tags).sum())
                     if not self.worker_running or not (self.done or self.pending):  # no report yet
                         out["pending"] = len(self.missing(g))
                     else:
@@ -828,7 +843,8 @@ class Warmup:
         cv = code_vectors_for(cg)
         if cv.available and g.n and cv.coverage(g) >= MIN_COVERAGE and not self.stopping:
             self._mark("coverage")
-            cv.sync(g)
+            if not cv.index_in_child():  # (else the child syncs it at the warm query below)
+                cv.sync(g)
             self._mark("index")
             self._loader.join()
             if not self.stopping and usable(cv.emb) is not None:  # loaded already when the database said so

@@ -5,7 +5,9 @@ Why a child: an ONNX Runtime session of the default int8 MiniLM costs ~163 MB ho
 folds the int8 weights into fp32 constants; without that folding a query takes ~0.7 s instead of ~20-40 ms), and
 importing ``onnxruntime`` and ``tokenizers`` adds ~30 MB more. A serving process that embeds its queries itself
 therefore holds 2-5x the memory of one without the model. With the session in this child, ``m1nd serve`` imports
-neither package: what remains of the model in the server is the code index (a memory map) and the per-node hashes.
+neither package. The child also owns the code index (:mod:`m1nd.memory.code_index`): it syncs it from the database,
+saves it and searches it, so what remains of the model in the server is the per-node hashes and the set of
+embedded texts (on the stdlib, syncing the index in the server cost ~90 MB: the in-memory copy and its key maps).
 The child's own session is the small one (arena off, memory patterns off, one intra-op thread: the measured settings,
 see README "Embeddings"), and the bulk worker child (:mod:`m1nd.embed_worker`) keeps its own.
 
@@ -16,7 +18,9 @@ Protocol: one JSON object per line each way, strictly request then answer. Reque
 ``model_id`` and ``dim`` once the session is up), ``{"op": "query", "text"}``, ``{"op": "documents", "texts",
 "max_tokens"}`` (both answer ``vecs``: base64 of little-endian float32, ``n`` rows of ``dim``), ``{"op":
 "count_tokens", "text"}`` (``n``), ``{"op": "windows", "text", "size", "stride"}`` (``windows``: ``[text, offset,
-count]`` triples). A failure answers ``{"ok": false, "error": message}``. The child exits when its stdin reaches EOF
+count]`` triples), ``{"op": "nearest", "index", "index_model_id", "model_id", "db", "state", "key",
+"generation", "k", "text" | "node_key"}`` (the code index: brought to ``generation`` from the database by a diff sync,
+saved, then searched; answers ``found``, ``keys`` and ``sims``, base64 float32). A failure answers ``{"ok": false, "error": message}``. The child exits when its stdin reaches EOF
 (the server closed it, or died), on SIGTERM and on SIGINT, without finalising the interpreter.
 """
 
@@ -181,13 +185,20 @@ class RemoteEmbedder(OnnxEmbedder):
         got = self._call({"op": "windows", "text": text, "size": size, "stride": stride})["windows"]
         return [Window(t, int(o), int(c)) for t, o, c in got]
 
-    def search_file(self, path: str, generation: int, model_id: str, text: str,
-                    k: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The ``k`` nearest keys and cosine similarities of ``text`` in the index file at ``path`` as of
-        ``generation``, searched by the child (the server then never touches the index's pages); None when the
-        child's copy of the file is of another generation (the caller searches itself)."""
-        got = self._call({"op": "search", "path": path, "generation": generation, "model_id": model_id,
-                          "text": text, "k": k})
+    def nearest(self, *, index: str, index_model_id: str, db: str, state: str, key: str, generation: int, k: int,
+                text: str | None = None, node_key: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``k`` nearest keys and cosine similarities of ``text`` (or of the vector stored for ``node_key``) in
+        the code index at ``index``, which the child first brings to ``generation`` from the database ``db`` and
+        the per-node state file ``state`` (written for ``key``): the server never holds the index (issue 13 item
+        1). None when the child cannot (the state file holds another key): the caller syncs and searches itself."""
+        req: dict[str, Any] = {"op": "nearest", "index": index, "index_model_id": index_model_id,
+                               "model_id": self.model_id, "db": db, "state": state, "key": key,
+                               "generation": generation, "k": k}
+        if text is not None:
+            req["text"] = text
+        else:
+            req["node_key"] = int(node_key)  # type: ignore[arg-type]
+        got = self._call(req)
         if not got.get("found"):
             return None
         self.searches += 1
@@ -228,8 +239,8 @@ def _answer(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
                                                                                         DOCUMENT_MAX_TOKENS)))
     elif op == "count_tokens":
         return {"ok": True, "n": emb.count_tokens(str(req["text"]))}
-    elif op == "search":
-        return _search(emb, req)
+    elif op == "nearest":
+        return _nearest(emb, req)
     elif op == "windows":
         ws = emb.windows(str(req["text"]), int(req["size"]), int(req["stride"]))
         return {"ok": True, "windows": [[w.text, w.token_offset, w.token_count] for w in ws]}
@@ -239,22 +250,44 @@ def _answer(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "n": int(m.shape[0]), "dim": int(m.shape[1]), "vecs": base64.b64encode(m.tobytes()).decode()}
 
 
-_indexes: dict[str, Any] = {}
+_indexes: dict[str, Any] = {}  # index path -> VectorIndex
+_states: dict[str, tuple[str, list[str | None], np.ndarray]] = {}  # state path -> (key, hashes, row ids)
+_dbs: dict[str, Any] = {}  # graph.db path -> read-only Database
 
 
-def _search(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
-    """Search a code index file (a memory map here, re-mapped when the server saved a newer generation)."""
+def _nearest(emb: OnnxEmbedder, req: dict[str, Any]) -> dict[str, Any]:
+    """Bring a code index to the asked generation (a diff sync from the database, then saved and mapped again: the
+    file is what the next process starts from) and search it."""
+    from m1nd.memory.code_index import read_state, sync_code_index
     from m1nd.memory.vectors import VectorIndex
+    from m1nd.store.db import Database
 
-    path, generation = str(req["path"]), int(req["generation"])
+    path, generation, mid = str(req["index"]), int(req["generation"]), str(req["index_model_id"])
     ix = _indexes.get(path)
-    if ix is None or ix.generation != generation:
-        ix = VectorIndex(path, model_id=str(req["model_id"]), dim=emb.dim)
-        ix.ensure_loaded()
-        _indexes[path] = ix
-    if ix.generation != generation or not ix._viewed:
-        return {"ok": True, "found": False}
-    q = emb.embed_tokenized(emb.tokenize([str(req["text"])], QUERY_MAX_TOKENS, emb.query_prefix))[0]
+    if ix is None or ix.model_id != mid:
+        ix = _indexes[path] = VectorIndex(path, model_id=mid, dim=emb.dim)
+    ix.ensure_loaded()
+    if ix.generation != generation:
+        state_path, key = str(req["state"]), str(req["key"])
+        st = _states.get(state_path)
+        if st is None or st[0] != key:
+            got = read_state(state_path, key)
+            if got is None:
+                return {"ok": True, "found": False, "why": "the state file holds another generation"}
+            st = _states[state_path] = (key, got[0], got[1])
+        db = _dbs.get(str(req["db"]))
+        if db is None:
+            db = _dbs[str(req["db"])] = Database(str(req["db"]), busy_timeout_ms=30000, readonly=True)
+        changed = sync_code_index(ix, generation, st[1], st[2], db, str(req["model_id"]), int(emb.dim))
+        if changed["added"] or changed["removed"]:
+            ix.release()  # saved, and searched as a memory map again (the child stays small too)
+    if "text" in req:
+        q = emb.embed_tokenized(emb.tokenize([str(req["text"])], QUERY_MAX_TOKENS, emb.query_prefix))[0]
+    else:
+        node_key = int(req["node_key"])
+        if node_key not in ix._tags:
+            return {"ok": True, "found": True, "keys": [], "sims": ""}
+        q = ix.vectors([node_key])[0]
     keys, sims = ix.search(q, int(req["k"]))
     return {"ok": True, "found": True, "keys": np.asarray(keys, np.uint64).tolist(),
             "sims": base64.b64encode(np.ascontiguousarray(sims, "<f4").tobytes()).decode()}
