@@ -42,7 +42,7 @@ def _fresh(cv: Any) -> None:
 
 def measure(m: L.Mirror, variants: list[str], weights: list[float], cache: Path, max_queries: int,
             say: Any) -> dict[str, Any]:
-    from m1nd.code_vectors import code_vectors_for, node_texts
+    from m1nd.codegraph.vectors import code_vectors_for, node_texts
     from m1nd.memory.embeddings import CODE_MAX_TOKENS, usable
 
     p = L.prepare(m, cache=cache, embed=False, say=say)
@@ -89,7 +89,7 @@ def measure(m: L.Mirror, variants: list[str], weights: list[float], cache: Path,
 
 def add_tokens(row: dict[str, Any], m: L.Mirror, cache: Path, say: Any) -> None:
     """Distinct texts and tokens of each node-text choice of a row measured earlier (no embedding, no queries)."""
-    from m1nd.code_vectors import code_vectors_for, node_texts
+    from m1nd.codegraph.vectors import code_vectors_for, node_texts
     from m1nd.memory.embeddings import CODE_MAX_TOKENS, usable
 
     p = L.prepare(m, cache=cache, embed=False, say=say)
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
     for noisy in ("m1nd", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    from m1nd.code_vectors import code_vectors_for  # noqa: F401 — fail early without the package
+    from m1nd.codegraph.vectors import code_vectors_for  # noqa: F401 — fail early without the package
     from m1nd.memory.embeddings import OnnxEmbedder, get_embedder
 
     if not isinstance(get_embedder(), OnnxEmbedder):

@@ -7,7 +7,7 @@ Both embed each distinct text once.
 
 * **bare loop** — what one would write first: the tokenizer pads each batch to its longest text, batches in input
   order, mean pooling in numpy; nothing stored;
-* **m1nd bulk** — :meth:`m1nd.code_vectors.CodeVectors.embed_missing`, exactly what the worker child runs: per-node
+* **m1nd bulk** — :meth:`m1nd.codegraph.vectors.CodeVectors.embed_missing`, exactly what the worker child runs: per-node
   texts and hashes, length-sorted batches, every 256 vectors committed to ``graph.db``.
 
 Rounds alternate (bare, m1nd, bare, m1nd ...) so machine load hits both alike; the best round of each is reported
@@ -65,7 +65,7 @@ class BareLoop:
 
 @pytest.mark.timeout(3600)
 def test_bulk_embedding_against_a_bare_loop(benchmark, tmp_path, request) -> None:
-    from m1nd.code_vectors import code_vectors_for, node_texts, worker_embedder
+    from m1nd.codegraph.vectors import code_vectors_for, node_texts, worker_embedder
 
     if E.default_spec() is None:
         pytest.skip("the default embedding model is not installed")

@@ -136,7 +136,7 @@ def test_a_serving_workspace_searches_the_code_index_in_the_child(small_repo, wo
                                                                   remote) -> None:
     """Same ranking as an in-process session, with the index built and searched by the child only (issue 13 item
     1): the server never opens the index; the child builds it from the database and saves it."""
-    from m1nd.code_vectors import INDEX_FILE, code_vectors_for
+    from m1nd.codegraph.vectors import INDEX_FILE, code_vectors_for
 
     ws = workspace_for(small_repo)
     ws.graph.ingest(str(small_repo), embed="sync")

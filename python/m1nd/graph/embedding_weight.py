@@ -2,7 +2,7 @@
 decided by the benchmark, per model").
 
 sem(n) — the query's rescaled similarity to each node — enters ranking twice (``ranking.sem_join`` for the seeds and
-the semantic dimension D2). Both read it from :meth:`m1nd.code_vectors.CodeVectors.scores`, which multiplies it by
+the semantic dimension D2). Both read it from :meth:`m1nd.codegraph.vectors.CodeVectors.scores`, which multiplies it by
 :func:`weight` of the model: 1 keeps the design's weights, 0 ranks as without the model (the trigram fallback) and
 never embeds the query. The figures behind each entry are in README "Embeddings" (bench/embed_text_report.py
 measures them: the localization benchmark with and without the model, and with sem(n) scaled).

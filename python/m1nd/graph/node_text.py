@@ -8,7 +8,7 @@ embedding"). One function per choice, chosen by ``M1ND_EMBED_TEXT`` (default :da
 * ``idents`` — ``doc``'s text plus the distinct identifiers of the whole body, in order of first use (≤ 40).
 
 The measurement (bench/embed_text_report.py, README "Embeddings") chose the default; files and markdown sections
-always embed as described in :mod:`m1nd.code_vectors`. The choice is part of every embed hash (a different text is
+always embed as described in :mod:`m1nd.codegraph.vectors`. The choice is part of every embed hash (a different text is
 a different hash), so switching re-embeds only what changed and vectors of both choices can share the database.
 """
 

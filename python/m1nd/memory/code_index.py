@@ -3,7 +3,7 @@ process that owns the index: a CLI process itself, or in a server the query chil
 issue 13 item 1: the server never holds the index; on the stdlib a synced in-memory copy, its key/tag maps and the
 sync's temporaries cost the server ~90 MB).
 
-Inputs are what :class:`m1nd.code_vectors.CodeVectors` derives from one graph generation: per node its embed hash
+Inputs are what :class:`m1nd.codegraph.vectors.CodeVectors` derives from one graph generation: per node its embed hash
 (None: not embedded, e.g. directories) and its ``nodes.id`` row id (the index key). A serving process hands them to
 the child through the sidecar file ``graph.code.state.npz`` (written by the server, keyed by generation, node ids,
 model and node-text choice), so only a path and a key cross the pipe.
@@ -11,7 +11,6 @@ model and node-text choice), so only a path and a key cross the pipe.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.memory.vectors import VectorIndex, tag_of
+from m1nd.store import node_vectors_repo
 
 
 class EmbeddedSet:
@@ -60,19 +60,14 @@ def node_tags(hashes: Sequence[str | None]) -> np.ndarray:
 
 def embedded_hashes(db: Any, model_id: str, dim: int) -> EmbeddedSet:
     """Embed hashes with a vector of this model in ``node_vectors`` (streamed from the cursor: no list of them)."""
-    return EmbeddedSet.of(r[0] for r in db.execute("SELECT embed_hash FROM node_vectors WHERE model_id = ? AND "
-                                                   "dim = ?", (model_id, int(dim))))
+    return EmbeddedSet.of(node_vectors_repo.embedded_hashes(db, model_id, dim))
 
 
 def vectors_by_hash(db: Any, hashes: Sequence[str], model_id: str, dim: int) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
-    for a in range(0, len(hashes), 900):
-        part = list(hashes[a:a + 900])
-        for h, b in db.execute("SELECT embed_hash, vec FROM node_vectors WHERE embed_hash IN "
-                               "(SELECT value FROM json_each(?)) AND model_id = ? AND dim = ?",
-                               (json.dumps(part), model_id, int(dim))):
-            if len(b) == 4 * dim:
-                out[h] = np.frombuffer(b, "<f4").astype(np.float32)
+    for h, b in node_vectors_repo.vectors_of(db, hashes, model_id, dim):
+        if len(b) == 4 * dim:
+            out[h] = np.frombuffer(b, "<f4").astype(np.float32)
     return out
 
 
