@@ -52,31 +52,16 @@ def hashing_embedder():
 
 @pytest.fixture(scope="module")
 def pg_cluster():
-    from pg_cluster import PgCluster, available
+    from pg_cluster import start_or_skip
 
-    ok, why = available()
-    if not ok:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI: {why}")
-        pytest.skip(why)
-    cluster = PgCluster()
+    cluster = start_or_skip()
     yield cluster
     cluster.close()
 
 
-def _new_database(cluster, name: str) -> str:
-    import psycopg
-
-    admin = cluster.url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    return admin.rsplit("/", 1)[0] + "/" + name
-
-
 def _open(store: str, where: Path, cluster, name: str, *, vectors: bool) -> MemoryService:
     db = where / "memory.db"
-    url = _new_database(cluster, name) if store == "postgresql" else None
+    url = cluster.new_database(name) if store == "postgresql" else None
     hook = vector_hook_for(db, url=url) if vectors else None
     return MemoryService(url or db, vector_hook=hook)
 

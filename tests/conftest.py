@@ -4,7 +4,6 @@ themselves; subprocesses inherit the environment set here."""
 
 from __future__ import annotations
 
-import os
 import secrets
 
 import pytest
@@ -26,16 +25,11 @@ def _fake_embedder_unless_model(request: pytest.FixtureRequest, monkeypatch: pyt
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """One throwaway PostgreSQL server for the session (:mod:`pg_cluster`). Skips where none can start, except in
-    CI, where the store suites must run against both backends (issue 18 item 5)."""
-    from pg_cluster import PgCluster, available
+    """One throwaway PostgreSQL server for the session (:mod:`pg_cluster`); skipped where none can start, except
+    in CI."""
+    from pg_cluster import start_or_skip
 
-    ok, why = available()
-    if not ok:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI: {why}")
-        pytest.skip(why)
-    cluster = PgCluster()
+    cluster = start_or_skip()
     yield cluster
     cluster.close()
 
@@ -43,12 +37,6 @@ def pg_server():
 @pytest.fixture
 def pg_url(pg_server) -> str:
     """A fresh, empty database on the session's server; dropped afterwards."""
-    import psycopg
-
     name = "t_" + secrets.token_hex(6)
-    admin = pg_server.url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield admin.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    yield pg_server.new_database(name)
+    pg_server.drop_database(name)

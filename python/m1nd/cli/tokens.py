@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any, TypeVar
 
 import click
 
+T = TypeVar("T")
 
-def _service():
+
+def _with_tokens(as_json: bool, work: Callable[[Any], T]) -> tuple[T, int]:
+    """``work(service)`` on this home's tokens and the time it ran (ms); a service error exits the CLI way."""
     from m1nd.auth import TokenService
+    from m1nd.cli.app import fail
+    from m1nd.errors import M1ndError
 
     obj = click.get_current_context().find_root().obj
-    return TokenService(obj.settings.home, busy_timeout_ms=obj.settings.busy_timeout_ms)
+    try:
+        svc = TokenService(obj.settings.home, busy_timeout_ms=obj.settings.busy_timeout_ms)
+        try:
+            return work(svc), svc.clock()
+        finally:
+            svc.close()
+    except M1ndError as e:
+        fail(e, as_json=as_json)
+        raise  # fail() exits; this line only satisfies the type checker
 
 
 def _when(ms: int | None) -> str:
@@ -41,15 +55,9 @@ def create_cmd(agent: str, note: str | None, expires_days: float | None, as_json
 
     try:
         check_agent(agent, "AGENT")
-        svc = _service()
-        try:
-            secret, info = svc.create(agent, note=note, expires_days=expires_days)
-            now = svc.clock()
-        finally:
-            svc.close()
     except M1ndError as e:
         fail(e, as_json=as_json)
-        return
+    (secret, info), now = _with_tokens(as_json, lambda svc: svc.create(agent, note=note, expires_days=expires_days))
     if as_json:
         click.echo(json.dumps({"token": secret, **info.to_dict(now)}, indent=2, ensure_ascii=False))
         return
@@ -62,18 +70,7 @@ def create_cmd(agent: str, note: str | None, expires_days: float | None, as_json
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens as JSON.")
 def list_cmd(as_json: bool) -> None:
     """The tokens issued in this home (ids, agents, states; never the secrets)."""
-    from m1nd.cli.app import fail
-    from m1nd.errors import M1ndError
-
-    try:
-        svc = _service()
-        try:
-            tokens, now = svc.list(), svc.clock()
-        finally:
-            svc.close()
-    except M1ndError as e:
-        fail(e, as_json=as_json)
-        return
+    tokens, now = _with_tokens(as_json, lambda svc: svc.list())
     if as_json:
         click.echo(json.dumps({"tokens": [t.to_dict(now) for t in tokens]}, indent=2, ensure_ascii=False))
         return
@@ -90,23 +87,11 @@ def list_cmd(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the revoked token's record as JSON.")
 def revoke_cmd(token_id: str, as_json: bool) -> None:
     """Revoke TOKEN_ID (from 'token list'): the server refuses it from its next request on."""
-    from m1nd.cli.app import fail
-    from m1nd.errors import M1ndError
-
-    try:
-        svc = _service()
-        try:
-            info, now = svc.revoke(token_id), svc.clock()
-        finally:
-            svc.close()
-    except M1ndError as e:
-        fail(e, as_json=as_json)
-        return
+    info, now = _with_tokens(as_json, lambda svc: svc.revoke(token_id))
     if as_json:
         click.echo(json.dumps(info.to_dict(now), indent=2, ensure_ascii=False))
     else:
         click.echo(f"token {info.id} (agent '{info.agent}') revoked")
-    sys.stdout.flush()
 
 
 def register(cli: click.Group) -> None:
