@@ -253,7 +253,7 @@ ADAPTER_FORBIDDEN = {
     "m1nd.cli": ("m1nd.mcp", "m1nd.store", "m1nd_core", "tree_sitter", "apsw"),
 }
 # `m1nd serve` is a CLI command that starts the MCP face: launching it is the one edge between the two adapters.
-ADAPTER_EDGES_ALLOWED = {("m1nd.cli.serve", "m1nd.mcp.server"), ("m1nd.cli.serve", "m1nd.mcp.http")}
+ADAPTER_EDGES_ALLOWED = {("m1nd.cli.serve", "m1nd.mcp.stdio"), ("m1nd.cli.serve", "m1nd.mcp.http")}
 
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTER_FORBIDDEN))

@@ -47,23 +47,17 @@ from typing import Any
 
 from m1nd.errors import M1ndError
 from m1nd.mcp.access import Access, HostRefused, check_host
-from m1nd.mcp.server import (
+from m1nd.mcp.jsonrpc import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
-    SHUTDOWN_GRACE_S,
-    SUPPORTED_VERSIONS,
     DecodeError,
-    McpServer,
-    Session,
-    Shutdown,
     decode,
     error_response,
-    finish,
     result_response,
-    start_failed,
-    start_workspace,
 )
+from m1nd.mcp.lifecycle import SHUTDOWN_GRACE_S, Shutdown, finish, start_failed, start_workspace
+from m1nd.mcp.server import SUPPORTED_VERSIONS, McpServer, Session
 
 log = logging.getLogger(__name__)
 
