@@ -22,6 +22,7 @@ from m1nd.graph.model import Graph
 from m1nd.graph.queries import resolve_node
 from m1nd.graph.seeds import tokenize
 from m1nd.perspectives import peek as pk
+from m1nd.perspectives import graph_facts as gf
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import FAMILIES, parse_lens, short_family
 from m1nd.perspectives.state import (
@@ -796,9 +797,9 @@ class PerspectiveService:
             toks = tokenize(p.query)
             sem = g.trigram.similarity(toks) if toks else np.zeros(g.n, np.float32)
             if a is not None:
-                sem = np.maximum(sem, syn.semantic_similarity(g, a)[0])
+                sem = np.maximum(sem, gf.semantic_similarity(g, a)[0])
             order = sorted(seeds)
-            fused = syn.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
+            fused = gf.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
                                          max_hops=5, semantic=sem)
             dims = {d: fused.dim(d) for d in DIMENSIONS}
         p.cache["compare"] = (g.graph_generation, dims)
