@@ -29,6 +29,10 @@ Guards (issue 14), in the order they are checked:
 
 Connections are served by short-lived I/O threads; tool calls run on the server's pool of ``--workers`` threads, all
 sharing one :class:`~m1nd.workspace.Workspace` (one graph in memory for every agent).
+
+Why one module of this size: the streamable HTTP transport is one protocol surface (sessions, SSE, limits and
+timeouts on one standard-library server); access rules live in :mod:`m1nd.mcp.access` and the protocol core in
+:mod:`m1nd.mcp.server`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ One :class:`PerspectiveService` per process and workspace, built by :class:`m1nd
 graph's lock (the graph must not change underneath a synthesis). State is read from ``graph.db`` whenever another
 process wrote it since this one last did (the row's ``updated_ms`` is compared), and written back after every call
 that changes it, so perspectives survive restarts and can be continued by another server on the same workspace.
+
+Why one module of this size: the twelve operations share one per-agent state, its version checks, its persistence and
+its locks; each operation is a short method over that state, and pulling them apart would spread one invariant (the
+state on disk equals the state served) over several files.
 """
 
 from __future__ import annotations
