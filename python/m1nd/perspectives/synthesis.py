@@ -17,6 +17,9 @@ Pipeline for a focus ``f``:
 The semantic backend is the trigram index (activation.md §3) until code-node embeddings exist; a provider registered
 with :func:`register_semantic_backend` (``fn(graph, node_index) -> (similarity float32[N] in [0, 1], name) | None``)
 takes over without changing anything else.
+
+Why one module of this size: the eight families, the five score terms and the assembly are one pipeline over one
+focus, sharing its adjacency and lens; the per-graph facts they read live in :mod:`m1nd.perspectives.graph_facts`.
 """
 
 from __future__ import annotations
