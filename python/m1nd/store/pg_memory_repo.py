@@ -199,6 +199,23 @@ class PgVectorRepo(VectorRepo):
         self.db.execute("UPDATE vectors_changes SET counter = counter + 1 WHERE id = 1")
         return self.generation()
 
+    # -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------
+    def native_search(self) -> bool:
+        """Whether this database searches vectors itself (pgvector enabled by :func:`m1nd.memory.core.enable_pgvector`)."""
+        return bool(self.db.scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND "
+            "table_name = 'vectors' AND column_name = 'emb'",
+            default=0))
+
+    def nearest(self, kind: str, model: str, dim: int, query: list[float], k: int) -> list[tuple[int, float]]:
+        """The ``k`` vectors of ``kind`` nearest to ``query`` among the model's, as ``(vector key, cosine
+        similarity)``, best first (ties by key). Exact: a scan ordered by pgvector's cosine distance."""
+        q = "[" + ",".join(repr(float(x)) for x in query) + "]"
+        return [(int(r), float(s)) for r, s in self.db.native(
+            "SELECT rowid, 1 - (emb <=> %(q)s::vector) AS sim FROM vectors WHERE owner_kind = %(kind)s AND "
+            "model_id = %(model)s AND dim = %(dim)s AND emb IS NOT NULL ORDER BY emb <=> %(q)s::vector, rowid "
+            "LIMIT %(k)s", {"q": q, "kind": kind, "model": model, "dim": dim, "k": int(k)})]
+
 
 class PgMemoryTx:
     """The repositories of one memory transaction on PostgreSQL (:class:`MemoryUnitOfWork`)."""

@@ -245,3 +245,59 @@ def _seed(tx: Tx) -> None:
 
 
 MIGRATIONS: list[PgMigration] = [_seed]
+
+
+# -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------------
+#: a second component, applied only on a server that offers the ``vector`` extension (checked at every open, so a
+#: server that gains pgvector later is picked up then)
+PGVECTOR_COMPONENT = "memory_pgvector"
+
+# ``vec`` stays the stored form (float32 little-endian, as on SQLite, so migration both ways and the local mirror
+# keep working); ``emb`` is the same vector as pgvector's type, kept by a trigger so every writer (tools, migrate,
+# re-embed) fills it. PostgreSQL has no bit cast from 4 bytes to a float4, so the trigger decodes IEEE 754 by
+# arithmetic: exact, since every step multiplies by a power of two. Search is exact (a scan of the active model's
+# vectors ordered by cosine distance), like the SQLite store's, so both stores return the same neighbours.
+_PGVECTOR_V1 = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE FUNCTION m1nd_f32le(b BYTEA) RETURNS REAL[] LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  n INTEGER := length(b) / 4;
+  out REAL[] := array_fill(0::REAL, ARRAY[n]);
+  bits BIGINT;
+  e INTEGER;
+  m BIGINT;
+  v DOUBLE PRECISION;
+BEGIN
+  FOR i IN 0 .. n - 1 LOOP
+    bits := get_byte(b, 4 * i)::BIGINT | (get_byte(b, 4 * i + 1)::BIGINT << 8)
+            | (get_byte(b, 4 * i + 2)::BIGINT << 16) | (get_byte(b, 4 * i + 3)::BIGINT << 24);
+    e := ((bits >> 23) & 255)::INTEGER;
+    m := bits & 8388607;
+    IF e = 0 THEN
+      v := m * power(2::DOUBLE PRECISION, -149);
+    ELSE
+      v := (8388608 + m) * power(2::DOUBLE PRECISION, e - 150);
+    END IF;
+    IF (bits >> 31) = 1 THEN
+      v := -v;
+    END IF;
+    out[i + 1] := v;
+  END LOOP;
+  RETURN out;
+END $$;
+ALTER TABLE vectors ADD COLUMN emb vector;
+CREATE FUNCTION m1nd_vectors_emb() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.emb := m1nd_f32le(NEW.vec)::vector;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER vectors_emb BEFORE INSERT OR UPDATE OF vec ON vectors FOR EACH ROW EXECUTE FUNCTION m1nd_vectors_emb();
+UPDATE vectors SET emb = m1nd_f32le(vec)::vector;
+"""
+
+PGVECTOR_MIGRATIONS: list[PgMigration] = [_PGVECTOR_V1]
+
+
+def pgvector_offered(tx: Tx) -> bool:
+    """Whether the server can provide pgvector (installed in this database, or available to create)."""
+    return bool(tx.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'", default=0))
