@@ -211,7 +211,7 @@ class PgVectorRepo(VectorRepo):
         """The ``k`` vectors of ``kind`` nearest to ``query`` among the model's, as ``(vector key, cosine
         similarity)``, best first (ties by key). Exact: a scan ordered by pgvector's cosine distance."""
         q = "[" + ",".join(repr(float(x)) for x in query) + "]"
-        return [(int(r), float(s)) for r, s in self.db.native(
+        return [(int(r), float(s)) for r, s in cast(PgMemoryDb, self.db).native(
             "SELECT rowid, 1 - (emb <=> %(q)s::vector) AS sim FROM vectors WHERE owner_kind = %(kind)s AND "
             "model_id = %(model)s AND dim = %(dim)s AND emb IS NOT NULL ORDER BY emb <=> %(q)s::vector, rowid "
             "LIMIT %(k)s", {"q": q, "kind": kind, "model": model, "dim": dim, "k": int(k)})]
