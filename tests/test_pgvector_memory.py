@@ -72,6 +72,22 @@ def test_server_searches_and_keeps_no_local_mirror(pgvector_url: str, tmp_path: 
         assert _searches_on_server(svc)
         assert _semantic(svc, "retrying failed network requests")[0] == "Retry with exponential backoff"
         assert svc.vector_hook.describe()["vector_search"] == "pgvector on the memory server"
+        # the neighbours come from the HNSW index of the model's dimension, not a scan
+        from memory_backends import rows
+
+        dim = svc.vector_hook.dim
+        names = {r[0] for r in rows(tmp_path, pgvector_url, "SELECT indexname FROM pg_indexes WHERE tablename = "
+                                                            "'vectors'")}
+        assert {f"vectors_hnsw_entry_{dim}", f"vectors_hnsw_chunk_{dim}"} <= names
+        q = "[" + ",".join(["0.1"] * dim) + "]"
+        import psycopg
+
+        with psycopg.connect(pgvector_url) as conn:
+            conn.execute("SET enable_seqscan = off")  # three rows: the planner would rather scan them
+            plan = conn.execute(f"EXPLAIN SELECT rowid FROM vectors WHERE dim = {dim} AND owner_kind = 'entry' AND "
+                                f"model_id = 'm' ORDER BY emb::vector({dim}) <=> '{q}'::vector({dim}) LIMIT 5"
+                                ).fetchall()
+        assert any(f"vectors_hnsw_entry_{dim}" in r[0] for r in plan), plan
     finally:
         _close(svc)
     assert not list(tmp_path.glob("*.usearch")), "the server searches: no local index should be written"
@@ -96,6 +112,9 @@ def test_a_server_that_gains_pgvector_backfills_existing_vectors(pgvector_url: s
         from memory_backends import rows
 
         assert rows(tmp_path, pgvector_url, "SELECT count(*) FROM vectors WHERE emb IS NULL")[0][0] == 0
+        dim = svc.vector_hook.dim
+        assert rows(tmp_path, pgvector_url, "SELECT count(*) FROM pg_indexes WHERE indexname = "
+                    f"'vectors_hnsw_entry_{dim}'")[0][0] == 1
         assert rows(tmp_path, pgvector_url, "SELECT count(*) FROM vectors")[0][0] >= len(NOTES)
     finally:
         _close(svc)

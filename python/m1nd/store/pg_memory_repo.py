@@ -207,14 +207,25 @@ class PgVectorRepo(VectorRepo):
             "table_name = 'vectors' AND column_name = 'emb'",
             default=0))
 
+    def record_model(self, model: str, dim: int) -> None:
+        super().record_model(model, dim)
+        if self.native_search():
+            ensure_ann_indexes(self.db, dim)
+
     def nearest(self, kind: str, model: str, dim: int, query: list[float], k: int) -> list[tuple[int, float]]:
         """The ``k`` vectors of ``kind`` nearest to ``query`` among the model's, as ``(vector key, cosine
-        similarity)``, best first (ties by key). Exact: a scan ordered by pgvector's cosine distance."""
+        similarity)``, best first (ties by key), through the HNSW index of this dimension and kind
+        (:func:`ensure_ann_indexes`); ``hnsw.ef_search`` is raised to ``k`` (at least 100, at most pgvector's 1000)
+        so the candidate list of the graph walk covers what is asked."""
         q = "[" + ",".join(repr(float(x)) for x in query) + "]"
-        return [(int(r), float(s)) for r, s in cast(PgMemoryDb, self.db).native(
-            "SELECT rowid, 1 - (emb <=> %(q)s::vector) AS sim FROM vectors WHERE owner_kind = %(kind)s AND "
-            "model_id = %(model)s AND dim = %(dim)s AND emb IS NOT NULL ORDER BY emb <=> %(q)s::vector, rowid "
-            "LIMIT %(k)s", {"q": q, "kind": kind, "model": model, "dim": dim, "k": int(k)})]
+        d = int(dim)
+        pg = cast(PgMemoryDb, self.db)
+        pg.native(f"SET LOCAL hnsw.ef_search = {min(1000, max(100, int(k)))}")
+        rows = pg.native(
+            f"SELECT rowid, 1 - (emb::vector({d}) <=> %(q)s::vector({d})) AS sim FROM vectors WHERE dim = {d} AND "
+            f"owner_kind = %(kind)s AND model_id = %(model)s ORDER BY emb::vector({d}) <=> %(q)s::vector({d}) "
+            "LIMIT %(k)s", {"q": q, "kind": kind, "model": model, "k": int(k)})
+        return sorted(((int(r), float(sim)) for r, sim in rows), key=lambda t: (-t[1], t[0]))
 
 
 class PgMemoryTx:
@@ -248,3 +259,13 @@ class PgMemoryTx:
 def vector_repo(db: Any) -> VectorRepo:
     """The vector rows of either store for ``db`` (the embedding hook holds a database, not a unit of work)."""
     return PgVectorRepo(db) if getattr(db, "dialect", "sqlite") == "postgresql" else VectorRepo(db)
+
+
+def ensure_ann_indexes(db: Any, dim: int) -> None:
+    """The HNSW indexes of one dimension (:func:`m1nd.store.pg_memory_schema.ann_index_sql`), created once, in the
+    caller's write transaction."""
+    from m1nd.store.pg_memory_schema import ann_index_sql
+
+    pg = cast(PgMemoryDb, db)
+    for sql in ann_index_sql(dim):
+        pg.native(sql)

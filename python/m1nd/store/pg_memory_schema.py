@@ -254,9 +254,9 @@ PGVECTOR_COMPONENT = "memory_pgvector"
 
 # ``vec`` stays the stored form (float32 little-endian, as on SQLite, so migration both ways and the local mirror
 # keep working); ``emb`` is the same vector as pgvector's type, kept by a trigger so every writer (tools, migrate,
-# re-embed) fills it. PostgreSQL has no bit cast from 4 bytes to a float4, so the trigger decodes IEEE 754 by
-# arithmetic: exact, since every step multiplies by a power of two. Search is exact (a scan of the active model's
-# vectors ordered by cosine distance), like the SQLite store's, so both stores return the same neighbours.
+# re-embed) fills it, with an HNSW index per dimension and kind (:func:`ann_index_sql`). PostgreSQL has no bit cast
+# from 4 bytes to a float4, so the trigger decodes IEEE 754 by arithmetic: exact, since every step multiplies by a
+# power of two.
 _PGVECTOR_V1 = """
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE FUNCTION m1nd_f32le(b BYTEA) RETURNS REAL[] LANGUAGE plpgsql IMMUTABLE STRICT AS $$
@@ -295,7 +295,27 @@ CREATE TRIGGER vectors_emb BEFORE INSERT OR UPDATE OF vec ON vectors FOR EACH RO
 UPDATE vectors SET emb = m1nd_f32le(vec)::vector;
 """
 
-PGVECTOR_MIGRATIONS: list[PgMigration] = [_PGVECTOR_V1]
+
+
+def ann_index_sql(dim: int) -> list[str]:
+    """HNSW indexes (cosine) over the entry and the chunk vectors of one dimension. pgvector indexes a column of
+    fixed dimension only, so each index is over ``emb::vector(dim)`` restricted to that dimension and kind; the
+    nearest-neighbour query spells the same expression (:meth:`m1nd.store.pg_memory_repo.PgVectorRepo.nearest`)."""
+    d = int(dim)
+    return ["SELECT pg_advisory_xact_lock(hashtext('m1nd_vector_indexes'))"] + [
+        f"CREATE INDEX IF NOT EXISTS vectors_hnsw_{kind}_{d} ON vectors USING hnsw ((emb::vector({d})) "
+        f"vector_cosine_ops) WHERE dim = {d} AND owner_kind = '{kind}'" for kind in ("entry", "chunk")]
+
+
+def _pgvector_v1(tx: Tx) -> None:
+    tx.execute(_PGVECTOR_V1)
+    dim = tx.scalar("SELECT value FROM meta WHERE key = 'embed_dim'")
+    if dim:  # vectors written before the extension came: index the recorded model's dimension now
+        for sql in ann_index_sql(int(dim)):
+            tx.execute(sql)
+
+
+PGVECTOR_MIGRATIONS: list[PgMigration] = [_pgvector_v1]
 
 
 def pgvector_offered(tx: Tx) -> bool:
