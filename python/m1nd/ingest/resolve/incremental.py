@@ -59,6 +59,17 @@ def _words(*texts: Any) -> set[str]:
     return out
 
 
+def _values(x: Any) -> list[str]:
+    """Every string inside a JSON value (keys of mappings included: attribute names)."""
+    if isinstance(x, str):
+        return [x]
+    if isinstance(x, dict):
+        return [s for k, v in x.items() for s in (k, *_values(v))]
+    if isinstance(x, (list, tuple)):
+        return [s for v in x for s in _values(v)]
+    return []
+
+
 def _def_ids(blob: dict[str, Any]) -> list[str]:
     return [d.get("id", "") for d in blob.get("definitions") or ()]
 
@@ -92,13 +103,13 @@ def _defs(blob: dict[str, Any]) -> list[tuple[Any, ...]]:
 def lookup_text(blob: dict[str, Any], rel: str, fam: str) -> str:
     """The names a file's resolution can look up, lower-cased, space-separated and space-padded (searched for
     whole words)."""
-    words = _words(repr(blob.get("imports")), repr(blob.get("extra")), repr(blob.get("config_refs")))
+    words = _words(*_values(blob.get("imports")), *_values(blob.get("extra")), *_values(blob.get("config_refs")))
     for r in blob.get("references") or ():
         words.update(_words(r[1]))
     for d in blob.get("definitions") or ():
         for k in EXTRA_KEYS:
             if k in d:
-                words.update(_words(repr(d[k])))
+                words.update(_words(*_values(d[k])))
         stripped = _strip_test_name(d["name"])
         if stripped:
             words.add(stripped)
