@@ -109,9 +109,12 @@ class Watcher:
 
     def __init__(self, settings: Any, ingest: Callable[..., dict[str, Any]], *,
                  on_report: Callable[[dict[str, Any]], None] | None = None, catch_up: bool = True,
-                 step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS) -> None:
+                 step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS,
+                 prime: Callable[[], Any] | None = None) -> None:
         self.settings = settings
         self.ingest = ingest
+        # builds what small batches are patched with (CodeGraph.prime_live_roots), before the first batch
+        self.prime = prime
         self.on_report = on_report
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
@@ -246,6 +249,17 @@ class Watcher:
 
     # -- the ingest thread -----------------------------------------------------------------------------------------
     def _ingest_loop(self) -> None:
+        if self.prime is not None:
+            with self._cond:
+                self._busy = True  # idle() is false until the fast path is ready
+            try:
+                self.prime()
+            except Exception:
+                log.exception("watch: preparing the fast path failed; batches ingest their roots")
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
         if self._catch_up:
             # files may have changed while no watcher ran: one ordinary incremental ingest per root finds them
             with self._cond:
@@ -258,7 +272,7 @@ class Watcher:
                     self._cond.wait(1.0)
                 if self.stop_event.is_set():
                     return
-                batch = {root: (max(files.values()), len(files), "" in files)
+                batch = {root: (max(files.values()), sorted(files), "" in files)
                          for root, files in self._pending.items() if files}
                 self._busy = True
             try:
@@ -275,7 +289,7 @@ class Watcher:
                     self._cond.notify_all()
                 self._publish()
 
-    def _run_batch(self, batch: dict[str, tuple[int, int, bool]]) -> None:
+    def _run_batch(self, batch: dict[str, tuple[int, list[str], bool]]) -> None:
         known = {r[0]: r for r in self._roots()}
         # the primary root first: re-ingesting it replaces the graph, after which secondary roots are merged again
         order = sorted(batch, key=lambda p: (not known.get(p, (p, None, False, {}))[2], p))
@@ -283,9 +297,10 @@ class Watcher:
             root = known.get(path)
             if root is None:
                 continue  # the root was dropped meanwhile
-            _upto, n_files, whole = batch[path]
-            small = n_files <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
-            self._ingest_root(root, process="inprocess" if small else None)
+            _upto, files, whole = batch[path]
+            small = len(files) <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
+            # a small batch names its files: the graph patches them in place when that is exact
+            self._ingest_root(root, process="inprocess" if small else None, changed=files if small else None)
             if small:
                 _release_garbage()
             if root[2]:
@@ -294,11 +309,14 @@ class Watcher:
                     self._ingest_root(lost)
         self.batches += 1
 
-    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]], process: str | None = None) -> None:
+    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]], process: str | None = None,
+                     changed: list[str] | None = None) -> None:
         path, namespace, primary, opts = root
         args = dict(opts)
         if process is not None:
             args["process"] = process
+        if changed is not None:
+            args["changed"] = changed
         if not primary:
             args.update(mode="merge", namespace=namespace)
         while not self.stop_event.is_set():
@@ -381,4 +399,5 @@ def start_for_workspace(ws: Any) -> Watcher:
 
     # catch_up off: a server start must not hold the ingest lock against its first tool calls; files changed
     # while no watcher ran are picked up by the next batch (every batch ingests its roots incrementally)
-    return Watcher(ws.settings, ingest, on_report=on_report, catch_up=False).start()
+    return Watcher(ws.settings, ingest, on_report=on_report, catch_up=False,
+                   prime=ws.graph.prime_live_roots).start()

@@ -78,6 +78,7 @@ def has_node(ws: Workspace, query: str, fragment: str) -> bool:
 
 
 def start(ws: Workspace, **kw: Any) -> Watcher:
+    kw.setdefault("prime", ws.graph.prime_live_roots)  # as `m1nd serve` does: small batches may be patched
     w = Watcher(ws.settings, lambda path, **o: ws.graph.ingest(path, embed="skip", **o), **kw).start()
     assert w.ready.wait(30), "the file watch was never installed"
     return w
@@ -211,7 +212,8 @@ def test_random_edit_sequences_match_full_ingest(git_repo: Path, ws_factory, tmp
 
     ws = ws_factory(git_repo)
     ws.graph.ingest(str(git_repo), embed="skip")
-    w = start(ws)
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append)
     files = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/store.py"]
     counter = iter(range(10_000))
     op = st.tuples(st.sampled_from(["add", "body", "rename", "delete", "new"]), st.sampled_from(files))
@@ -243,5 +245,37 @@ def test_random_edit_sequences_match_full_ingest(git_repo: Path, ws_factory, tmp
 
     try:
         run()
+    finally:
+        w.stop()
+    assert reports and all("error" not in r for r in reports)
+
+
+def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, tmp_path: Path) -> None:
+    """A body edit and a new function nobody calls yet are patched into the graph (no whole-root ingest); a new
+    file is not (the full incremental ingest runs); each time the store equals a fresh full ingest."""
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False)  # as the server's watcher
+    wait_for(w.idle, "the kept resolver")
+    try:
+        cart = git_repo / "src/shop/cart.py"
+        cart.write_text(cart.read_text().replace("return", "_ = apply_discount(1.0)\n        return", 1))
+        wait_for(lambda: reports and w.idle(), "the body edit's batch")
+        assert reports[-1].get("patched") is True and reports[-1]["changed"], reports
+        assert_converges(ws, [w], tmp_path, git_repo)
+        add_function(cart, "settle_invoice_okapi")
+        wait_for(lambda: has_node(ws, "settle_invoice_okapi", "fn::settle_invoice_okapi"), "the new function")
+        assert reports[-1].get("patched") is True and reports[-1]["nodes"]["created"] == 1, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        n = len(reports)
+        (git_repo / "src/shop/audit.py").write_text("def audit_trail_wombat():\n    return 1\n")
+        wait_for(lambda: has_node(ws, "audit_trail_wombat", "audit_trail_wombat"), "the new file")
+        assert len(reports) > n and "patched" not in reports[-1], reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        add_function(cart, "refund_ledger_numbat")  # the resolver the full ingest left behind is patched next
+        wait_for(lambda: has_node(ws, "refund_ledger_numbat", "fn::refund_ledger_numbat"), "the next function")
+        assert reports[-1].get("patched") is True, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
     finally:
         w.stop()

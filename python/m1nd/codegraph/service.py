@@ -71,6 +71,7 @@ class CodeGraph:
         self._pending_ltp: dict[int, int] = {}
         self._pending_ltd: dict[int, int] = {}
         self.lock = threading.RLock()
+        self._live: Any = None  # m1nd.codegraph.patch.LiveRoots, made on first use
         self.agents: dict[str, AgentState] = {}
         self.queries_processed = 0
         self.started = time.time()
@@ -373,8 +374,11 @@ class CodeGraph:
             self._pending_ltp[p] = self._pending_ltp.get(p, 0) + 1
 
     # -- ingest ---------------------------------------------------------------------------------------------------
-    def ingest(self, path: str, *, process: str | None = None, **opts: Any) -> dict[str, Any]:
-        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``)."""
+    def ingest(self, path: str, *, process: str | None = None, changed: list[str] | None = None,
+               **opts: Any) -> dict[str, Any]:
+        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``).
+        ``changed``: the root-relative paths a watcher saw change; with ``process="inprocess"`` they are patched
+        into the graph in place when that is exact (:mod:`m1nd.codegraph.patch`), else the root is ingested."""
         from m1nd.codegraph.ingestion import run_ingest_isolated
 
         from m1nd.codegraph import baselines
@@ -385,8 +389,14 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
-                                         process=process)
+            report = None
+            if changed is not None and process == "inprocess":
+                report = self._patch(path, changed, opts)
+            if report is None:
+                report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
+                                             process=process,
+                                             # kept when a watcher follows this graph (it primed them)
+                                             live=self._live if changed is None else self.live_roots())
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)
@@ -400,6 +410,30 @@ class CodeGraph:
 
             report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
+
+    def live_roots(self) -> Any:
+        """The resolvers kept for the watcher's fast path (:class:`m1nd.codegraph.patch.LiveRoots`)."""
+        from m1nd.codegraph.patch import LiveRoots
+
+        with self.lock:
+            if self._live is None:
+                self._live = LiveRoots()
+            return self._live
+
+    def prime_live_roots(self) -> list[str]:
+        """Build the kept resolvers from the store (a watcher does this before its first batch)."""
+        store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        try:
+            return self.live_roots().prime(store)
+        finally:
+            store.close()
+
+    def _patch(self, path: str, changed: list[str], opts: dict[str, Any]) -> dict[str, Any] | None:
+        store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        try:
+            return self.live_roots().try_patch(store, path, changed, opts)
+        finally:
+            store.close()
 
     # -- queries --------------------------------------------------------------------------------------------------
     def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,

@@ -178,6 +178,17 @@ class GraphStore:
                            "FROM files WHERE root_id = ?", (root_id,))
         return {r[0]: FileRow(*r) for r in rows}
 
+    def file_stats(self, root_id: int) -> dict[str, tuple[int, int, str, str, int]]:
+        """relpath -> (size, mtime_ns, content_hash, lang, extractor_version) of a root's files (no blobs)."""
+        rows = self.db.all("SELECT relpath, size, mtime_ns, content_hash, lang, extractor_version FROM files "
+                           "WHERE root_id = ?", (root_id,))
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def finish_root_report(self, root_id: int, *, git_state: str | None, report: dict[str, Any]) -> None:
+        """A patched root (the watcher's fast path): new work-tree fingerprint and report, git data unchanged."""
+        self.db.execute("UPDATE roots SET last_ingest_ms = ?, git_state = ?, report_json = ? WHERE id = ?",
+                        (now_ms(), git_state, json.dumps(report, separators=(",", ":")), root_id))
+
     def file_hashes(self) -> dict[str, str]:
         return dict(self.db.all("SELECT relpath, content_hash FROM files"))
 
@@ -208,6 +219,24 @@ class GraphStore:
         sql = f"SELECT ext_id, id, {cols} FROM nodes"
         rows = self.db.all(sql + " WHERE root_id = ?", (root_id,)) if root_id is not None else self.db.all(sql)
         return {r[0]: r[1:] for r in rows}
+
+    def node_rows_at(self, root_id: int, source_paths: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        """:meth:`node_rows` of the nodes of one root whose source path is one of ``source_paths``."""
+        cols = ", ".join(NODE_COLUMNS[1:])
+        out = {}
+        for p in source_paths:
+            for r in self.db.all(f"SELECT ext_id, id, {cols} FROM nodes WHERE source_path = ? AND root_id = ?",
+                                 (p, root_id)):
+                out[r[0]] = r[1:]
+        return out
+
+    def edges_from(self, src_ids: Iterable[int]) -> dict[tuple[int, int, int], tuple[float, float, int]]:
+        """:meth:`edge_rows` of the edges leaving the given nodes."""
+        out = {}
+        for s in src_ids:
+            for d, rel, w0, w, c in self.db.all("SELECT dst, relation, w0, w, count FROM edges WHERE src = ?", (s,)):
+                out[(s, d, rel)] = (w0, w, c)
+        return out
 
     def edge_rows(self, node_ids: Iterable[int] | None = None) -> dict[tuple[int, int, int], tuple[float, float, int]]:
         """(src, dst, relation) -> (w0, w, count) for every edge (or edges whose source is in ``node_ids``)."""

@@ -147,6 +147,7 @@ class TrackedResolver(_Resolver):
         self.dead: set[int] = set()
         self.texts: dict[str, str] = {}
         self.broken = False
+        self.why = ""  # why the last patch was refused
         self.file_rank: dict[int, int] = {}
 
     # -- the full run ------------------------------------------------------------------------------------------
@@ -222,7 +223,7 @@ class TrackedResolver(_Resolver):
         ``None`` when exactness cannot be shown; the resolver is then unchanged, except after a late give-up
         (``self.broken`` set): the caller must discard it."""
         if self.impl_cycles:
-            return None
+            return self._no("Rust impl cycles")
         plans = []
         names: set[str] = set()
         for rel in sorted(changes):
@@ -230,24 +231,24 @@ class TrackedResolver(_Resolver):
             new = changes[rel]
             if f is None or f.fam in _NEVER or new.get("lang", "other") != f.lang or FAMILY.get(
                     new.get("lang", "other"), "other") != f.fam:
-                return None
+                return self._no(f"{rel}: not a file of this resolver, or another language")
             if rel in self.cycle_files:
-                return None
+                return self._no(f"{rel}: its type evaluation depends on the order of work")
             old = f.blob
             if _visible(old) != _visible(new):
-                return None
+                return self._no(f"{rel}: imports, exports, hierarchy or other visible parts changed")
             old_defs, new_defs = _defs(old), _defs(new)
             ids = [d[0] for d in new_defs]
             if len(set(ids)) != len(ids) or len({d[0] for d in old_defs}) != len(old_defs):
-                return None  # duplicate ids: the first one wins in a full run; not worth reproducing here
+                return self._no(f"{rel}: duplicate definition ids")
             file_ext = self.ext[f.idx]
             mine = {self.ext[i] for i in f.syms if i >= 0}
             if any(f"{file_ext}::{i}" in self.ext_index and f"{file_ext}::{i}" not in mine for i in ids):
-                return None
+                return self._no(f"{rel}: a definition id clashes")
             same = old_defs == new_defs
             if not same:
                 if f.fam not in _DEF_FAMILIES:
-                    return None
+                    return self._no(f"{rel}: definitions changed in a {f.fam} file")
                 names |= _changed_names(old_defs, new_defs, new)
             plans.append((f, new, same, {f.idx, *(i for i in f.syms if i >= 0)}))
         if names:
@@ -255,12 +256,13 @@ class TrackedResolver(_Resolver):
             for rel, text in self.texts.items():
                 if rel in changes:
                     continue
-                if any(f" {w} " in text for w in names):
-                    return None
+                hit = next((w for w in names if f" {w} " in text), None)
+                if hit is not None:
+                    return self._no(f"{rel} looks up {hit!r}")
             for f, new, _same, _own in plans:
                 hier = _words(*(r[1] for r in new.get("references") or () if r[0] in _HIERARCHY))
                 if hier & names:
-                    return None
+                    return self._no(f"{f.rel}: a hierarchy reference names a changed definition")
         # -- from here on the resolver changes: a give-up now leaves it broken -------------------------------------
         self.broken = True
         out = Patch()
@@ -305,9 +307,13 @@ class TrackedResolver(_Resolver):
             if not same and f.fam in CODE_FAMILIES:
                 self.tests_of_file(f)
         if self.cycle_hit:
-            return None
+            return self._no("an order-dependent type answer was touched")
         self.broken = False
         return out
+
+    def _no(self, why: str) -> None:
+        self.why = why
+        return None
 
     def _update_columns(self, f: FileState, blob: dict[str, Any]) -> None:
         """A body edit: the same definitions in the same places; lines, signatures, docs and hashes move."""
