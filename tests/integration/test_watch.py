@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from m1nd.errors import BusyError
 from m1nd.watch import Watcher, freshness
@@ -250,6 +251,25 @@ def test_random_edit_sequences_match_full_ingest(git_repo: Path, ws_factory, tmp
     assert reports and all("error" not in r for r in reports)
 
 
+def assert_indexes_fresh(ws: Workspace) -> None:
+    """The served generation's text indexes (made from the previous generation's after a patch) equal a full build
+    of its node table."""
+    from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
+    from m1nd.graph.semantic import TrigramIndex
+
+    g = ws.graph.graph()
+    assert g.lexicon is not None
+    lex = TermIndex.build(g.nodes, node_terms_from_blobs(g.nodes, ws.graph.store.extract_terms()))
+    tri = TrigramIndex.build(g.nodes)
+    assert lex.terms == g.lexicon.terms
+    for k in TermIndex._ARRAYS:
+        a, b = getattr(lex, k), getattr(g.lexicon, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    for k in ("codes", "idf", "indptr", "nodes", "weights"):
+        a, b = getattr(tri, k), getattr(g.trigram, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+
+
 def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, tmp_path: Path) -> None:
     """A body edit and a new function nobody calls yet are patched into the graph (no whole-root ingest); a new
     file is not (the full incremental ingest runs); each time the store equals a fresh full ingest."""
@@ -264,10 +284,12 @@ def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, 
         wait_for(lambda: reports and w.idle(), "the body edit's batch")
         assert reports[-1].get("patched") is True and reports[-1]["changed"], reports
         assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
         add_function(cart, "settle_invoice_okapi")
         wait_for(lambda: has_node(ws, "settle_invoice_okapi", "fn::settle_invoice_okapi"), "the new function")
         assert reports[-1].get("patched") is True and reports[-1]["nodes"]["created"] == 1, reports[-1]
         assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
         n = len(reports)
         (git_repo / "src/shop/audit.py").write_text("def audit_trail_wombat():\n    return 1\n")
         wait_for(lambda: has_node(ws, "audit_trail_wombat", "audit_trail_wombat"), "the new file")
@@ -277,5 +299,6 @@ def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, 
         wait_for(lambda: has_node(ws, "refund_ledger_numbat", "fn::refund_ledger_numbat"), "the next function")
         assert reports[-1].get("patched") is True, reports[-1]
         assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
     finally:
         w.stop()

@@ -177,8 +177,12 @@ class LiveRoots:
             from m1nd.ingest import gitdata
 
             # the work tree's fingerprint, stored as a full ingest stores it (a later one then reuses git data)
+            before = state.generation
             report = _write(store, state, patch, file_rows, touch, me.report or {}, started,
                             gitdata.worktree_state(root))
+            # for the service's next load (m1nd.graph.regen); taken out of the report before anyone sees it
+            report["_delta"] = (before, report["graph_generation"],
+                                {(state.root_id, row[0]) for row in file_rows} | {(state.root_id, rel) for _m, rel in touch})
             for row in file_rows:
                 state.files[row[0]] = (row[1], row[2], row[3], row[4], row[6])
             for m, rel in touch:

@@ -23,7 +23,7 @@ import numpy as np
 
 from m1nd.config import Settings
 from m1nd.errors import InvalidInputError, graph_empty_error
-from m1nd.graph import cache
+from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
 from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
@@ -72,6 +72,9 @@ class CodeGraph:
         self._pending_ltd: dict[int, int] = {}
         self.lock = threading.RLock()
         self._live: Any = None  # m1nd.codegraph.patch.LiveRoots, made on first use
+        # (generation before, generation after, {(root id, relpath)}) of the last patched batch: the next load
+        # builds its text indexes from the previous generation's (m1nd.graph.regen)
+        self._delta: tuple[int, int, set[tuple[int, str]]] | None = None
         self.agents: dict[str, AgentState] = {}
         self.queries_processed = 0
         self.started = time.time()
@@ -139,10 +142,19 @@ class CodeGraph:
                 cols, edges = self.store.load_columns()
                 nodes = NodeTable.from_columns(cols)
                 del cols  # the table keeps what it needs; the row lists would double the peak
-                # the two text indexes one after the other, each with only its own temporaries alive (the
-                # trigram build peaks higher, so it runs before the term strings are read)
-                trigram = TrigramIndex.build(nodes)
-                lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
+                how = "rows"
+                delta, self._delta = self._delta, None
+                prev = self._graph
+                if (delta is not None and prev is not None and delta[0] == prev.graph_generation
+                        and delta[1] == gen and regen.reusable(prev)):
+                    # a watcher patched a few files: their nodes' index pieces are made again, the rest kept
+                    trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
+                    how = "rows, text indexes patched"
+                else:
+                    # the two text indexes one after the other, each with only its own temporaries alive (the
+                    # trigram build peaks higher, so it runs before the term strings are read)
+                    trigram = TrigramIndex.build(nodes)
+                    lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
                 watermark = self.store.newest_weight_update_ms()
@@ -165,7 +177,7 @@ class CodeGraph:
         self._pending_ltp.clear()
         self._pending_ltd.clear()
         log.info("graph generation %d loaded in %.0f ms (%s)", gen, (time.perf_counter() - started) * 1000,
-                 "cache" if hit else "rows")
+                 "cache" if hit else how)
 
     @staticmethod
     def _build(nodes: NodeTable, edges: dict[str, np.ndarray], gen: int, has_git: bool, lexicon: TermIndex,
@@ -392,6 +404,11 @@ class CodeGraph:
             report = None
             if changed is not None and process == "inprocess":
                 report = self._patch(path, changed, opts)
+                if report is not None and report.get("changed"):
+                    with self.lock:
+                        self._delta = report.pop("_delta")
+                elif report is not None:
+                    report.pop("_delta", None)
             if report is None:
                 report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
                                              process=process,
@@ -421,10 +438,21 @@ class CodeGraph:
             return self._live
 
     def prime_live_roots(self) -> list[str]:
-        """Build the kept resolvers from the store (a watcher does this before its first batch)."""
+        """Build the kept resolvers from the store, and the current generation's index pieces when it was mapped
+        from the cache (a watcher does this before its first batch, so even that batch is patched)."""
         store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
         try:
-            return self.live_roots().prime(store)
+            done = self.live_roots().prime(store)
+            g = self.graph()
+            if g.lexicon is not None and not regen.reusable(g):
+                # the same rows the cached arrays were built from: only the pieces are new (built unlocked)
+                trigram = TrigramIndex.build(g.nodes)
+                lexicon = TermIndex.build(g.nodes, node_terms_from_blobs(g.nodes, store.extract_terms()))
+                with self.lock:
+                    if self._graph is g and store.generations()[0] == g.graph_generation:
+                        g.trigram.parts = trigram.parts
+                        g.lexicon.parts = lexicon.parts
+            return done
         finally:
             store.close()
 

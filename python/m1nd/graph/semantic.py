@@ -80,15 +80,39 @@ class TrigramIndex:
     _top_cache: LRU[tuple, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=lambda: LRU(1024), repr=False, compare=False)
 
+    # the (node, trigram) pairs it was built from (absent when loaded from the cache): a patched build starts there
+    parts: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+
     @classmethod
     def build(cls, t: NodeTable) -> TrigramIndex:
-        n = t.n
-        texts = [node_text(t.label[i], t.qname[i], t.doc[i]) for i in range(n)]
+        texts = [node_text(t.label[i], t.qname[i], t.doc[i]) for i in range(t.n)]
         owner, code = trigram_codes(texts)
         del texts
+        return cls.from_pairs(t.n, owner.astype(np.int32), code)
+
+    @classmethod
+    def patched(cls, old: TrigramIndex, t: NodeTable, old_to_new: np.ndarray, redo: np.ndarray) -> TrigramIndex:
+        """:meth:`build` of ``t`` from ``old``'s pairs: nodes kept (``old_to_new`` ≥ 0) and not in ``redo`` (new
+        positions whose label, qualified name or doc changed, or that are new) keep their trigrams at their new
+        position; ``redo`` nodes' trigrams are made again. The pairs' order does not matter (they are sorted)."""
+        assert old.parts is not None
+        owner, code = old.parts
+        gone = old_to_new < 0
+        gone[np.flatnonzero(np.isin(old_to_new, redo))] = True
+        keep = ~gone[owner]
+        redo_l = np.asarray(redo, np.int64).tolist()
+        r_owner, r_code = trigram_codes([node_text(t.label[j], t.qname[j], t.doc[j]) for j in redo_l])
+        r_nodes = np.asarray(redo_l, np.int32)[r_owner] if len(r_owner) else np.zeros(0, np.int32)
+        return cls.from_pairs(t.n, np.concatenate([old_to_new[owner[keep]].astype(np.int32), r_nodes]),
+                              np.concatenate([code[keep], r_code]))
+
+    @classmethod
+    def from_pairs(cls, n: int, owner: np.ndarray, code: np.ndarray) -> TrigramIndex:
         if owner.size == 0:
             return cls(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(1, np.int64),
-                       np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+                       np.zeros(0, np.int32), np.zeros(0, np.float32), n, parts=(owner, code))
+        parts = (owner, code)
+        owner = owner.astype(np.int64)
         # One sort by (code, owner) gives term frequencies and posting lists already grouped by code.
         key = code * max(n, 1) + owner
         del owner, code
@@ -106,7 +130,7 @@ class TrigramIndex:
         norms = np.sqrt(np.bincount(u_owner, weights=w.astype(np.float64) ** 2, minlength=n))
         w = (w / np.maximum(norms[u_owner], 1e-9)).astype(np.float32)
         indptr = np.r_[g_starts, len(u_code)].astype(np.int64)
-        return cls(codes, idf, indptr, u_owner, w, n)
+        return cls(codes, idf, indptr, u_owner, w, n, parts=parts)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"codes": self.codes, "idf": self.idf, "indptr": self.indptr, "nodes": self.nodes,

@@ -319,6 +319,16 @@ class GraphStore:
                 continue
             yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
 
+    def extract_terms_of(self, files: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
+        """:meth:`extract_terms` of the given (root id, relpath) files only."""
+        for root_id, relpath in sorted(files):
+            blob = self.db.scalar("SELECT terms_blob FROM files WHERE root_id = ? AND relpath = ?", (root_id, relpath))
+            t = unpack_json(blob) if blob is not None else None
+            if not t:
+                yield int(root_id), relpath, "", []
+                continue
+            yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
+
     def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
         """All nodes ordered by ext_id (the CSR order) and all edges as index arrays.
 
