@@ -290,6 +290,13 @@ def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, 
         assert reports[-1].get("patched") is True and reports[-1]["nodes"]["created"] == 1, reports[-1]
         assert_converges(ws, [w], tmp_path, git_repo)
         assert_indexes_fresh(ws)
+        # a rename: the old name's terms leave the vocabulary, the new one's come in
+        cart.write_text(cart.read_text().replace("settle_invoice_okapi", "settle_receipt_dingo"))
+        wait_for(lambda: has_node(ws, "settle_receipt_dingo", "fn::settle_receipt_dingo"), "the renamed function")
+        assert reports[-1].get("patched") is True and reports[-1]["nodes"]["removed"] == 1, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
+        assert "okapi" not in ws.graph.graph().lexicon.term_id
         n = len(reports)
         (git_repo / "src/shop/audit.py").write_text("def audit_trail_wombat():\n    return 1\n")
         wait_for(lambda: has_node(ws, "audit_trail_wombat", "audit_trail_wombat"), "the new file")

@@ -25,6 +25,7 @@ import itertools
 import re
 import threading
 from array import array
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -283,13 +284,18 @@ class TermParts:
         gone = old_to_new < 0
         gone[np.flatnonzero(np.isin(old_to_new, redo))] = True
         refs = self.refs.copy()
+        old_terms = self.terms
+
+        def old_id(w: str) -> int:  # -1 when not in the old vocabulary (sorted: a bisection)
+            k = bisect_left(old_terms, w)
+            return k if k < len(old_terms) and old_terms[k] == w else -1
+
         # what the dropped nodes brought into the vocabulary
         dropped = np.flatnonzero(gone).tolist()
         label_forms = forms_many(dict.fromkeys([old.label[i] for i in dropped]))
-        old_id = self.term_id_map()
         for i in dropped:
             for f in label_forms[old.label[i]]:
-                refs[old_id[f]] -= 1
+                refs[old_id(f)] -= 1
         for seg_t, seg_n in ((self.path_t, self.path_n), (self.body_t, self.body_n)):
             hit = gone[seg_n]
             if hit.any():
@@ -312,31 +318,40 @@ class TermParts:
             if text and t.kind[j] != DIR:
                 for w, c in Counter(text.split()).items():
                     add_body.append((j, w, float(c)))
-        # the new vocabulary: terms still brought by a node, and the redo nodes' terms
-        keep_terms = [w for w, r in zip(self.terms, refs.tolist()) if r > 0]
-        terms = sorted(set(keep_terms).union((f for _, f in add_name), (f for _, f in add_path),
-                                             (w for _, w, _ in add_body), add_refs))
-        new_id = {w: k for k, w in enumerate(terms)}
-        remap = np.full(len(self.terms), -1, np.int32)
-        for k, (w, r) in enumerate(zip(self.terms, refs.tolist())):
-            if r > 0:
-                remap[k] = new_id[w]
+        # the new vocabulary: terms still brought by a node, and the redo nodes' new terms (sorted, like a build's)
+        fresh: dict[str, int] = {}
+        for w in itertools.chain(add_refs, (f for _, f in add_path), (w for _, w, _ in add_body)):
+            k = old_id(w)
+            if k >= 0:
+                refs[k] += 1
+            else:
+                fresh[w] = fresh.get(w, 0) + 1
+        live = refs > 0
+        removed_before = np.concatenate([[0], np.cumsum(~live)])  # removed old ids below each old id
+        slots = np.bincount([bisect_left(old_terms, w) for w in fresh], minlength=len(old_terms) + 1)
+        added_before = np.cumsum(slots)  # new terms sorting before each old id (w < old[k] when bisect gives ≤ k)
+        remap = np.where(live, np.arange(len(old_terms)) - removed_before[:-1] + added_before[:-1], -1).astype(np.int32)
+        if fresh or not live.all():
+            kept = [w for w, ok in zip(old_terms, live.tolist()) if ok]
+            terms = sorted(itertools.chain(kept, fresh)) if fresh else kept
+        else:
+            terms = old_terms
+        new_id = {w: bisect_left(terms, w) for w in fresh}
         new_refs = np.zeros(len(terms), np.int64)
-        live = remap >= 0
         new_refs[remap[live]] = refs[live]
-        for w in add_refs:
-            new_refs[new_id[w]] += 1
-        for _, w in add_path:
-            new_refs[new_id[w]] += 1
-        for _, w, _ in add_body:
-            new_refs[new_id[w]] += 1
+        for w, c in fresh.items():
+            new_refs[new_id[w]] = c
+
+        def tid(w: str) -> int:
+            got = new_id.get(w)
+            return got if got is not None else int(remap[old_id(w)])
 
         def merge(seg_t: np.ndarray, seg_n: np.ndarray, extra: list[Any], values: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             keep = ~gone[seg_n]
             kt = remap[seg_t[keep]]
             kn = old_to_new[seg_n[keep]].astype(np.int32)
-            at = np.asarray([new_id[x[1]] for x in extra], np.int32)
+            at = np.asarray([tid(x[1]) for x in extra], np.int32)
             an = np.asarray([x[0] for x in extra], np.int32)
             all_t = np.concatenate([kt, at])
             all_n = np.concatenate([kn, an])
@@ -353,10 +368,6 @@ class TermParts:
         body_t, body_n, body_c = merge(self.body_t, self.body_n, add_body, self.body_c)
         assert body_c is not None
         return TermParts(terms, new_refs, name_t, name_n, path_t, path_n, body_t, body_n, body_c)
-
-    def term_id_map(self) -> dict[str, int]:
-        return {w: k for k, w in enumerate(self.terms)}
-
 
 @functools.lru_cache(maxsize=1 << 16)
 def _path_forms(path: str) -> tuple[str, ...]:

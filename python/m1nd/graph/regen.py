@@ -24,24 +24,17 @@ def reusable(prev: Graph | None) -> bool:
 
 
 def node_changes(old: NodeTable, new: NodeTable, files: set[tuple[int, str]]) -> tuple[np.ndarray, np.ndarray]:
-    """(old position -> new position or -1, sorted new positions to make again): new nodes, nodes whose label,
-    qualified name, doc, kind or path changed, and every node of the given (root id, relpath) files (their body
-    terms were rewritten)."""
-    old_index = old.index
-    old_to_new = np.full(old.n, -1, np.int64)
-    redo = []
-    ol, oq, od, ok, op = old.label, old.qname, old.doc, old.kind, old.source_path
-    nl, nq, nd, nk, np_, nr = new.label, new.qname, new.doc, new.kind, new.source_path, new.root_id
-    for j, e in enumerate(new.ext_id):
-        i = old_index.get(e)
-        if i is None:
-            redo.append(j)
-            continue
-        old_to_new[i] = j
-        if (nl[j] != ol[i] or nq[j] != oq[i] or nd[j] != od[i] or nk[j] != ok[i] or np_[j] != op[i]
-                or (int(nr[j]), np_[j]) in files):
-            redo.append(j)
-    return old_to_new, np.asarray(redo, np.int64)
+    """(old position -> new position or -1, sorted new positions to make again): new nodes and every node of the
+    given (root id, relpath) files. Only a patch of those files wrote between the two generations, so every other
+    node kept its label, qualified name, doc, kind and path (directories change only their dates)."""
+    index = new.index
+    old_to_new = np.fromiter((index.get(e, -1) for e in old.ext_id), np.int64, count=old.n)
+    seen = np.zeros(new.n, bool)
+    seen[old_to_new[old_to_new >= 0]] = True
+    paths = {p for _r, p in files}
+    roots = new.root_id
+    redo = [j for j, p in enumerate(new.source_path) if p in paths and (int(roots[j]), p) in files]
+    return old_to_new, np.union1d(np.flatnonzero(~seen), np.asarray(redo, np.int64)).astype(np.int64)
 
 
 def node_terms_of(t: NodeTable, nodes: Iterable[int],
