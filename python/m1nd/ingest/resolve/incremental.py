@@ -24,6 +24,7 @@ edits, duplicate ids) returns ``None``. The rules are documented in the README's
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,13 +153,20 @@ class TrackedResolver(_Resolver):
 
     # -- the full run ------------------------------------------------------------------------------------------
     def run(self) -> TrackedResolver:
-        self.build_nodes()
-        self.build_indexes()
-        self.resolve_refs()
-        self.tests_edges()
-        self.mentions()
-        self.uses_config()
-        self.co_changes()
+        """The full resolution (:func:`~m1nd.ingest.resolve.resolve`'s steps; :meth:`output` gives its parts)."""
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # bulk construction of small objects, as resolve() does
+        try:
+            self.build_nodes()
+            self.build_indexes()
+            self.resolve_refs()
+            self.tests_edges()
+            self.mentions()
+            self.uses_config()
+            self.co_changes()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         self.cur = None
         self.file_rank = {f.idx: k for k, f in enumerate(self.files.values())}
         for rel, f in self.files.items():
