@@ -110,11 +110,14 @@ class Watcher:
     def __init__(self, settings: Any, ingest: Callable[..., dict[str, Any]], *,
                  on_report: Callable[[dict[str, Any]], None] | None = None, catch_up: bool = True,
                  step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS,
-                 prime: Callable[[], Any] | None = None) -> None:
+                 prime: Callable[[], Any] | None = None,
+                 stale_files: Callable[[], dict[str, list[str]]] | None = None) -> None:
         self.settings = settings
         self.ingest = ingest
         # builds what small batches are patched with (CodeGraph.prime_live_roots), before the first batch
         self.prime = prime
+        # after priming: root -> files that changed while nothing watched (a cheap catch-up; without catch_up)
+        self.stale_files = stale_files
         self.on_report = on_report
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
@@ -254,6 +257,14 @@ class Watcher:
                 self._busy = True  # idle() is false until the fast path is ready
             try:
                 self.prime()
+                # files edited (or removed) while nothing watched: a batch of their own, patched when it can be
+                stale = self.stale_files() if self.stale_files is not None and not self._catch_up else {}
+                if stale:
+                    with self._cond:
+                        for root, rels in stale.items():
+                            for rel in rels:
+                                self._pending.setdefault(root, {})[rel] = self._next()
+                    self._publish()
             except Exception:
                 log.exception("watch: preparing the fast path failed; batches ingest their roots")
             finally:
@@ -397,7 +408,7 @@ def start_for_workspace(ws: Any) -> Watcher:
             log.info("watch: %s re-ingested (%d files parsed, generation %s)", report.get("root"),
                      report.get("files_parsed", 0), report.get("graph_generation"))
 
-    # catch_up off: a server start must not hold the ingest lock against its first tool calls; files changed
-    # while no watcher ran are picked up by the next batch (every batch ingests its roots incrementally)
+    # catch_up off: no whole-root ingest at start; files changed while no watcher ran are found by one walk of
+    # each kept root and form the first batch (patched when only existing files were edited)
     return Watcher(ws.settings, ingest, on_report=on_report, catch_up=False,
-                   prime=ws.graph.prime_live_roots).start()
+                   prime=ws.graph.prime_live_roots, stale_files=lambda: ws.graph.live_roots().stale_files()).start()

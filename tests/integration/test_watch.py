@@ -309,3 +309,37 @@ def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, 
         assert_indexes_fresh(ws)
     finally:
         w.stop()
+
+
+def test_a_starting_watcher_catches_up_with_edits_made_while_none_ran(git_repo: Path, ws_factory,
+                                                                      tmp_path: Path) -> None:
+    """As the server's watcher starts (no whole-root catch-up): one walk finds the file edited and the file added
+    while nothing watched, and the first batch brings the graph to what a full ingest gives."""
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    add_function(git_repo / "src/shop/cart.py", "reopen_basket_quoll")
+    (git_repo / "src/shop/late.py").write_text("def added_offline_kiwi():\n    return 2\n")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False,
+              stale_files=lambda: ws.graph.live_roots().stale_files())
+    try:
+        wait_for(lambda: has_node(ws, "added_offline_kiwi", "added_offline_kiwi"), "the file added offline")
+        assert has_node(ws, "reopen_basket_quoll", "fn::reopen_basket_quoll")
+        assert_converges(ws, [w], tmp_path, git_repo)
+    finally:
+        w.stop()
+
+
+def test_an_offline_edit_of_an_existing_file_is_patched_at_start(git_repo: Path, ws_factory, tmp_path: Path) -> None:
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    add_function(git_repo / "src/shop/pricing.py", "tariff_table_wallaby")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False,
+              stale_files=lambda: ws.graph.live_roots().stale_files())
+    try:
+        wait_for(lambda: has_node(ws, "tariff_table_wallaby", "fn::tariff_table_wallaby"), "the offline edit")
+        assert reports[0].get("patched") is True and reports[0]["files_parsed"] == 1, reports[0]
+        assert_converges(ws, [w], tmp_path, git_repo)
+    finally:
+        w.stop()

@@ -132,6 +132,33 @@ class LiveRoots:
                     done.append(root.path)
         return done
 
+    def stale_files(self) -> dict[str, list[str]]:
+        """Per kept root, the files that changed while nothing watched: edited or removed (their size or
+        modification time differ from the store's) and added (listed by a walk with the root's options)."""
+        from m1nd.ingest import walker
+
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            states = list(self._states.values())
+        for state in states:
+            root = Path(state.path)
+            o = state.options
+            try:
+                walked = {f.relpath: f for f in walker.walk(root, include_dotfiles=o["include_dotfiles"],
+                                                            dotfile_patterns=o["dotfile_patterns"],
+                                                            exclude=o["exclude"],
+                                                            max_file_bytes=o["max_file_bytes"]).files}
+            except OSError:
+                continue
+            stale = [rel for rel in walked if rel not in state.files]
+            for rel, (size, mtime_ns, *_rest) in state.files.items():
+                f = walked.get(rel)
+                if f is None or f.size != size or f.mtime_ns != mtime_ns:
+                    stale.append(rel)
+            if stale:
+                out[state.path] = sorted(stale)
+        return out
+
     # -- one batch --------------------------------------------------------------------------------------------------
     def try_patch(self, store: GraphStore, path: str, changed: list[str], opts: dict[str, Any]) -> dict[str, Any] | None:
         """Patch the changed relpaths of root ``path`` into the store; ``None`` when the full ingest must run."""
