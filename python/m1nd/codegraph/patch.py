@@ -170,7 +170,10 @@ class LiveRoots:
             return _no(path, "no kept resolver, other options or too many files")
         roots = store.roots()
         me = next((r for r in roots if r.path == path), None)
-        if me is None or me.id != state.root_id or (me.is_primary and len(roots) > 1):
+        if me is None or me.id != state.root_id:
+            self.drop(path)  # the root was removed or re-created: its resolver is of no use any more
+            return _no(path, "the root is not the one the resolver was made for")
+        if me.is_primary and len(roots) > 1:
             return _no(path, "the root is not the only one")
         root = Path(path)
         candidates = _candidates(root, changed, state)

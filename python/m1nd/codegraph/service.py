@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.errors import InvalidInputError, graph_empty_error
+from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
 from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
 from m1nd.graph.history import HistoryIndex
@@ -403,7 +403,14 @@ class CodeGraph:
         try:
             report = None
             if changed is not None and process == "inprocess":
-                report = self._patch(path, changed, opts)
+                try:
+                    report = self._patch(path, changed, opts)
+                except BusyError:
+                    raise  # the watcher waits for the other ingest and tries again
+                except Exception:
+                    # the kept resolver is dropped and nothing was committed: the full ingest does the batch
+                    log.exception("patching %s failed; ingesting the root instead", path)
+                    report = None
                 if report is not None and report.get("changed"):
                     with self.lock:
                         self._delta = report.pop("_delta")
