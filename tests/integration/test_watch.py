@@ -268,6 +268,20 @@ def assert_indexes_fresh(ws: Workspace) -> None:
     for k in ("codes", "idf", "indptr", "nodes", "weights"):
         a, b = getattr(tri, k), getattr(g.trigram, k)
         assert a.dtype == b.dtype and np.array_equal(a, b), k
+    # the node table and the CSR (patched from the previous generation's) equal a full read of the store
+    from m1nd.graph.engine import Engine
+    from m1nd.graph.model import PAGERANK_MASK
+    from m1nd.graph.nodes import NodeTable
+
+    cols, edges = ws.graph.store.load_columns()
+    fresh = NodeTable.from_columns(cols)
+    engine = Engine.from_edges(fresh.n, edges["src"], edges["dst"], edges["w"], edges["w0"], edges["relation"])
+    fresh.pagerank = engine.pagerank(mask=PAGERANK_MASK)
+    for k, v in fresh.arrays().items():
+        got = g.nodes.arrays()[k]
+        assert got.dtype == v.dtype and np.array_equal(got, v), k
+    for k, v in engine.arrays().items():
+        assert np.array_equal(g.engine.arrays()[k], v), k
 
 
 def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, tmp_path: Path) -> None:

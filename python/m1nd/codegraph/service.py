@@ -75,6 +75,7 @@ class CodeGraph:
         # (generation before, generation after, {(root id, relpath)}) of the last patched batch: the next load
         # builds its text indexes from the previous generation's (m1nd.graph.regen)
         self._delta: tuple[int, int, set[tuple[int, str]]] | None = None
+        self._node_ids: tuple[int, np.ndarray] | None = None  # (generation, row id of the node at each position)
         self.agents: dict[str, AgentState] = {}
         self.queries_processed = 0
         self.started = time.time()
@@ -139,17 +140,30 @@ class CodeGraph:
                 self._sync_weights(wgen)
         else:
             with self.store.db.read():
-                cols, edges = self.store.load_columns()
-                nodes = NodeTable.from_columns(cols)
-                del cols  # the table keeps what it needs; the row lists would double the peak
                 how = "rows"
                 delta, self._delta = self._delta, None
                 prev = self._graph
-                if (delta is not None and prev is not None and delta[0] == prev.graph_generation
-                        and delta[1] == gen and regen.reusable(prev)):
-                    # a watcher patched a few files: their nodes' index pieces are made again, the rest kept
+                patched = (delta is not None and prev is not None and delta[0] == prev.graph_generation
+                           and delta[1] == gen and regen.reusable(prev) and self._node_ids is not None
+                           and self._node_ids[0] == prev.graph_generation)
+                if patched:
+                    # a watcher patched a few files: only their nodes (and their directories') rows are read
+                    assert delta is not None and prev is not None and self._node_ids is not None
+                    paths = regen.with_directories(delta[2])
+                    nodes, ids = regen.patched_nodes(prev.nodes, self._node_ids[1], self.store.node_rows_of(paths),
+                                                     paths)
+                    edges = self.store.edge_arrays(ids)
+                else:
+                    cols, edges = self.store.load_columns()
+                    ids = np.asarray(cols["id"], dtype=np.int64)
+                    nodes = NodeTable.from_columns(cols)
+                    del cols  # the table keeps what it needs; the row lists would double the peak
+                self._node_ids = (gen, ids)
+                if patched:
+                    assert delta is not None and prev is not None
+                    # their nodes' index pieces are made again, the rest kept
                     trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
-                    how = "rows, text indexes patched"
+                    how = "patched"
                 else:
                     # the two text indexes one after the other, each with only its own temporaries alive (the
                     # trigram build peaks higher, so it runs before the term strings are read)
@@ -455,10 +469,14 @@ class CodeGraph:
                 # the same rows the cached arrays were built from: only the pieces are new (built unlocked)
                 trigram = TrigramIndex.build(g.nodes)
                 lexicon = TermIndex.build(g.nodes, node_terms_from_blobs(g.nodes, store.extract_terms()))
+                with store.db.read():
+                    ids = store.node_ids_in_order()
+                    gen = store.generations()[0]
                 with self.lock:
-                    if self._graph is g and store.generations()[0] == g.graph_generation:
+                    if self._graph is g and gen == g.graph_generation and len(ids) == g.n:
                         g.trigram.parts = trigram.parts
                         g.lexicon.parts = lexicon.parts
+                        self._node_ids = (gen, ids)
             return done
         finally:
             store.close()

@@ -335,29 +335,43 @@ class GraphStore:
         Streams the cursors into columns / flat numpy arrays instead of materialising row tuples: on a 100k-node
         graph that halves the transient memory of a load from rows.
         """
-        import itertools
-
         names = ("id", *NODE_COLUMNS)
         cols: dict[str, list[Any]] = {k: [] for k in names}
         appenders = [cols[k].append for k in names]
         for row in self.db.execute(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY ext_id"):
             for app, v in zip(appenders, row):
                 app(v)
-        ids = np.asarray(cols["id"], dtype=np.int64)
+        return cols, self.edge_arrays(np.asarray(cols["id"], dtype=np.int64))
+
+    def edge_arrays(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Every edge as arrays of node positions, given the row id of the node at each position."""
+        import itertools
+
         lookup = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, dtype=np.int64)
         lookup[ids] = np.arange(len(ids))
         n_edges = int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0))
         flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
                            dtype=np.float64, count=n_edges * 5)
         e = flat.reshape(-1, 5)
-        edges: dict[str, np.ndarray] = {
+        return {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
             "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
             "relation": e[:, 2].astype(np.uint8),
             "w0": e[:, 3].astype(np.float32),
             "w": e[:, 4].astype(np.float32),
         }
-        return cols, edges
+
+    def node_ids_in_order(self) -> np.ndarray:
+        """The row id of every node in ext_id order (the positions :meth:`load_columns` gives)."""
+        return np.fromiter((r[0] for r in self.db.execute("SELECT id FROM nodes ORDER BY ext_id")), np.int64)
+
+    def node_rows_of(self, paths: Iterable[tuple[int, str]]) -> list[tuple[Any, ...]]:
+        """``(id, *NODE_COLUMNS)`` of every node whose (root id, source path) is one of ``paths``."""
+        out: list[tuple[Any, ...]] = []
+        for root_id, p in sorted(paths):
+            out += self.db.all(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes WHERE source_path = ? AND root_id = ?",
+                               (p, root_id))
+        return out
 
     # -- learned weights ----------------------------------------------------------------------------------------
     def edge_weights_since(self, watermark_ms: int) -> list[tuple[str, str, int, float, int]]:
