@@ -152,3 +152,18 @@ def test_random_edits_match_a_full_resolution(seed: int) -> None:
 
     run()
     assert seen["patched"] > 0  # the patch path ran, not only its fall-backs
+
+
+def test_a_name_another_edited_file_imports_is_not_patched() -> None:
+    """``b`` imports ``fresh_name`` before ``a`` defines it; a batch that adds it to ``a`` and edits ``b``'s body
+    would leave ``b``'s import binding stale: refused (and a fresh resolution links the call)."""
+    texts = {"a.py": "def old():\n    return 1\n",
+             "b.py": "from a import fresh_name\n\n\ndef use():\n    return fresh_name()\n"}
+    extracts = {rel: _extract(rel, t) for rel, t in texts.items()}
+    r = TrackedResolver(dict(extracts), None, {}, None).run()
+    changes = {"a.py": _extract("a.py", texts["a.py"] + "\n\ndef fresh_name():\n    return 2\n"),
+               "b.py": _extract("b.py", texts["b.py"] + "\n\ndef more():\n    return use()\n")}
+    changes["b.py"] = _extract("b.py", texts["b.py"].replace("return fresh_name()", "x = 1\n    return fresh_name()"))
+    assert r.patch(changes, {}) is None and not r.broken
+    fresh = _fresh({**extracts, **changes}, {})
+    assert ("file::b.py::fn::use", "file::a.py::fn::fresh_name", 2) in {k[:3] for k in fresh[1]}  # calls

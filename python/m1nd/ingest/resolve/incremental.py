@@ -101,12 +101,14 @@ def _defs(blob: dict[str, Any]) -> list[tuple[Any, ...]]:
     return out
 
 
-def lookup_text(blob: dict[str, Any], rel: str, fam: str) -> str:
+def lookup_text(blob: dict[str, Any], rel: str, fam: str, references: bool = True) -> str:
     """The names a file's resolution can look up, lower-cased, space-separated and space-padded (searched for
-    whole words)."""
+    whole words); without ``references``, those a patch does not look up again for an edited file (imports,
+    extras, mentions, test names)."""
     words = _words(*_values(blob.get("imports")), *_values(blob.get("extra")), *_values(blob.get("config_refs")))
     for r in blob.get("references") or ():
-        words.update(_words(r[1]))
+        if references or r[0] in _HIERARCHY:
+            words.update(_words(r[1]))
     for d in blob.get("definitions") or ():
         for k in EXTRA_KEYS:
             if k in d:
@@ -234,6 +236,7 @@ class TrackedResolver(_Resolver):
             return self._no("Rust impl cycles")
         plans = []
         names: set[str] = set()
+        by_file: dict[str, set[str]] = {}
         for rel in sorted(changes):
             f = self.files.get(rel)
             new = changes[rel]
@@ -257,8 +260,19 @@ class TrackedResolver(_Resolver):
             if not same:
                 if f.fam not in _DEF_FAMILIES:
                     return self._no(f"{rel}: definitions changed in a {f.fam} file")
-                names |= _changed_names(old_defs, new_defs, new)
+                mine_names = _changed_names(old_defs, new_defs, new)
+                names |= mine_names
+                by_file[rel] = mine_names
             plans.append((f, new, same, {f.idx, *(i for i in f.syms if i >= 0)}))
+        for f, new, _same, _own in plans:
+            # another edited file's names: only this file's references are looked up again, not its imports,
+            # hierarchy, mentions or test names
+            others = set().union(*(v for k, v in by_file.items() if k != f.rel))
+            if others:
+                text = lookup_text(new, f.rel, f.fam, references=False)
+                hit = next((w for w in others if f" {w} " in text), None)
+                if hit is not None:
+                    return self._no(f"{f.rel} imports or inherits {hit!r}, changed in the same batch")
         if names:
             # no other file may look any of these names up, nor the edited files' hierarchy references
             for rel, text in self.texts.items():
