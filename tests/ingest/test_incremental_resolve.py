@@ -5,6 +5,7 @@ does), and every node record, edge (weight and count) and unresolved / ambiguous
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -101,17 +102,17 @@ def _fresh(extracts: dict[str, dict[str, Any]], mtimes: dict[str, int]) -> tuple
 def test_unique_new_function_is_patched_and_exact() -> None:
     texts = dict(BASE)
     extracts = {rel: _extract(rel, t) for rel, t in texts.items()}
-    r = TrackedResolver(dict(extracts), None, {}, None).run()
+    r = TrackedResolver(copy.deepcopy(extracts), None, {}, None).run()
     rel = "shop/pricing.py"
     extracts[rel] = _extract(rel, _edit(texts[rel], rel, "append_unique", 1))
-    got = r.patch({rel: extracts[rel]}, {rel: 5_000})
+    got = r.patch(copy.deepcopy({rel: extracts[rel]}), {rel: 5_000})
     assert got is not None and "file::shop/pricing.py::fn::zq_unique_1" in {r.ext[i] for i in got.rows}
     assert _state(r) == _fresh(extracts, {rel: 5_000})
 
 
 def test_a_name_other_files_look_up_falls_back() -> None:
     extracts = {rel: _extract(rel, t) for rel, t in BASE.items()}
-    r = TrackedResolver(dict(extracts), None, {}, None).run()
+    r = TrackedResolver(copy.deepcopy(extracts), None, {}, None).run()
     rel = "shop/cart.py"
     new = _extract(rel, _edit(BASE[rel], rel, "append_known", 0))  # `helper`: pricing and inventory use it
     assert r.patch({rel: new}, {}) is None and not r.broken
@@ -133,7 +134,7 @@ def test_random_edits_match_a_full_resolution(seed: int) -> None:
         texts = dict(BASE)
         extracts = {rel: _extract(rel, t) for rel, t in texts.items()}
         mtimes = {rel: 1_000 for rel in texts}
-        r = TrackedResolver(dict(extracts), None, dict(mtimes), None).run()
+        r = TrackedResolver(copy.deepcopy(extracts), None, dict(mtimes), None).run()
         for k, batch in enumerate(batches):
             changes = {}
             for rel, what, n in batch:
@@ -143,9 +144,9 @@ def test_random_edits_match_a_full_resolution(seed: int) -> None:
                     texts[rel] = _edit(texts[rel], rel, what, n + seed * 7 + salt % 5)
                 extracts[rel] = changes[rel] = _extract(rel, texts[rel])
                 mtimes[rel] = 2_000 + k
-            got = r.patch(changes, {rel: mtimes[rel] for rel in changes})
+            got = r.patch(copy.deepcopy(changes), {rel: mtimes[rel] for rel in changes})
             if got is None:
-                r = TrackedResolver(dict(extracts), None, dict(mtimes), None).run()
+                r = TrackedResolver(copy.deepcopy(extracts), None, dict(mtimes), None).run()
                 continue
             seen["patched"] += 1
             assert _state(r) == _fresh(extracts, mtimes), (batch, texts)
@@ -160,10 +161,23 @@ def test_a_name_another_edited_file_imports_is_not_patched() -> None:
     texts = {"a.py": "def old():\n    return 1\n",
              "b.py": "from a import fresh_name\n\n\ndef use():\n    return fresh_name()\n"}
     extracts = {rel: _extract(rel, t) for rel, t in texts.items()}
-    r = TrackedResolver(dict(extracts), None, {}, None).run()
+    r = TrackedResolver(copy.deepcopy(extracts), None, {}, None).run()
     changes = {"a.py": _extract("a.py", texts["a.py"] + "\n\ndef fresh_name():\n    return 2\n"),
                "b.py": _extract("b.py", texts["b.py"] + "\n\ndef more():\n    return use()\n")}
     changes["b.py"] = _extract("b.py", texts["b.py"].replace("return fresh_name()", "x = 1\n    return fresh_name()"))
-    assert r.patch(changes, {}) is None and not r.broken
+    assert r.patch(copy.deepcopy(changes), {}) is None and not r.broken
     fresh = _fresh({**extracts, **changes}, {})
     assert ("file::b.py::fn::use", "file::a.py::fn::fresh_name", 2) in {k[:3] for k in fresh[1]}  # calls
+
+
+def test_a_touched_file_moves_only_its_dates() -> None:
+    """Same bytes, new modification time (the resolver's own, slimmed extract is given back): its rows' dates and
+    its directories' follow, its edges stay."""
+    extracts = {rel: _extract(rel, t) for rel, t in BASE.items()}
+    mtimes = {rel: 1_000 for rel in BASE}
+    r = TrackedResolver(copy.deepcopy(extracts), None, dict(mtimes), None).run()
+    rel = "shop/cart.py"
+    got = r.patch({rel: r.files[rel].blob}, {rel: 9_000})
+    mtimes[rel] = 9_000
+    assert got is not None and not got.sources
+    assert _state(r) == _fresh(extracts, mtimes)

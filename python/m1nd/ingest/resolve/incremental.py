@@ -173,6 +173,7 @@ class TrackedResolver(_Resolver):
         self.file_rank = {f.idx: k for k, f in enumerate(self.files.values())}
         for rel, f in self.files.items():
             self.texts[rel] = lookup_text(f.blob, rel, f.fam)
+            _slim(f.blob)
         return self
 
     @property
@@ -285,11 +286,15 @@ class TrackedResolver(_Resolver):
                 hier = _words(*(r[1] for r in new.get("references") or () if r[0] in _HIERARCHY))
                 if hier & names:
                     return self._no(f"{f.rel}: a hierarchy reference names a changed definition")
+        # the resolver's own extract given back: the file was touched, not edited (its kept extract is slimmed)
+        touched = {f.rel: f.blob for f, new, _s, _o in plans if new is f.blob}
         # -- from here on the resolver changes: a give-up now leaves it broken -------------------------------------
         self.broken = True
         out = Patch()
         for f, new, same, _own in plans:
             self.mtimes[f.rel] = mtimes.get(f.rel, self.mtimes.get(f.rel, 0))
+            if new is touched.get(f.rel):
+                continue  # same bytes: columns, lookup text and extract stay
             self.extracts[f.rel] = new
             if same:
                 self._update_columns(f, new)
@@ -301,8 +306,15 @@ class TrackedResolver(_Resolver):
             self.global_memo = {k: v for k, v in self.global_memo.items() if k[3].lower() not in names}
             self.derived_memo = {k: v for k, v in self.derived_memo.items() if k[1].lower() not in names}
         self.cycle_hit = False
-        for f, _new, same, old_own in plans:
+        for f, new, same, old_own in plans:
             own = old_own | {i for i in f.syms if i >= 0}
+            out.rows |= own - self.dead
+            p = self.parent[f.idx]
+            while p >= 0:  # directories: their newest change below them
+                out.rows.add(p)
+                p = self.parent[p]
+            if new is touched.get(f.rel):
+                continue  # only its modification time moved: its rows' dates, nothing else
             drop = (CALLS, REFERENCES) if same else (CALLS, REFERENCES, TESTS)
             for key in [k for k in self.edges if k[0] in own and k[2] in drop]:
                 del self.edges[key]
@@ -310,12 +322,9 @@ class TrackedResolver(_Resolver):
             self.unresolved -= c[0]
             self.ambiguous -= c[1]
             out.sources |= own - self.dead
-            out.rows |= own - self.dead
-            p = self.parent[f.idx]
-            while p >= 0:  # directories: their newest change below them
-                out.rows.add(p)
-                p = self.parent[p]
-        for f, _new, same, _own in plans:
+        for f, new, same, _own in plans:
+            if new is touched.get(f.rel):
+                continue
             syms = f.syms
             for ref in f.blob.get("references") or ():
                 kind = ref[0]
@@ -330,6 +339,9 @@ class TrackedResolver(_Resolver):
                 self.tests_of_file(f)
         if self.cycle_hit:
             return self._no("an order-dependent type answer was touched")
+        for f, new, _same, _own in plans:
+            if new is not touched.get(f.rel):
+                _slim(f.blob)
         self.broken = False
         return out
 
@@ -477,6 +489,19 @@ class TrackedResolver(_Resolver):
 
     def externals_of(self, rel: str) -> list[str]:
         return sorted(self.files[rel].externals)
+
+
+def _slim(blob: dict[str, Any]) -> None:
+    """Drop what a kept resolver never reads again from an extract it has resolved: the references other than
+    hierarchy ones (a patch resolves the *new* extract's references; the old one's visible part keeps only the
+    hierarchy) and the definitions' signatures, docs and hashes (already in the node columns). Most of an extract's
+    size; the stored extract is untouched."""
+    refs = blob.get("references")
+    if refs:
+        blob["references"] = [r for r in refs if r[0] in _HIERARCHY]
+    for d in blob.get("definitions") or ():
+        for k in ("signature", "doc", "content_hash"):
+            d.pop(k, None)
 
 
 class _Indexer:
