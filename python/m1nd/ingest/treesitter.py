@@ -197,9 +197,20 @@ def _bounded(run: Any, groups: Any, node: Any) -> Any:
     return got
 
 
+def _document_order(node: Any) -> tuple[int, int, int]:
+    """Sort key of a node in document (pre-)order: an enclosing node before the nodes it starts with."""
+    return node.start_byte, -node.end_byte, node.kind_id
+
+
 def captures(q: Any, node: Any) -> dict[str, list[Any]]:
-    """``QueryCursor(q).captures(node)``: capture name -> nodes (document order per name), within the bounds."""
+    """``QueryCursor(q).captures(node)``: capture name -> nodes (document order per name), within the bounds.
+
+    The binding returns each name's nodes in an order that can differ between two parses of the same text (it
+    follows where the nodes live in memory), and extractors emit references and imports in capture order: the
+    nodes are sorted so the same text always gives the same extract."""
     got = _bounded(lambda depth: _cursor(q, depth).captures(node), lambda c: c.values(), node)
+    for nodes in got.values():
+        nodes.sort(key=_document_order)
     n = sum(len(v) for v in got.values())
     if n > MAX_CAPTURES:
         keep = MAX_CAPTURES / n
