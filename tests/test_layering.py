@@ -156,14 +156,10 @@ def _cycle_path(component: list[str]) -> str:
 
 
 # Import cycles still standing, each owned by work in progress elsewhere (a shrinking list: an entry that is no
-# longer a cycle fails the test below, so it gets removed).
-ALLOWED_CYCLES = {
-    # memory/ is being split by the memory-store work (issue 16 item 5): the query child and the embedder choice
-    frozenset({"m1nd.memory.embeddings", "m1nd.memory.query_process"}),
-    # the embedding worker child builds a Workspace, and the code vectors start that child; the embeddings work
-    # (issue 13 follow-up, moving embeddings out of the server) reshapes embed_worker
-    frozenset({"m1nd.codegraph.service", "m1nd.codegraph.vectors", "m1nd.embed_worker", "m1nd.workspace"}),
-}
+# longer a cycle fails the test below, so it gets removed). Empty since issue 16's last two went: the embedder
+# choice is handed the query child's class by the composition root, and the embedding child's program is apart
+# from the server's handle on it.
+ALLOWED_CYCLES: set[frozenset[str]] = set()
 
 
 def test_no_import_cycles() -> None:
@@ -343,12 +339,9 @@ def sql_statements(mod: str) -> int:
     return n
 
 
-# Modules outside store/ that still hold SQL: a shrinking list (an entry without SQL fails the test below).
-SQL_OUTSIDE_STORE = {
-    # the code-graph side not moved yet (baselines, the learn log, trails and perspectives are in store/): the code
-    # vectors, being reworked by the embeddings work (issue 13 follow-up)
-    "m1nd.codegraph.vectors",
-}
+# Modules outside store/ that still hold SQL: a shrinking list (an entry without SQL fails the test below). Empty
+# since the code vectors' statements moved to store/node_vectors_repo (issue 16).
+SQL_OUTSIDE_STORE: set[str] = set()
 
 
 def test_sql_only_in_store() -> None:
