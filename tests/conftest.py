@@ -43,6 +43,22 @@ def tool_client() -> Callable[..., ToolClient]:
     return ToolClient
 
 
+@pytest.fixture
+def workspace_factory(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """``make(key, home=None, transport="cli", **settings)``: workspaces for the repository (or key) ``key`` on
+    ``home`` (default: the test's ``home``), all closed after the test."""
+    made: list[Any] = []
+
+    def make(key: Path, home: Path | None = None, transport: str = "cli", **settings: Any) -> Any:
+        ws = open_workspace(home or tmp_path / "home", key, transport=transport, **settings)
+        made.append(ws)
+        return ws
+
+    yield make
+    for ws in made:
+        ws.close()
+
+
 @pytest.fixture(params=STORES)
 def memory_store(request: pytest.FixtureRequest) -> str | None:
     """A test that asks for it runs on both memory stores: None (the memory.db file) or a fresh PostgreSQL

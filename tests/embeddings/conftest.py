@@ -118,17 +118,6 @@ def small_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def workspace_for(tmp_path: Path):
-    from m1nd.config import Settings
-    from m1nd.workspace import Workspace
-
-    made = []
-
-    def make(key: Path, transport: str = "cli") -> Workspace:
-        w = Workspace(Settings(home=tmp_path / "home", workspace_key=key, busy_timeout_ms=10000), transport=transport)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
+def workspace_for(workspace_factory):
+    """``make(key, transport="cli")``: workspaces on the test's home (the root conftest's ``workspace_factory``)."""
+    return workspace_factory
