@@ -28,7 +28,7 @@ from m1nd.memory.service import Filters, MemoryService
 from test_memory_bench import Corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-STORES = ["sqlite", "postgresql"]
+STORES = ["sqlite", "postgresql", "postgresql+pgvector"]
 
 
 def _sizes(config: pytest.Config) -> dict[str, int]:
@@ -51,17 +51,25 @@ def hashing_embedder():
 
 
 @pytest.fixture(scope="module")
-def pg_cluster():
+def pg_cluster(request):
+    """The servers of the stores in use: Debian's PostgreSQL, and the pgserver wheel's (pgvector) when asked."""
     from pg_cluster import start_or_skip
 
-    cluster = start_or_skip()
-    yield cluster
-    cluster.close()
+    clusters: dict[str, object] = {}
+
+    def get(store: str):
+        if store not in clusters:
+            clusters[store] = start_or_skip(pgvector=store.endswith("pgvector"))
+        return clusters[store]
+
+    yield get
+    for c in clusters.values():
+        c.close()
 
 
 def _open(store: str, where: Path, cluster, name: str, *, vectors: bool) -> MemoryService:
     db = where / "memory.db"
-    url = cluster.new_database(name) if store == "postgresql" else None
+    url = cluster(store).new_database(name) if store.startswith("postgresql") else None
     hook = vector_hook_for(db, url=url) if vectors else None
     return MemoryService(url or db, vector_hook=hook)
 
@@ -77,7 +85,8 @@ def searched_store(request, tmp_path_factory, pytestconfig, pg_cluster, hashing_
     store = request.param
     n = _sizes(pytestconfig)["store"]
     corpus = Corpus()
-    svc = _open(store, tmp_path_factory.mktemp(f"pg-bench-{store}"), pg_cluster, "bench_search", vectors=True)
+    where = tmp_path_factory.mktemp(f"pg-bench-{store.replace('+', '-')}")
+    svc = _open(store, where, pg_cluster, "bench_search", vectors=True)
     for start in range(0, n, 5_000):
         res = svc.add_batch(corpus.lines(min(5_000, n - start), start), agent="bench", no_auto_anchor=True)
         assert not res["failed"], res["failed"][:3]
@@ -120,7 +129,7 @@ def _p50(svc: MemoryService, queries: list[str], mode: str) -> float:
 @pytest.mark.parametrize("mode", ["keyword", "semantic"])
 def test_search_p50_both_stores(benchmark, searched_store, mode: str) -> None:
     """Keyword (FTS5 bm25 / PostgreSQL ts_rank) and semantic (usearch; on PostgreSQL a local mirror of the
-    server's vectors) search, limit 20, public + own private, on each store."""
+    server's vectors, or the server itself with pgvector) search, limit 20, public + own private, on each store."""
     store, svc, corpus = searched_store
     queries = corpus.queries(60)
     f = Filters(visibility="include")

@@ -99,3 +99,22 @@ def pg_url(pg_server) -> str:
     name = "t_" + secrets.token_hex(6)
     yield pg_server.new_database(name)
     pg_server.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def pgvector_server():
+    """A throwaway PostgreSQL server that offers pgvector (the pgserver wheel's binaries); skipped where pgserver
+    is not installed, except in CI on the Pythons it has wheels for."""
+    from pg_cluster import start_or_skip
+
+    cluster = start_or_skip(pgvector=True)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def pgvector_url(pgvector_server) -> str:
+    """A fresh, empty database on the pgvector server; dropped afterwards."""
+    name = "v_" + secrets.token_hex(6)
+    yield pgvector_server.new_database(name)
+    pgvector_server.drop_database(name)

@@ -31,8 +31,19 @@ def bindir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def available() -> tuple[bool, str]:
-    d = bindir()
+def pgvector_bindir() -> Path | None:
+    """The server binaries of the ``pgserver`` wheel (PostgreSQL 16 with the pgvector extension), when installed:
+    Debian has no pgvector package, and this is how the pgvector path is tested (issue 18 item 2)."""
+    try:
+        import pgserver
+    except ImportError:
+        return None
+    d = Path(pgserver.__file__).parent / "pginstall" / "bin"
+    return d if (d / "postgres").exists() else None
+
+
+def available(bin: Path | None = None) -> tuple[bool, str]:
+    d = bin or bindir()
     if d is None:
         return False, "no PostgreSQL server binaries (install Debian's postgresql package)"
     if os.geteuid() == 0 and shutil.which("runuser") is None:
@@ -40,11 +51,22 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
-def start_or_skip() -> PgCluster:
+def start_or_skip(*, pgvector: bool = False) -> PgCluster:
     """A new server for a fixture: skipped where none can start, failed in CI, where the PostgreSQL suites must run
-    (issue 18 item 5)."""
+    (issue 18 item 5). ``pgvector``: the pgserver wheel's server, which has the extension; ``pgserver`` ships
+    wheels for CPython 3.11 and 3.12 only, so on a newer Python its suites skip, in CI too."""
+    import sys
+
     import pytest
 
+    if pgvector:
+        b = pgvector_bindir()
+        if b is None:
+            why = "no pgvector server (pip install pgserver: PostgreSQL 16 with pgvector)"
+            if os.environ.get("CI") and sys.version_info < (3, 13):
+                pytest.fail(f"pgvector is required in CI on this Python: {why}")
+            pytest.skip(why)
+        return PgCluster(bin=b)
     ok, why = available()
     if not ok:
         if os.environ.get("CI"):
@@ -62,11 +84,11 @@ def _free_port() -> int:
 class PgCluster:
     """One PostgreSQL server on a fresh data directory; ``url`` names its ``m1nd`` database."""
 
-    def __init__(self, base: Path | None = None) -> None:
-        ok, why = available()
+    def __init__(self, base: Path | None = None, *, bin: Path | None = None) -> None:
+        ok, why = available(bin)
         if not ok:
             raise RuntimeError(why)
-        self.bin = bindir()
+        self.bin = bin or bindir()
         assert self.bin is not None
         self.base = Path(tempfile.mkdtemp(prefix="m1nd-pg-", dir=base))
         self.data = self.base / "data"

@@ -249,7 +249,7 @@ ADAPTER_FORBIDDEN = {
     "m1nd.cli": ("m1nd.mcp", "m1nd.store", "m1nd_core", "tree_sitter", "apsw"),
 }
 # `m1nd serve` is a CLI command that starts the MCP face: launching it is the one edge between the two adapters.
-ADAPTER_EDGES_ALLOWED = {("m1nd.cli.serve", "m1nd.mcp.server"), ("m1nd.cli.serve", "m1nd.mcp.http")}
+ADAPTER_EDGES_ALLOWED = {("m1nd.cli.serve", "m1nd.mcp.stdio"), ("m1nd.cli.serve", "m1nd.mcp.http")}
 
 
 @pytest.mark.parametrize("adapter", sorted(ADAPTER_FORBIDDEN))
@@ -378,3 +378,30 @@ def test_no_print_in_library() -> None:
                 if not (isinstance(file_arg, ast.Attribute) and file_arg.attr == "stderr"):
                     offenders.append(f"{mod}:{node.lineno}")
     assert not offenders, offenders
+
+
+# -- module size (issue 16 item 5: one idea per module) ---------------------------------------------------------------
+MAX_LINES = 600
+#: modules still over the limit without a written reason, each a known split to do; the list only shrinks
+OVERSIZED_ALLOWED = {"m1nd.codegraph.vectors", "m1nd.codegraph.trails", "m1nd.codegraph.service"}
+
+
+def _oversized() -> dict[str, int]:
+    out = {}
+    for m, p in PATHS.items():
+        n = len(p.read_text(encoding="utf-8").splitlines())
+        doc = ast.get_docstring(TREES[m]) or ""
+        if n > MAX_LINES and "Why one module of this size" not in doc:
+            out[m] = n
+    return out
+
+
+def test_large_modules_say_why() -> None:
+    extra = {m: n for m, n in _oversized().items() if m not in OVERSIZED_ALLOWED}
+    assert not extra, (f"modules over {MAX_LINES} lines without a 'Why one module of this size' paragraph in their "
+                       f"docstring: {extra}; split them by idea, or write the reason at the top")
+
+
+def test_oversized_allow_list_shrinks() -> None:
+    stale = OVERSIZED_ALLOWED - set(_oversized())
+    assert not stale, f"remove from OVERSIZED_ALLOWED (now within the limit or explained): {sorted(stale)}"

@@ -86,11 +86,20 @@ def _strict_order(hits: list[tuple[str, float]]) -> set[tuple[str, str]]:
     return {(a, b) for a, sa in hits for b, sb in hits if sa > sb + 1e-9}
 
 
-def test_search_agrees_between_stores(tmp_path: Path, pg_url: str) -> None:
-    lite, pg = _pair(tmp_path, pg_url)
+@pytest.fixture(params=["postgresql", "postgresql+pgvector"])
+def server_url(request: pytest.FixtureRequest) -> str:
+    """Both kinds of server: semantic search on a local mirror of the vectors, and on the server with pgvector."""
+    return request.getfixturevalue("pg_url" if request.param == "postgresql" else "pgvector_url")
+
+
+def test_search_agrees_between_stores(tmp_path: Path, server_url: str, request: pytest.FixtureRequest) -> None:
+    lite, pg = _pair(tmp_path, server_url)
     try:
         _fill(lite)
         _fill(pg)
+        with pg.vector_hook.db.read():
+            searches = pg.vector_hook.server_searches(pg.vector_hook.db)
+        assert searches == request.node.callspec.params["server_url"].endswith("pgvector")
         for query, filters in KEYWORD:
             a, b = _ranked(lite, query, filters, "keyword"), _ranked(pg, query, filters, "keyword")
             assert {t for t, _ in a} == {t for t, _ in b}, (query, a, b)
@@ -142,7 +151,7 @@ def _counts(svc: MemoryService) -> dict[str, int]:
         return {t: int(svc.db.scalar(f"SELECT count(*) FROM {t}")) for t, _, _ in TABLES}
 
 
-def test_migrate_both_ways_loses_nothing(tmp_path: Path, pg_url: str, make_home_cli) -> None:
+def test_migrate_both_ways_loses_nothing(tmp_path: Path, server_url: str, make_home_cli) -> None:
     home = tmp_path / "home"
     cli = make_home_cli(home)
     for e in ENTRIES:
@@ -154,25 +163,28 @@ def test_migrate_both_ways_loses_nothing(tmp_path: Path, pg_url: str, make_home_
     assert cli("update", ids[2], "--content", "changed once").code == 0  # a backup row
     before = json.loads(cli("list", "--json", "--limit", "50").out)
 
-    r = cli("migrate", "--to", pg_url, "--json")
+    r = cli("migrate", "--to", server_url, "--json")
     assert r.code == 0, r.err
     assert "migrate: entries 8/8" in r.err
     report = json.loads(r.out)
     assert report["verified"] and report["entries"] == 8 and report["tables"]["backups"] >= 1
-    on_pg = json.loads(cli("list", "--json", "--limit", "50", env={"M1ND_MEMORY_URL": pg_url}).out)
+    on_pg = json.loads(cli("list", "--json", "--limit", "50", env={"M1ND_MEMORY_URL": server_url}).out)
     assert on_pg == before
-    assert json.loads(cli("list", "--json", "--limit", "50", "--memory-url", pg_url).out) == before  # the flag
+    assert json.loads(cli("list", "--json", "--limit", "50", "--memory-url", server_url).out) == before  # the flag
     assert [e["title"] for e in json.loads(cli("search", "backoff", "--json",
-                                               env={"M1ND_MEMORY_URL": pg_url}).out)] == \
+                                               env={"M1ND_MEMORY_URL": server_url}).out)] == \
         [e["title"] for e in json.loads(cli("search", "backoff", "--json").out)]
+    semantic = ("search", "retrying flaky network calls", "--semantic", "--json")
+    on_server = [e["title"] for e in json.loads(cli(*semantic, env={"M1ND_MEMORY_URL": server_url}).out)]
+    assert on_server and on_server == [e["title"] for e in json.loads(cli(*semantic).out)]
     # a second copy into the now non-empty server is refused, nothing changes
-    again = cli("migrate", "--to", pg_url)
+    again = cli("migrate", "--to", server_url)
     assert again.code == 1 and "not empty" in again.err and "--replace" in again.err
     # and back to a new SQLite file
     back = tmp_path / "back" / "memory.db"
-    r = cli("migrate", "--to", f"sqlite:{back}", "--json", env={"M1ND_MEMORY_URL": pg_url})
+    r = cli("migrate", "--to", f"sqlite:{back}", "--json", env={"M1ND_MEMORY_URL": server_url})
     assert r.code == 0, r.err
-    src, pg, dst = MemoryService(home / "memory.db"), MemoryService(pg_url), MemoryService(back)
+    src, pg, dst = MemoryService(home / "memory.db"), MemoryService(server_url), MemoryService(back)
     try:
         assert _counts(src) == _counts(pg) == _counts(dst)
         assert _counts(src)["entries"] == 8 and _counts(src)["relationships"] >= 1

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
-from m1nd.graph.ranking import in_test_dir
+from m1nd.graph.ranking import is_implementation
 from m1nd.ingest._git import run_git, toplevel_and_prefix
 from m1nd.ingest.extract._common import is_test_path
 from m1nd.ingest.gitdata import _unquote
@@ -53,13 +53,6 @@ from m1nd.ingest.walker import detect_lang, read_text, walk
 
 log = logging.getLogger(__name__)
 
-#: languages whose files can be an answer (markdown and config files are not: a commit touching only those is a
-#: docs/config change)
-CODE_LANGS = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "ruby",
-                        "php", "kotlin", "other"})
-#: directories whose files are documentation even when written in a programming language (Sphinx ``conf.py``,
-#: doc snippets): not answers, like markdown
-DOC_DIRS = frozenset({"docs", "doc"})
 KS = (1, 5, 10)
 DEFAULT_TOP_K = 200
 DEFAULT_AGENT = "m1nd-eval"
@@ -125,10 +118,10 @@ def source_files(root: str | Path, *, exclude: Sequence[str] = ()) -> dict[str, 
 
 
 def is_source(relpath: str, lang: str | None) -> bool:
-    """A file that can be an answer: code (not markdown/config), not a test by the graph's rule nor under a test
-    directory (the ranking's rule, :func:`m1nd.graph.ranking.in_test_dir`), not under docs/."""
-    return (lang in CODE_LANGS and not is_test_path(relpath, lang) and not in_test_dir(relpath)
-            and not DOC_DIRS.intersection(relpath.split("/")[:-1]))
+    """A file that can be an answer: implementation code (:func:`m1nd.graph.ranking.is_implementation`: a
+    programming language, not a test by the graph's rule nor under a test directory, not under docs/); the same
+    rule as ``activate``'s ``code_only`` filter."""
+    return is_implementation(relpath, lang, is_test_path(relpath, lang or ""))
 
 
 def clean_subject(subject: str) -> str:
@@ -293,15 +286,17 @@ def activate_ranker(workspace: Any, *, name: str = "m1nd", top_k: int = DEFAULT_
                     agent_id: str = DEFAULT_AGENT) -> Ranker:
     """``activate`` of ``workspace`` as a file ranker (through the tool layer, co-activation learning off).
 
-    ``args`` are extra ``activate`` arguments (``dimensions``, ``max_hops``, ``max_seeds``...); ``embeddings=False``
-    runs it without the embedding model (:func:`embeddings_off`).
+    ``args`` are extra ``activate`` arguments (``dimensions``, ``max_hops``, ``max_seeds``...; ``code_only`` is on
+    unless ``args`` turn it off); ``embeddings=False`` runs it without the embedding model (:func:`embeddings_off`).
     """
     from m1nd.tools.registry import (
         call_tool,  # the tool layer is what agents call; imported late (it loads tools)
     )
 
+    # code_only: the answers are implementation files and the BM25 baselines rank only those, so activate is scored
+    # on the same candidates (its tests, docs and config results are still ranked, just not listed)
     base = {"agent_id": agent_id, "top_k": top_k, "coactivation_ltp": False, "include_ghost_edges": False,
-            "max_output_chars": 100000, **(args or {})}
+            "max_output_chars": 100000, "code_only": True, **(args or {})}
     backends: dict[str, int] = {}
     ranker = Ranker(name, lambda q: [], scope=embeddings_off if not embeddings else contextlib.nullcontext,
                     notes={"activate_args": {k: v for k, v in base.items() if k not in ("agent_id",)},

@@ -99,18 +99,18 @@ def test_no_model_keeps_the_trigram_backend(small_repo, workspace_for, monkeypat
 
 
 def test_perspective_semantic_affinity_uses_embeddings(small_repo, workspace_for) -> None:
-    from m1nd.perspectives import synthesis
+    from m1nd.perspectives import graph_facts
 
     ws = workspace_for(small_repo)
     ws.graph.ingest(str(small_repo), embed="skip")
     g = ws.graph.graph()
     i = g.nodes.index["file::src/net/retry.py::fn::backoff_delays"]
     code_vectors_for(ws.graph)
-    assert synthesis.semantic_similarity(g, i)[1] == "trigram"  # no vectors yet
+    assert graph_facts.semantic_similarity(g, i)[1] == "trigram"  # no vectors yet
     ws.graph.ingest(str(small_repo), embed="sync")
     g = ws.graph.graph()
-    synthesis.facts(g).sim_cache.clear()
-    sim, backend = synthesis.semantic_similarity(g, i)
+    graph_facts.facts(g).sim_cache.clear()
+    sim, backend = graph_facts.semantic_similarity(g, i)
     assert backend == "embedding" and sim.shape == (g.n,) and float(sim.max()) <= 1.0
     assert sim[i] == 0.0 and float(sim.max()) > 0.0
 

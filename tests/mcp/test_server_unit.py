@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from m1nd.mcp import jsonrpc as J
+from m1nd.mcp import lifecycle as LC
 from m1nd.mcp import server as S
+from m1nd.mcp import stdio as IO
 from m1nd.mcp.access import Access, HostRefused, check_host, check_names
 from m1nd.tools.registry import ToolResult
 
@@ -50,7 +53,7 @@ def rpc(server: S.McpServer, session: S.Session, method: str, params: Any = None
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method}
     if params is not None:
         msg["params"] = params
-    out = server.handle(S.decode(json.dumps(msg).encode()), session)
+    out = server.handle(J.decode(json.dumps(msg).encode()), session)
     return None if out is None else json.loads(out)
 
 
@@ -62,8 +65,8 @@ def ready() -> tuple[S.McpServer, S.Session]:
 
 # -- decoding ---------------------------------------------------------------------------------------------------------
 def _decode_error(raw: bytes) -> Any:
-    with pytest.raises(S.DecodeError) as e:
-        S.decode(raw)
+    with pytest.raises(J.DecodeError) as e:
+        J.decode(raw)
     return json.loads(e.value.response)
 
 
@@ -99,7 +102,7 @@ def test_decode_keeps_the_id_of_an_invalid_request() -> None:
 def test_any_given_id_is_echoed_in_the_error(given: Any) -> None:
     raw = json.dumps({"jsonrpc": "2.0", "id": given, "method": "ping"}).encode()
     if isinstance(given, int) and not isinstance(given, bool):
-        assert S.decode(raw).id == given  # a valid (if large) integer id
+        assert J.decode(raw).id == given  # a valid (if large) integer id
         return
     r = _decode_error(raw)
     assert r["error"]["code"] == -32600
@@ -118,7 +121,7 @@ def test_numbers_json_cannot_carry_are_parse_errors(raw: bytes) -> None:
 
 
 def test_a_batch_of_notifications_gets_no_response() -> None:
-    msg = S.decode(b'[{"jsonrpc": "2.0", "method": "notifications/initialized"}, '
+    msg = J.decode(b'[{"jsonrpc": "2.0", "method": "notifications/initialized"}, '
                    b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}]')
     srv, sess = ready()
     assert srv.handle(msg, sess) is None
@@ -132,15 +135,15 @@ def test_a_batch_with_requests_answers_each_request_by_its_id() -> None:
 
 
 def test_decode_kinds() -> None:
-    assert S.decode(b'{"jsonrpc":"2.0","id":"a","method":"ping"}').kind == "request"
-    assert S.decode(b'{"jsonrpc":"2.0","method":"notifications/initialized"}').kind == "notification"
+    assert J.decode(b'{"jsonrpc":"2.0","id":"a","method":"ping"}').kind == "request"
+    assert J.decode(b'{"jsonrpc":"2.0","method":"notifications/initialized"}').kind == "notification"
     # A notification is never answered, not even when malformed.
-    assert S.decode(b'{"method":"notifications/initialized"}').kind == "notification"
-    assert S.decode(b'{"jsonrpc":"2.0","id":3,"result":{}}').kind == "response"
+    assert J.decode(b'{"method":"notifications/initialized"}').kind == "notification"
+    assert J.decode(b'{"jsonrpc":"2.0","id":3,"result":{}}').kind == "response"
 
 
 def test_decode_refuses_oversized_messages() -> None:
-    r = _decode_error(b" " * (S.MAX_MESSAGE_BYTES + 1))
+    r = _decode_error(b" " * (J.MAX_MESSAGE_BYTES + 1))
     assert r["error"]["code"] == -32600 and "4 MiB" in r["error"]["message"]
 
 
@@ -211,8 +214,8 @@ def test_unknown_method_names_it_in_data() -> None:
 def test_notifications_are_never_answered() -> None:
     srv, sess = ready()
     for method in ("notifications/initialized", "notifications/whatever", "tools/list"):
-        assert srv.handle(S.Message("notification", method=method), sess) is None
-    assert srv.handle(S.Message("response", id=5), sess) is None
+        assert srv.handle(J.Message("notification", method=method), sess) is None
+    assert srv.handle(J.Message("response", id=5), sess) is None
 
 
 def test_params_must_be_an_object() -> None:
@@ -331,7 +334,7 @@ def test_cancelled_call_gets_no_response(fake_tools) -> None:
     t = threading.Thread(target=lambda: out.append(rpc(srv, sess, "tools/call", {"name": "health"}, req_id=7)))
     t.start()
     assert entered.wait(5)
-    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": 7}), sess)
+    srv.handle(J.Message("notification", method="notifications/cancelled", params={"requestId": 7}), sess)
     t.join(5)
     release.set()
     assert out == [None]
@@ -339,10 +342,10 @@ def test_cancelled_call_gets_no_response(fake_tools) -> None:
 
 def test_cancel_before_start_drops_the_request(fake_tools) -> None:
     srv, sess = ready()
-    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": "q"}), sess)
+    srv.handle(J.Message("notification", method="notifications/cancelled", params={"requestId": "q"}), sess)
     assert sess.take_cancelled("q") is True
     assert sess.take_cancelled("q") is False
-    srv.handle(S.Message("notification", method="notifications/cancelled", params={"requestId": 9}), sess)
+    srv.handle(J.Message("notification", method="notifications/cancelled", params={"requestId": 9}), sess)
     assert rpc(srv, sess, "tools/call", {"name": "health"}, req_id=9) is None
     assert fake_tools[0] == []
     assert rpc(srv, sess, "tools/call", {"name": "health"}, req_id="9") is not None  # "9" is not 9
@@ -375,7 +378,7 @@ def _lines_from(chunks: list[bytes], limit: int) -> list[Any]:
     t = threading.Thread(target=feed)
     t.start()
     try:
-        return list(S.read_lines(r, limit))
+        return list(IO.read_lines(r, limit))
     finally:
         t.join()
         os.close(r)
@@ -383,12 +386,12 @@ def _lines_from(chunks: list[bytes], limit: int) -> list[Any]:
 
 def test_read_lines_framing() -> None:
     out = _lines_from([b'{"a":', b'1}\n\n{"b":2}\r\n', b"x" * 50, b"y\nshort\n", b"tail"], limit=20)
-    assert out == [b'{"a":1}', b"", b'{"b":2}', S.TOO_LONG, b"short", b"tail"]
+    assert out == [b'{"a":1}', b"", b'{"b":2}', IO.TOO_LONG, b"short", b"tail"]
 
 
 def test_read_lines_limit_is_exact() -> None:
     out = _lines_from([b"a" * 20 + b"\n" + b"b" * 21 + b"\n" + b"c" * 22], limit=20)
-    assert out == [b"a" * 20, S.TOO_LONG, S.TOO_LONG]
+    assert out == [b"a" * 20, IO.TOO_LONG, IO.TOO_LONG]
 
 
 # -- HTTP guards ------------------------------------------------------------------------------------------------------
@@ -450,15 +453,15 @@ class Pipes:
 
         self.in_r, self.in_w = os.pipe()
         self.out_r, self.out_w = os.pipe()
-        self.shutdown = S.Shutdown()
+        self.shutdown = LC.Shutdown()
         self.server = S.McpServer(FakeWorkspace(), tool_timeout=timeout, inline_tools=True, profile="all")
-        self.transport = S.StdioTransport(self.server, S._Output(self.out_w), self.in_r, self.shutdown)
+        self.transport = IO.StdioTransport(self.server, IO._Output(self.out_w), self.in_r, self.shutdown)
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.transport.start()
 
     def _pump(self) -> None:
-        for line in S.read_lines(self.out_r):
+        for line in IO.read_lines(self.out_r):
             self.replies.put(json.loads(line))
 
     def send(self, obj: Any) -> None:

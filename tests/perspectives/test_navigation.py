@@ -12,6 +12,7 @@ from m1nd.graph import ranking as R
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
 from m1nd.perspectives import PerspectiveService, service_for
+from m1nd.perspectives import graph_facts as gf
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import Lens
 from m1nd.perspectives.state import Perspective
@@ -117,7 +118,7 @@ def _reference_local_activation(g, f: int) -> np.ndarray:
     eng = g.engine
     d1, _ = eng.spread([f], [1.0], decay=0.55, threshold=0.04, max_hops=3, mode="both", mask=STRUCTURAL_MASK,
                        rev_mult=RHO)
-    sim = syn.semantic_similarity(g, f)[0]
+    sim = gf.semantic_similarity(g, f)[0]
     d2 = np.where(sim >= 0.15, sim, 0.0)
     fwd, _ = eng.spread([f], [1.0], decay=0.55, threshold=0.04, max_hops=3, mode="forward", mask=CAUSAL_MASK,
                         fwd_mult=CAUSAL)
@@ -181,7 +182,7 @@ def test_every_score_term_recomputed(client: Client, shop_ws, anchored: bool) ->
         # path coherence
         path = [idx[e] for e in ins["path"]]
         if ins["path_relations"] == ["similar_to"]:
-            want = 0.5 * float(syn.semantic_similarity(g, focus)[0][t])
+            want = 0.5 * float(gf.semantic_similarity(g, focus)[0][t])
         else:
             ws_ = [_edge_weight(g, u, v, rel) for u, v, rel in zip(path, path[1:], ins["path_relations"])]
             want = math.prod(ws_) ** (1 / len(ws_)) / (1 + 0.1 * (len(ws_) - 1))
@@ -479,7 +480,7 @@ def test_affinity_candidates_are_probable_not_connected(client: Client, shop_ws)
             c = idx[cand["node_id"]]
             assert cand["is_hypothetical"] is True and 0.15 <= cand["strength"] <= 0.85
             assert len(g.engine.edges_between(x, c)) == 0 and len(g.engine.edges_between(c, x)) == 0
-            assert syn.facts(g).group[c] == syn.facts(g).group[x]
+            assert gf.facts(g).group[c] == gf.facts(g).group[x]
             src = [v for v in cand["sources"].values() if v > 0]
             want = 1 - math.prod(1 - v for v in src)
             want = min(0.85, min(0.6, want) if len(src) == 1 else want)
@@ -545,7 +546,7 @@ def test_semantic_backend_hook(client: Client, shop_ws) -> None:
             sim[pool_acquire if i == acquire else acquire] = 0.8
         return sim, "embedding"
 
-    syn.register_semantic_backend(fake_embeddings)
+    gf.register_semantic_backend(fake_embeddings)
     try:
         s = _full(client, query="acquire", anchor_node=ACQUIRE)
         assert s["semantic_backend"] == "embedding"
@@ -557,5 +558,5 @@ def test_semantic_backend_hook(client: Client, shop_ws) -> None:
                         route_set_version=1)
         assert aff["semantic_backend"] == "embedding"
     finally:
-        syn.unregister_semantic_backend(fake_embeddings)
-    assert syn.semantic_similarity(g, acquire)[1] == "trigram"
+        gf.unregister_semantic_backend(fake_embeddings)
+    assert gf.semantic_similarity(g, acquire)[1] == "trigram"

@@ -78,7 +78,7 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
                           tls_cert=tls_cert, tls_key=tls_key, auth=auth, allow_hosts=allow_hosts,
                           allow_plain_http=allow_plain_http)
     else:
-        from m1nd.mcp.server import serve_stdio
+        from m1nd.mcp.stdio import serve_stdio
 
         code = serve_stdio(obj.settings, profile=profile, agent=agent)
     sys.exit(code)

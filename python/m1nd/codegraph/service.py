@@ -407,7 +407,8 @@ class CodeGraph:
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
                  coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
-                 group_by: str = "node", history_before: int | None = None) -> dict[str, Any]:
+                 group_by: str = "node", history_before: int | None = None, code_only: bool = False
+                 ) -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
@@ -425,8 +426,10 @@ class CodeGraph:
             sem = self.query_semantic(g, query)
             run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=sem,
                                    feedback=self.feedback_for(g, agent_id, query))
-            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file)
-            files = A.file_view(g, run, top_k, params.node_kinds, params.path_prefix) if group_by == "file" else None
+            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file,
+                                  code_only=code_only)
+            files = (A.file_view(g, run, top_k, params.node_kinds, params.path_prefix, code_only=code_only)
+                     if group_by == "file" else None)
             t = g.nodes
             strengthened = 0
             rate = coactivation_rate()

@@ -704,7 +704,7 @@ def _register_affinity_provider() -> None:
     if _provider_registered[0]:
         return
     try:
-        from m1nd.perspectives.synthesis import register_semantic_backend
+        from m1nd.perspectives.graph_facts import register_semantic_backend
     except ImportError:  # pragma: no cover - perspectives not shipped
         return
     register_semantic_backend(_affinity)

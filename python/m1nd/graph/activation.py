@@ -333,10 +333,19 @@ def result_order(g: Graph, values: np.ndarray, candidates: np.ndarray) -> np.nda
     return candidates[np.lexsort((candidates, -g.nodes.pagerank[candidates], -values[candidates]))]
 
 
-def filter_mask(g: Graph, node_kinds: tuple[str, ...], path_prefix: str | None) -> np.ndarray | None:
-    if not node_kinds and not path_prefix:
+def implementation_mask(g: Graph) -> np.ndarray:
+    """Per-generation mask of the nodes in implementation code (ranking.implementation_mask), cached on the graph."""
+    m = g.extra.get("implementation")
+    if m is None:
+        m = g.extra["implementation"] = R.implementation_mask(g.nodes)
+    return m
+
+
+def filter_mask(g: Graph, node_kinds: tuple[str, ...], path_prefix: str | None, code_only: bool = False
+                ) -> np.ndarray | None:
+    if not node_kinds and not path_prefix and not code_only:
         return None
-    keep = np.ones(g.n, np.bool_)
+    keep = implementation_mask(g).copy() if code_only else np.ones(g.n, np.bool_)
     if node_kinds:
         codes = np.asarray([KIND_CODE[k] for k in node_kinds], np.uint8)
         keep &= np.isin(g.nodes.kind, codes)
@@ -347,13 +356,13 @@ def filter_mask(g: Graph, node_kinds: tuple[str, ...], path_prefix: str | None) 
 
 
 def ranked(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...] = (),
-           path_prefix: str | None = None, per_file: int = 0) -> tuple[np.ndarray, int]:
+           path_prefix: str | None = None, per_file: int = 0, code_only: bool = False) -> tuple[np.ndarray, int]:
     """Indices of the top results (after filters) and the total number activated. With ``per_file`` > 0, at most
     that many nodes of one file come before every other file has had its turn (the overflow follows, in order):
     ten methods of one file would otherwise hide the eleventh file, which is often the one wanted."""
     act = run.activation
     cand = run.support[act[run.support] > 0]
-    keep = filter_mask(g, node_kinds, path_prefix)
+    keep = filter_mask(g, node_kinds, path_prefix, code_only)
     if keep is not None:
         cand = cand[keep[cand]]
     total = len(cand)
@@ -380,10 +389,10 @@ FILE_VIEW_NODES = 3
 
 
 def file_view(g: Graph, run: ActivationRun, top_k: int, node_kinds: tuple[str, ...] = (),
-              path_prefix: str | None = None) -> list[dict[str, Any]]:
+              path_prefix: str | None = None, code_only: bool = False) -> list[dict[str, Any]]:
     """The top_k distinct files in order of their best node, each with up to FILE_VIEW_NODES of its best nodes (a
     file node itself is listed only when nothing inside it scored). ``score`` is the best node's activation."""
-    order, _ = ranked(g, run, max(top_k * 40, 400), node_kinds, path_prefix)
+    order, _ = ranked(g, run, max(top_k * 40, 400), node_kinds, path_prefix, code_only=code_only)
     t = g.nodes
     groups: dict[int, list[int]] = {}
     for i in order.tolist():

@@ -63,6 +63,36 @@ def in_test_dir(relpath: str) -> bool:
     return bool(_TEST_DIRS.search(relpath))
 
 
+#: languages whose files are implementation code (markdown and config files are not)
+CODE_LANGS = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "ruby",
+                        "php", "kotlin", "other"})
+#: directories whose files are documentation even when written in a programming language (Sphinx ``conf.py``, doc
+#: snippets)
+DOC_DIRS = frozenset({"docs", "doc"})
+
+
+def is_implementation(relpath: str, lang: str | None, is_test: bool) -> bool:
+    """A file of implementation code: a programming language, not a test (by the graph's rule or under a test
+    directory), not under docs/. What ``activate``'s ``code_only`` keeps and what ``m1nd eval`` counts as an answer."""
+    return (lang in CODE_LANGS and not is_test and not in_test_dir(relpath)
+            and not DOC_DIRS.intersection(relpath.split("/")[:-1]))
+
+
+def implementation_mask(t: NodeTable) -> np.ndarray:
+    """bool per node: the node lies in a file of implementation code (:func:`is_implementation`); directories are
+    not. Computed per file node, then gathered to what each file contains."""
+    files = np.where(t.file_of >= 0, t.file_of, np.arange(t.n, dtype=np.int32)).astype(np.int64)
+    per_file: dict[int, bool] = {}
+    out = np.zeros(t.n, bool)
+    for i, f in enumerate(files.tolist()):
+        ok = per_file.get(f)
+        if ok is None:
+            ok = per_file[f] = bool(t.kind[f] != DIR) and is_implementation(t.source_path[f], t.lang[f],
+                                                                          bool(t.is_test[f]))
+        out[i] = ok
+    return out
+
+
 def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(prior for ordinary queries, is-test mask, is-docs mask), float32/bool per node, computed per unique path."""
     n = t.n

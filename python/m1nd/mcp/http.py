@@ -29,6 +29,10 @@ Guards (issue 14), in the order they are checked:
 
 Connections are served by short-lived I/O threads; tool calls run on the server's pool of ``--workers`` threads, all
 sharing one :class:`~m1nd.workspace.Workspace` (one graph in memory for every agent).
+
+Why one module of this size: the streamable HTTP transport is one protocol surface (sessions, SSE, limits and
+timeouts on one standard-library server); access rules live in :mod:`m1nd.mcp.access` and the protocol core in
+:mod:`m1nd.mcp.server`.
 """
 
 from __future__ import annotations
@@ -47,23 +51,17 @@ from typing import Any
 
 from m1nd.errors import M1ndError
 from m1nd.mcp.access import Access, HostRefused, check_host
-from m1nd.mcp.server import (
+from m1nd.mcp.jsonrpc import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
-    SHUTDOWN_GRACE_S,
-    SUPPORTED_VERSIONS,
     DecodeError,
-    McpServer,
-    Session,
-    Shutdown,
     decode,
     error_response,
-    finish,
     result_response,
-    start_failed,
-    start_workspace,
 )
+from m1nd.mcp.lifecycle import SHUTDOWN_GRACE_S, Shutdown, finish, start_failed, start_workspace
+from m1nd.mcp.server import SUPPORTED_VERSIONS, McpServer, Session
 
 log = logging.getLogger(__name__)
 

@@ -1,22 +1,16 @@
-"""The MCP server: JSON-RPC 2.0 protocol core and the stdio transport (spec mcp.md §1-§3, §9; standard library only).
+"""The MCP protocol core (spec mcp.md §1-§3, §9; standard library only), shared by both transports.
 
-Layout:
+Layout of ``m1nd.mcp``:
 
-- :class:`McpServer` is transport-independent. It takes one decoded :class:`Message` and a :class:`Session` and
-  returns the serialised response (``bytes``) or ``None`` (notifications, client responses, cancelled requests).
-  Tool calls go through :func:`m1nd.tools.registry.call_tool`. A call running past the 120 s limit is abandoned with
-  an ``isError`` ``timeout`` result while the transport keeps serving: over HTTP calls run on a pool of daemon
-  threads and the request thread waits with the limit; over stdio the worker runs the tool inline (no thread hop on
-  the hot path) and a watchdog answers ``timeout`` and hands the queue to a fresh worker.
-- :func:`decode` turns one line/body into a :class:`Message` or a ready error response (-32700, -32600).
-- :func:`serve_stdio` runs the newline-delimited stdio transport; :mod:`m1nd.mcp.http` the streamable HTTP one.
-  Both share :class:`Shutdown` (learning.md §4: first SIGTERM/SIGINT/SIGHUP stops reading, lets the call in
-  progress finish for up to 5 s, flushes learned weights, closes the databases and exits 0 / 130; a second signal
-  exits at once).
-
-stdout hygiene: :func:`serve_stdio` moves the protocol stream to a private duplicate of fd 1 and points fd 1 at
-stderr *before* anything else runs, so neither a stray ``print`` nor native code (cmake rebuild chatter, ONNX
-warnings, child processes) can ever corrupt the protocol stream.
+- :class:`McpServer` (here) is transport-independent. It takes one decoded :class:`~m1nd.mcp.jsonrpc.Message` and a
+  :class:`Session` and returns the serialised response (``bytes``) or ``None`` (notifications, client responses,
+  cancelled requests). Tool calls go through :func:`m1nd.tools.registry.call_tool`. A call running past the 120 s
+  limit is abandoned with an ``isError`` ``timeout`` result while the transport keeps serving: over HTTP calls run
+  on a pool of daemon threads and the request thread waits with the limit; over stdio the worker runs the tool
+  inline and a watchdog answers ``timeout``.
+- :mod:`m1nd.mcp.jsonrpc`: the wire (serialisation, responses, :func:`~m1nd.mcp.jsonrpc.decode`).
+- :mod:`m1nd.mcp.stdio` and :mod:`m1nd.mcp.http`: the two transports; :mod:`m1nd.mcp.lifecycle`: start-up, signals
+  and the flush at exit they share; :mod:`m1nd.mcp.access`: Host/Origin and token checks of the HTTP transport.
 """
 
 from __future__ import annotations
@@ -27,17 +21,26 @@ import os
 import queue
 import re
 import secrets
-import signal
-import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from m1nd.errors import M1ndError, RefusedError
+from m1nd.mcp.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Message,
+    dumps,
+    error_response,
+    result_response,
+    to_wire,
+    valid_id,
+)
 from m1nd.tools.profiles import DEFAULT_PROFILE, listed_params, profile_tools, profiles_with
 from m1nd.tools.registry import ToolResult, call_tool, error_result, load_all, unknown_tool_message
 
@@ -45,16 +48,9 @@ log = logging.getLogger(__name__)
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 TOOL_TIMEOUT_S = 120.0
-SHUTDOWN_GRACE_S = 5.0
 ROOTS_WAIT_S = 30.0  # a tool call waits this long for the client's roots (and their workspace) before going on
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 # spec mcp.md §9, with two deliberate changes: agent_id is optional (issue 15), and a step naming a tool the
 # server's profile does not offer is left out (an agent told to call `drift` by a `core` server only meets an error).
@@ -97,28 +93,6 @@ def instructions(tools: Iterable[str]) -> str:
 _PRE_INIT = frozenset({"initialize", "ping", "server/discover"})
 
 
-# -- serialisation --------------------------------------------------------------------------------------------------
-def dumps(obj: Any) -> str:
-    """Compact JSON, UTF-8 friendly; NaN/Infinity are refused (they are not JSON)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def to_wire(text: str) -> bytes:
-    # Lone surrogates (undecodable file names) become JSON \udcXX escapes instead of invalid UTF-8.
-    return text.encode("utf-8", "backslashreplace")
-
-
-def error_response(req_id: Any, code: int, message: str, data: Any = None) -> bytes:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return to_wire(dumps({"jsonrpc": "2.0", "id": req_id, "error": err}))
-
-
-def result_response(req_id: Any, result: Any) -> bytes:
-    return to_wire(dumps({"jsonrpc": "2.0", "id": req_id, "result": result}))
-
-
 def tool_result_response(req_id: Any, res: ToolResult) -> bytes:
     """Build the ``tools/call`` response serialising the structured result once (the text content is the same JSON
     for successes)."""
@@ -149,141 +123,13 @@ def first_root(roots: Any) -> Path | None:
     return None
 
 
-# -- decoding -------------------------------------------------------------------------------------------------------
-@dataclass
-class Message:
-    """One decoded JSON-RPC message. ``kind`` is ``request``, ``notification``, ``response`` (a client's answer to
-    a server request; m1nd sends none, so those are ignored) or ``ignored`` (a batch needing no answer)."""
-
-    kind: str
-    method: str | None = None
-    id: Any = None
-    params: Any = None
-    result: Any = None  # of a response (to a server request such as roots/list)
-    error: Any = None
-
-    @property
-    def is_request(self) -> bool:
-        return self.kind == "request"
-
-
-class DecodeError(Exception):
-    def __init__(self, response: bytes) -> None:
-        super().__init__("undecodable message")
-        self.response = response
-
-
-def _valid_id(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-
-
-def oversized_error() -> bytes:
-    return error_response(None, INVALID_REQUEST,
-                          f"invalid request: message exceeds {MAX_MESSAGE_BYTES} bytes (4 MiB)")
-
-
-def _refuse_constant(name: str) -> Any:
-    # NaN / Infinity are not JSON (Python's parser accepts them); refusing them here keeps every id and argument
-    # serialisable in the answer.
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _finite_float(text: str) -> float:
-    x = float(text)
-    if x != x or x in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return x
-
-
-def _parse(raw: bytes | str) -> Any:
-    return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
-
-
-def _salvage_id(raw: bytes | str) -> Any:
-    """The id of a message refused only for a number JSON cannot carry (NaN, 1e999 elsewhere in it), so the error
-    still names the request; None when there is no such id."""
-    try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict):
-        return None
-    got = obj.get("id")
-    try:
-        dumps(got)
-    except (ValueError, TypeError):
-        return None
-    return got
-
-
-def _batch_errors(items: list[Any]) -> bytes | None:
-    """Answer a batch: one error per request in it, each echoing its id (m1nd does not run batches; MCP dropped
-    them in 2025-06-18). A batch of notifications and responses only gets no answer, as JSON-RPC requires."""
-    if not items:
-        return error_response(None, INVALID_REQUEST, "invalid request: empty batch (batches are not supported)")
-    errors = []
-    for item in items:
-        if isinstance(item, dict) and "id" in item and not ("method" not in item and ("result" in item
-                                                                                     or "error" in item)):
-            errors.append({"jsonrpc": "2.0", "id": item["id"], "error": {
-                "code": INVALID_REQUEST, "message": "invalid request: batches are not supported; send each "
-                                                    "message on its own"}})
-        elif not (isinstance(item, dict) and (isinstance(item.get("method"), str) or "result" in item
-                                              or "error" in item)):
-            errors.append({"jsonrpc": "2.0", "id": None, "error": {
-                "code": INVALID_REQUEST, "message": "invalid request: batches are not supported; send each "
-                                                    "message on its own"}})
-    return to_wire(dumps(errors)) if errors else None
-
-
-def decode(raw: bytes | str) -> Message:
-    """Parse one line/body. Raises :class:`DecodeError` carrying the error response to send; a message needing no
-    answer at all (a batch of notifications) decodes to kind ``ignored``."""
-    if len(raw) > MAX_MESSAGE_BYTES:
-        raise DecodeError(oversized_error())
-    try:
-        obj = _parse(raw)
-    except json.JSONDecodeError as e:
-        raise DecodeError(error_response(None, PARSE_ERROR,
-                                         f"parse error: {e.msg} at line {e.lineno} column {e.colno}")) from None
-    except (ValueError, RecursionError) as e:  # bad UTF-8, NaN, 1e999, integers over 4300 digits, deep nesting
-        raise DecodeError(error_response(_salvage_id(raw), PARSE_ERROR, f"parse error: {e}")) from None
-    if isinstance(obj, list):
-        batch = _batch_errors(obj)
-        if batch is None:
-            return Message("ignored")
-        raise DecodeError(batch)
-    if not isinstance(obj, dict):
-        raise DecodeError(error_response(None, INVALID_REQUEST, "invalid request: expected a JSON object"))
-    has_id = "id" in obj
-    req_id = obj.get("id")
-    method = obj.get("method")
-    if "method" not in obj and ("result" in obj or "error" in obj):
-        return Message("response", id=req_id, result=obj.get("result"), error=obj.get("error"))
-    if not has_id and isinstance(method, str):
-        return Message("notification", method=method, params=obj.get("params"))  # never answered, even if bad
-    if has_id and not _valid_id(req_id):
-        # The id is echoed as given (JSON-RPC: the response carries the request's id), so the client can match
-        # the refusal to what it sent.
-        raise DecodeError(error_response(req_id, INVALID_REQUEST,
-                                         "invalid request: 'id' must be a string or an integer"))
-    if obj.get("jsonrpc") != "2.0":
-        raise DecodeError(error_response(req_id, INVALID_REQUEST, "invalid request: 'jsonrpc' must be \"2.0\""))
-    if not isinstance(method, str):
-        raise DecodeError(error_response(req_id, INVALID_REQUEST, "invalid request: 'method' must be a string"))
-    if not has_id:  # pragma: no cover — handled above
-        return Message("notification", method=method, params=obj.get("params"))
-    return Message("request", method=method, id=req_id, params=obj.get("params"))
-
-
-# -- sessions and calls ---------------------------------------------------------------------------------------------
 def _set_event() -> threading.Event:
     e = threading.Event()
     e.set()
     return e
 
 
-def _id_key(v: Any) -> tuple[str, Any]:
+def id_key(v: Any) -> tuple[str, Any]:
     return (type(v).__name__, v)  # "1" and 1 are different ids
 
 
@@ -329,9 +175,9 @@ class Session:
         return f"{slug or 'client'}@{(self.id or self.token)[:8]}"
 
     def cancel(self, req_id: Any) -> None:
-        if not _valid_id(req_id):
+        if not valid_id(req_id):
             return
-        key = _id_key(req_id)
+        key = id_key(req_id)
         with self.lock:
             call = self.inflight.get(key)
             if call is not None:
@@ -343,7 +189,7 @@ class Session:
     def take_cancelled(self, req_id: Any) -> bool:
         """True (and forget it) when a queued request was cancelled before it started."""
         with self.lock:
-            key = _id_key(req_id)
+            key = id_key(req_id)
             if key in self.cancelled:
                 self.cancelled.discard(key)
                 return True
@@ -611,7 +457,7 @@ class McpServer:
         if self._pool is None:
             return call_tool(workspace, name, args, default_agent=agent)
         call = _Call()
-        key = _id_key(req_id) if req_id is not None else None
+        key = id_key(req_id) if req_id is not None else None
         if key is not None:
             with session.lock:
                 if key in session.cancelled:
@@ -653,416 +499,3 @@ def _env_float(name: str, default: float) -> float:
         return float(os.environ.get(name, "") or default)
     except ValueError:
         return default
-
-
-# -- shutdown -------------------------------------------------------------------------------------------------------
-class Shutdown:
-    """Signal handling shared by both transports (learning.md §4)."""
-
-    SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.signal_name: str | None = None
-        self.reason: str | None = None
-        self._count = 0
-
-    def install(self) -> None:
-        for name in self.SIGNALS:
-            sig = getattr(signal, name, None)
-            if sig is not None:
-                signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum: int, _frame: Any) -> None:
-        self._count += 1
-        name = signal.Signals(signum).name
-        if self._count > 1:
-            try:
-                os.write(2, f"m1nd: {name} again; exiting without flushing\n".encode())
-            finally:
-                os._exit(128 + signum)
-        self.signal_name = name
-        self.trigger(name)
-
-    def trigger(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-        self.event.set()
-
-    def wait(self) -> None:
-        # Short waits keep the main thread responsive to signal handlers on every platform.
-        while not self.event.wait(0.25):
-            pass
-
-    @property
-    def exit_code(self) -> int:
-        return 130 if self.signal_name == "SIGINT" else 0
-
-
-def finish(workspace: Any, shutdown: Shutdown, timeout: float = 15.0) -> int:
-    """Flush learned weights and close the databases (bounded: a stuck tool holding the graph lock cannot hang the
-    exit). Prints the shutdown line for signals; returns the exit code."""
-    flushed: list[int] = []
-
-    workspaces = workspace if isinstance(workspace, list) else [workspace]
-
-    def work() -> None:
-        for ws in workspaces:
-            try:
-                if "graph" in ws.__dict__:
-                    flushed.append(int(ws.graph.flush() or 0))
-            except Exception:
-                log.exception("flushing learned weights failed")
-            try:
-                ws.close()
-            except Exception:
-                log.exception("closing the workspace failed")
-
-    t = threading.Thread(target=work, name="m1nd-flush", daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        log.error("flush did not finish within %.0f s; exiting anyway", timeout)
-    n = sum(flushed)
-    if shutdown.signal_name:
-        sys.stderr.write(f"m1nd: shutting down ({shutdown.signal_name}); flushed {n} learned weights\n")
-    else:
-        log.info("m1nd: stopped (%s); flushed %d learned weights", shutdown.reason, n)
-    sys.stderr.flush()
-    return shutdown.exit_code
-
-
-def start_workspace(settings: Any, transport: str) -> Any:
-    from m1nd.workspace import Workspace
-
-    ws = Workspace(settings, transport=transport)
-    ws.on_server_start()
-    return ws
-
-
-def start_failed(e: Exception) -> int:
-    if isinstance(e, M1ndError):
-        sys.stderr.write(f"m1nd: cannot start the MCP server: {e.message} Recover: {e.recover}\n")
-    else:
-        log.error("start-up failed", exc_info=e)
-        sys.stderr.write(f"m1nd: cannot start the MCP server: {type(e).__name__}: {e}\n")
-    return 1
-
-
-# -- stdio ----------------------------------------------------------------------------------------------------------
-class _Output:
-    """The protocol stream: a private duplicate of the original fd 1, written whole lines at a time under a lock."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.lock = threading.Lock()
-        self.broken = False
-
-    def send(self, data: bytes) -> bool:
-        with self.lock:
-            if self.broken:
-                return False
-            mv = memoryview(data + b"\n")
-            try:
-                while mv:
-                    n = os.write(self.fd, mv)
-                    mv = mv[n:]
-            except OSError as e:  # EPIPE: the client went away
-                log.info("stdout closed by the client: %s", e)
-                self.broken = True
-                return False
-            return True
-
-
-def claim_stdout() -> int:
-    """Reserve fd 1 for the protocol: returns a private duplicate of it and points fd 1 (and ``sys.stdout``) at
-    stderr so nothing else can ever write protocol-breaking bytes."""
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
-    proto = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return proto
-
-
-TOO_LONG = object()
-
-
-def read_lines(fd: int, limit: int = MAX_MESSAGE_BYTES) -> Any:
-    """Yield the lines of ``fd`` (without the newline; ``\\r`` stripped), or :data:`TOO_LONG` for a line over
-    ``limit`` bytes (the rest of that line is skipped without buffering it). Raw ``os.read``: no buffered-reader
-    lock is held, so a daemon reader never blocks interpreter exit."""
-    buf = bytearray()
-    skipping = False
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 20)
-        except OSError as e:
-            log.info("stdin read failed: %s", e)
-            chunk = b""
-        if not chunk:
-            if skipping:
-                yield TOO_LONG
-            elif buf.strip():
-                yield bytes(buf)
-            return
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            end = len(chunk) if nl < 0 else nl
-            if not skipping:
-                buf += chunk[start:end]
-                if len(buf) > limit + 1:
-                    skipping = True
-                    buf.clear()
-            if nl < 0:
-                break
-            if skipping:
-                skipping = False
-                yield TOO_LONG
-            else:
-                line = bytes(buf[:-1] if buf.endswith(b"\r") else buf)
-                buf.clear()
-                yield TOO_LONG if len(line) > limit else line
-            start = nl + 1
-
-
-@dataclass
-class _Running:
-    """The request being answered on stdio."""
-
-    msg: Message
-    started: float = field(default_factory=time.monotonic)
-    abandoned: bool = False
-
-    @property
-    def tool(self) -> str | None:
-        p = self.msg.params
-        if self.msg.method == "tools/call" and isinstance(p, dict) and isinstance(p.get("name"), str):
-            return p["name"]
-        return None
-
-
-class StdioTransport:
-    """Newline-delimited JSON-RPC on stdin/stdout with no thread hop on the hot path.
-
-    Two roles move between daemon threads: the *reader* (the only thread reading stdin) and the *executor* (the
-    only thread answering requests, in order). A thread that reads a request while nothing is executing or queued
-    executes it itself and then takes the reader role back, so a sequential client is served by one thread end to
-    end. Otherwise the message is queued for the executor. A watchdog thread, polling:
-
-    - starts a new reader when a call has run for :data:`READ_HANDOVER_S` with nobody reading, so a
-      ``notifications/cancelled`` sent during a long call is seen (requests that arrive meanwhile are queued);
-    - abandons a tool call that runs past the time limit, answering ``timeout``.
-
-    Abandoning a call (timeout or cancellation) hands the executor role to a fresh thread; the old one drops its
-    late result and exits.
-    """
-
-    READ_HANDOVER_S = 0.05
-
-    def __init__(self, server: McpServer, out: _Output, in_fd: int, shutdown: Shutdown) -> None:
-        self.server = server
-        self.out = out
-        self.shutdown = shutdown
-        self.session = Session(send=out.send)
-        self.lines = read_lines(in_fd)
-        self.pending: deque[Message | bytes] = deque()
-        self.stopping = threading.Event()  # set at shutdown: stop reading and stop taking new requests
-        self.lock = threading.Lock()
-        self.changed = threading.Condition(self.lock)
-        self.reading = False  # a thread holds the reader role
-        self.executing = False  # a thread holds the executor role
-        self.current: _Running | None = None
-        self.eof = False
-
-    def start(self) -> None:
-        threading.Thread(target=self._watch, name="m1nd-watchdog", daemon=True).start()
-        with self.lock:
-            self.reading = True
-            self._spawn(self._read_loop)
-
-    @staticmethod
-    def _spawn(target: Callable[[], None]) -> None:
-        threading.Thread(target=target, name="m1nd-stdio", daemon=True).start()
-
-    # -- reader role --------------------------------------------------------------------------------------------------
-    def _read_loop(self) -> None:
-        """Runs holding the reader role."""
-        while True:
-            line = next(self.lines, None)
-            if line is None or self.stopping.is_set():
-                with self.lock:
-                    self.reading = False
-                    self.eof = self.eof or line is None
-                    idle = not self.executing and not self.pending
-                    self.changed.notify_all()
-                if line is None and idle:
-                    self.shutdown.trigger("EOF")
-                return
-            item = self._decode(line)
-            if item is None:
-                continue
-            with self.lock:
-                if self.executing or self.pending:
-                    self.pending.append(item)
-                    continue
-                self.executing = True
-                self.reading = False
-            if not self._execute_loop(item):
-                return
-
-    def _decode(self, line: Any) -> Message | bytes | None:
-        if line is TOO_LONG:
-            return oversized_error()
-        if not line.strip():
-            return None
-        try:
-            msg = decode(line)
-        except DecodeError as e:
-            return e.response
-        if msg.kind == "notification" and msg.method == "notifications/cancelled":
-            self._cancel(msg.params.get("requestId") if isinstance(msg.params, dict) else None)
-            return None
-        if msg.kind == "ignored":
-            return None
-        if msg.kind == "response":  # the client's answer to roots/list: handled here, never queued behind a call
-            self.server.handle_response(msg, self.session)
-            return None
-        return msg
-
-    def _cancel(self, req_id: Any) -> None:
-        if not _valid_id(req_id):
-            return
-        with self.lock:
-            run = self.current
-            if run is not None and run.tool is not None and _id_key(run.msg.id) == _id_key(req_id):
-                log.info("tool call %s (id %r) cancelled by the client", run.tool, req_id)
-                self._abandon(run)
-                return
-        self.session.cancel(req_id)  # still queued: dropped when its turn comes
-
-    # -- executor role ------------------------------------------------------------------------------------------------
-    def _execute_loop(self, item: Message | bytes) -> bool:
-        """Runs holding the executor role: answer ``item``, then everything queued. Returns True when the thread took
-        the reader role back (the caller keeps reading), False when it must end."""
-        while True:
-            if not self._execute(item):
-                return False  # abandoned: another thread holds the executor role now
-            with self.lock:
-                if self.pending and not self.stopping.is_set():
-                    item = self.pending.popleft()
-                    continue
-                self.executing = False
-                self.changed.notify_all()
-                if self.eof:
-                    eof = True
-                elif self.reading or self.stopping.is_set():
-                    return False
-                else:
-                    self.reading = True
-                    return True
-            if eof:
-                self.shutdown.trigger("EOF")
-                return False
-
-    def _resume(self) -> None:
-        """A fresh thread taking over the executor role (after an abandoned call) with requests queued."""
-        with self.lock:
-            item = self.pending.popleft() if self.pending else None
-            if item is None:
-                self.executing = False
-                self.changed.notify_all()
-                return
-        if self._execute_loop(item):
-            self._read_loop()
-
-    def _execute(self, item: Message | bytes) -> bool:
-        """Answer one message. False when the call was abandoned meanwhile (its result is dropped)."""
-        if isinstance(item, bytes):
-            reply: bytes | None = item
-        elif item.is_request and self.session.take_cancelled(item.id):
-            return True
-        else:
-            run = _Running(item)
-            with self.lock:
-                self.current = run
-            reply = self.server.handle(item, self.session)
-            with self.lock:
-                if run.abandoned:
-                    return False
-                self.current = None
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug("%s %r answered in %.3f ms", item.method, item.id, (time.monotonic() - run.started) * 1e3)
-        if reply is not None and not self.out.send(reply):
-            self.shutdown.trigger("stdout closed")
-        return True
-
-    def _abandon(self, run: _Running) -> None:  # caller holds self.lock
-        run.abandoned = True
-        self.current = None
-        if self.pending and not self.stopping.is_set():
-            self._spawn(self._resume)  # the executor role passes on
-        else:
-            self.executing = False
-            if self.eof:
-                self.shutdown.trigger("EOF")
-            elif not self.reading and not self.stopping.is_set():
-                self.reading = True
-                self._spawn(self._read_loop)
-        self.changed.notify_all()
-
-    # -- watchdog -----------------------------------------------------------------------------------------------------
-    def _watch(self) -> None:
-        limit = self.server.tool_timeout
-        poll = min(self.READ_HANDOVER_S, max(0.005, limit / 4))
-        while not self.stopping.wait(poll):
-            with self.lock:
-                run = self.current
-                if run is None:
-                    continue
-                elapsed = time.monotonic() - run.started
-                if run.tool is not None and elapsed >= limit:
-                    log.warning("tool %s exceeded %.0f s and was abandoned", run.tool, limit)
-                    # Sent under the lock, before the next executor starts: replies stay in request order.
-                    self.out.send(tool_result_response(run.msg.id, timeout_result(run.tool, limit)))
-                    self._abandon(run)
-                elif elapsed >= self.READ_HANDOVER_S and not self.reading and not self.eof:
-                    self.reading = True
-                    self._spawn(self._read_loop)
-
-    def wait_done(self, timeout: float) -> bool:
-        """Wait until no request is being answered (abandoned calls aside)."""
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            while self.executing:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.changed.wait(left)
-        return True
-
-
-def serve_stdio(settings: Any, *, profile: str = DEFAULT_PROFILE, agent: str | None = None) -> int:
-    """Run ``m1nd serve`` over stdio until EOF or a signal; returns the exit code."""
-    proto_fd = claim_stdout()
-    shutdown = Shutdown()
-    shutdown.install()
-    try:
-        ws = start_workspace(settings, "stdio")
-    except Exception as e:  # noqa: BLE001 — report on stderr, never a traceback on the protocol stream
-        return start_failed(e)
-    server = McpServer(ws, inline_tools=True, profile=profile, agent=agent)
-    transport = StdioTransport(server, _Output(proto_fd), 0, shutdown)
-    if shutdown.event.is_set():  # a signal arrived while the graph was loading
-        return finish(ws, shutdown)
-    transport.start()
-    log.info("serving MCP on stdio (%d tools, profile %s)", len(server.tools), profile)
-    shutdown.wait()
-    transport.stopping.set()
-    # On a signal: let the call in progress finish (≤ 5 s). On EOF / closed stdout the queue is drained already.
-    if not transport.wait_done(SHUTDOWN_GRACE_S):
-        log.warning("the call in progress did not finish within %.0f s", SHUTDOWN_GRACE_S)
-    return finish(server.all_workspaces(), shutdown)

@@ -128,6 +128,7 @@ class MemoryCore:
             from m1nd.store.pg_memory_schema import MIGRATIONS as PG_MIGRATIONS
 
             applied = self._pg.migrate(COMPONENT, PG_MIGRATIONS)
+            enable_pgvector(self._pg)
             return applied, self._pg.version(COMPONENT)
         db = self.db
         applied = db.migrate(MIGRATIONS)
@@ -197,3 +198,24 @@ class MemoryCore:
 
     def _registries(self, tx: MemoryTx) -> dict[str, set[str]]:
         return {k: set(tx.registries.ids(k)) for k in VALUE_REGISTRIES}
+
+
+def enable_pgvector(pg: Any) -> bool:
+    """Bring pgvector into a PostgreSQL memory when the server offers it (issue 18 item 2): semantic search then runs
+    on the server. A server that offers it but refuses to create it (the extension needs rights this user lacks)
+    keeps the local usearch mirror, with a note on stderr; nothing else changes."""
+    from m1nd.errors import StoreError
+    from m1nd.store.pg_memory_schema import PGVECTOR_COMPONENT, PGVECTOR_MIGRATIONS, pgvector_offered
+
+    if pg.version(PGVECTOR_COMPONENT) >= len(PGVECTOR_MIGRATIONS):
+        return True
+    if not pg.run(pgvector_offered, write=False):
+        return False
+    try:
+        pg.migrate(PGVECTOR_COMPONENT, PGVECTOR_MIGRATIONS)
+    except StoreError as e:
+        log.warning("the memory server offers pgvector but it could not be enabled (%s); semantic search keeps "
+                    "the local vector mirror (a superuser can run CREATE EXTENSION vector)", e.message)
+        return False
+    return True
+

@@ -24,6 +24,10 @@ Design notes
   texts never pay for a long one's padding. Results come back in input order.
 * A failing batch is retried item by item; items that still fail come back as zero rows and are counted in
   ``embed_errors`` (callers skip zero rows: they are "not embedded").
+
+Why one module of this size: the project rule is that each heavy dependency has exactly one importer, and this module
+is the one for ``onnxruntime`` and ``tokenizers``; everything that touches them (model discovery, sessions, batching,
+retries) has to live here.
 """
 
 from __future__ import annotations

@@ -119,6 +119,7 @@ class MemoryVectors:
         self._entries: VectorIndex | None = None
         self._chunks: VectorIndex | None = None
         self._checked_model = False
+        self._native: bool | None = None  # pgvector on the memory server: it searches, no local mirror
         self._lock = threading.Lock()
 
     # -- identity ---------------------------------------------------------------------------------------------------
@@ -258,7 +259,8 @@ class MemoryVectors:
         if payload is None or not payload.ok or payload.model_id != self.model_id or payload.dim != self.dim:
             return
         db: Database = repo.db
-        entries, chunks = self.sync(db)  # both at the generation before this write
+        # a local index to keep in step, at the generation before this write (none when the server searches)
+        mirror = None if self.server_searches(db) else self.sync(db)
         rows = vector_repo(db)
         old_chunk_keys, old_entry_keys = rows.entry_keys(rowid)
         rows.clear_entry(rowid)
@@ -277,17 +279,20 @@ class MemoryVectors:
         gen = self._bump(db)
         # Mirror the write in the in-memory indexes. A rollback leaves phantom keys, which hydration ignores and the
         # next generation change repairs (their tags no longer match; see m1nd.memory.vectors).
-        chunks.remove(old_chunk_keys, generation=gen)
-        entries.remove(old_entry_keys, generation=gen)
-        if new_chunks:
-            chunks.upsert([k for k, _, _ in new_chunks], [t for _, t, _ in new_chunks],
-                          np.stack([v for _, _, v in new_chunks]), generation=gen)
-        entries.upsert([ekey], [tag_of(payload.content_hash)], payload.vector[None, :], generation=gen)
+        if mirror is not None:
+            entries, chunks = mirror
+            chunks.remove(old_chunk_keys, generation=gen)
+            entries.remove(old_entry_keys, generation=gen)
+            if new_chunks:
+                chunks.upsert([k for k, _, _ in new_chunks], [t for _, t, _ in new_chunks],
+                              np.stack([v for _, _, v in new_chunks]), generation=gen)
+            entries.upsert([ekey], [tag_of(payload.content_hash)], payload.vector[None, :], generation=gen)
         if auto_anchor:
             self._anchor(db, rowid, payload.vector, threshold=DEFAULT_THRESHOLD, max_anchors=DEFAULT_MAX_ANCHORS,
                          prune_all=False, dry_run=False, agent=None, ts=ts)
-        entries.maybe_save()
-        chunks.maybe_save()
+        if mirror is not None:
+            mirror[0].maybe_save()
+            mirror[1].maybe_save()
 
     # =========================================================================================================
     # Semantic search (memory.md §11)
@@ -300,10 +305,27 @@ class MemoryVectors:
             hits, _ = self._hits(db, self._embedder().embed_query(query), candidates)
         return sorted(hits.items(), key=lambda kv: -kv[1])
 
-    def _hits(self, db: Database, q: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
+    def server_searches(self, db: Database) -> bool:
+        """Whether the memory's PostgreSQL server searches the vectors itself (pgvector), decided once per process."""
+        if self._pg is None:
+            return False
+        if self._native is None:
+            self._native = bool(vector_repo(db).native_search())
+        return self._native
+
+    def nearest(self, db: Database, kind: str, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest vector keys of ``kind`` ('entry' or 'chunk') and their cosine similarities, best
+        first: on the server with pgvector, else from the usearch index (the local mirror of a server's vectors)."""
+        if self.server_searches(db):
+            got = vector_repo(db).nearest(kind, self.model_id, self.dim, np.asarray(q, np.float32).tolist(), k)
+            return (np.fromiter((r for r, _ in got), np.uint64, count=len(got)),
+                    np.fromiter((s for _, s in got), np.float32, count=len(got)))
         entries, chunks = self.sync(db)
-        ek, es = entries.search(q, k)
-        ck, cs = chunks.search(q, k)
+        return (entries if kind == "entry" else chunks).search(q, k)
+
+    def _hits(self, db: Database, q: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
+        ek, es = self.nearest(db, "entry", q, k)
+        ck, cs = self.nearest(db, "chunk", q, k)
         exhausted = len(ek) < k and len(ck) < k
         keys = ek.tolist() + ck.tolist()
         sims = es.tolist() + cs.tolist()
@@ -358,7 +380,6 @@ class MemoryVectors:
         if me is None:
             return rep
         _, _, vis, owner = me
-        entries, _ = self.sync(db)
         vec = np.asarray(vec, np.float32)
         # existing anchors: similarity of those whose target has a vector of this model
         existing: dict[int, tuple[str, float | None, bool]] = {}
@@ -370,9 +391,9 @@ class MemoryVectors:
                  if may and s is not None and not (threshold <= s <= BAND_CEILING)]
         # candidates: the 25 nearest entry vectors, 500 when the 25th still passes the threshold
         k = 25
-        keys, sims = entries.search(vec, k + 1)
+        keys, sims = self.nearest(db, "entry", vec, k + 1)
         if len(sims) > k and float(sims[k - 1]) >= threshold:
-            keys, sims = entries.search(vec, 500)
+            keys, sims = self.nearest(db, "entry", vec, 500)
         cands: list[tuple[float, int, str, str]] = []
         if len(keys):
             for xr, xid, xtitle, b in rows.anchor_candidates(keys.tolist(), self.model_id, self.dim, rowid, vis,
@@ -522,8 +543,11 @@ class MemoryVectors:
     # =========================================================================================================
     def describe(self) -> dict[str, Any]:
         entries, chunks = self.indexes()
-        return {"model_id": self.model_id, "dim": self.dim, "entry_vectors": len(entries),
-                "chunk_vectors": len(chunks)}
+        out = {"model_id": self.model_id, "dim": self.dim, "entry_vectors": len(entries),
+               "chunk_vectors": len(chunks)}
+        if self._native:  # the server searches: the local index counts say nothing
+            out = {"model_id": self.model_id, "dim": self.dim, "vector_search": "pgvector on the memory server"}
+        return out
 
 
 def vector_hook_for(db_path: Path | str, *, busy_timeout_ms: int = 10000,

@@ -5,6 +5,10 @@ One :class:`PerspectiveService` per process and workspace, built by :class:`m1nd
 graph's lock (the graph must not change underneath a synthesis). State is read from ``graph.db`` whenever another
 process wrote it since this one last did (the row's ``updated_ms`` is compared), and written back after every call
 that changes it, so perspectives survive restarts and can be continued by another server on the same workspace.
+
+Why one module of this size: the twelve operations share one per-agent state, its version checks, its persistence and
+its locks; each operation is a short method over that state, and pulling them apart would spread one invariant (the
+state on disk equals the state served) over several files.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from m1nd.graph.model import Graph
 from m1nd.graph.queries import resolve_node
 from m1nd.graph.seeds import tokenize
 from m1nd.perspectives import peek as pk
+from m1nd.perspectives import graph_facts as gf
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import FAMILIES, parse_lens, short_family
 from m1nd.perspectives.state import (
@@ -796,9 +801,9 @@ class PerspectiveService:
             toks = tokenize(p.query)
             sem = g.trigram.similarity(toks) if toks else np.zeros(g.n, np.float32)
             if a is not None:
-                sem = np.maximum(sem, syn.semantic_similarity(g, a)[0])
+                sem = np.maximum(sem, gf.semantic_similarity(g, a)[0])
             order = sorted(seeds)
-            fused = syn.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
+            fused = gf.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
                                          max_hops=5, semantic=sem)
             dims = {d: fused.dim(d) for d in DIMENSIONS}
         p.cache["compare"] = (g.graph_generation, dims)

@@ -199,6 +199,34 @@ class PgVectorRepo(VectorRepo):
         self.db.execute("UPDATE vectors_changes SET counter = counter + 1 WHERE id = 1")
         return self.generation()
 
+    # -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------
+    def native_search(self) -> bool:
+        """Whether this database searches vectors itself (pgvector enabled by :func:`m1nd.memory.core.enable_pgvector`)."""
+        return bool(self.db.scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND "
+            "table_name = 'vectors' AND column_name = 'emb'",
+            default=0))
+
+    def record_model(self, model: str, dim: int) -> None:
+        super().record_model(model, dim)
+        if self.native_search():
+            ensure_ann_indexes(self.db, dim)
+
+    def nearest(self, kind: str, model: str, dim: int, query: list[float], k: int) -> list[tuple[int, float]]:
+        """The ``k`` vectors of ``kind`` nearest to ``query`` among the model's, as ``(vector key, cosine
+        similarity)``, best first (ties by key), through the HNSW index of this dimension and kind
+        (:func:`ensure_ann_indexes`); ``hnsw.ef_search`` is raised to ``k`` (at least 100, at most pgvector's 1000)
+        so the candidate list of the graph walk covers what is asked."""
+        q = "[" + ",".join(repr(float(x)) for x in query) + "]"
+        d = int(dim)
+        pg = cast(PgMemoryDb, self.db)
+        pg.native(f"SET LOCAL hnsw.ef_search = {min(1000, max(100, int(k)))}")
+        rows = pg.native(
+            f"SELECT rowid, 1 - (emb::vector({d}) <=> %(q)s::vector({d})) AS sim FROM vectors WHERE dim = {d} AND "
+            f"owner_kind = %(kind)s AND model_id = %(model)s ORDER BY emb::vector({d}) <=> %(q)s::vector({d}) "
+            "LIMIT %(k)s", {"q": q, "kind": kind, "model": model, "k": int(k)})
+        return sorted(((int(r), float(sim)) for r, sim in rows), key=lambda t: (-t[1], t[0]))
+
 
 class PgMemoryTx:
     """The repositories of one memory transaction on PostgreSQL (:class:`MemoryUnitOfWork`)."""
@@ -231,3 +259,13 @@ class PgMemoryTx:
 def vector_repo(db: Any) -> VectorRepo:
     """The vector rows of either store for ``db`` (the embedding hook holds a database, not a unit of work)."""
     return PgVectorRepo(db) if getattr(db, "dialect", "sqlite") == "postgresql" else VectorRepo(db)
+
+
+def ensure_ann_indexes(db: Any, dim: int) -> None:
+    """The HNSW indexes of one dimension (:func:`m1nd.store.pg_memory_schema.ann_index_sql`), created once, in the
+    caller's write transaction."""
+    from m1nd.store.pg_memory_schema import ann_index_sql
+
+    pg = cast(PgMemoryDb, db)
+    for sql in ann_index_sql(dim):
+        pg.native(sql)

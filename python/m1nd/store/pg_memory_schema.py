@@ -245,3 +245,79 @@ def _seed(tx: Tx) -> None:
 
 
 MIGRATIONS: list[PgMigration] = [_seed]
+
+
+# -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------------
+#: a second component, applied only on a server that offers the ``vector`` extension (checked at every open, so a
+#: server that gains pgvector later is picked up then)
+PGVECTOR_COMPONENT = "memory_pgvector"
+
+# ``vec`` stays the stored form (float32 little-endian, as on SQLite, so migration both ways and the local mirror
+# keep working); ``emb`` is the same vector as pgvector's type, kept by a trigger so every writer (tools, migrate,
+# re-embed) fills it, with an HNSW index per dimension and kind (:func:`ann_index_sql`). PostgreSQL has no bit cast
+# from 4 bytes to a float4, so the trigger decodes IEEE 754 by arithmetic: exact, since every step multiplies by a
+# power of two.
+_PGVECTOR_V1 = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE FUNCTION m1nd_f32le(b BYTEA) RETURNS REAL[] LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+  n INTEGER := length(b) / 4;
+  out REAL[] := array_fill(0::REAL, ARRAY[n]);
+  bits BIGINT;
+  e INTEGER;
+  m BIGINT;
+  v DOUBLE PRECISION;
+BEGIN
+  FOR i IN 0 .. n - 1 LOOP
+    bits := get_byte(b, 4 * i)::BIGINT | (get_byte(b, 4 * i + 1)::BIGINT << 8)
+            | (get_byte(b, 4 * i + 2)::BIGINT << 16) | (get_byte(b, 4 * i + 3)::BIGINT << 24);
+    e := ((bits >> 23) & 255)::INTEGER;
+    m := bits & 8388607;
+    IF e = 0 THEN
+      v := m * power(2::DOUBLE PRECISION, -149);
+    ELSE
+      v := (8388608 + m) * power(2::DOUBLE PRECISION, e - 150);
+    END IF;
+    IF (bits >> 31) = 1 THEN
+      v := -v;
+    END IF;
+    out[i + 1] := v;
+  END LOOP;
+  RETURN out;
+END $$;
+ALTER TABLE vectors ADD COLUMN emb vector;
+CREATE FUNCTION m1nd_vectors_emb() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.emb := m1nd_f32le(NEW.vec)::vector;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER vectors_emb BEFORE INSERT OR UPDATE OF vec ON vectors FOR EACH ROW EXECUTE FUNCTION m1nd_vectors_emb();
+UPDATE vectors SET emb = m1nd_f32le(vec)::vector;
+"""
+
+
+
+def ann_index_sql(dim: int) -> list[str]:
+    """HNSW indexes (cosine) over the entry and the chunk vectors of one dimension. pgvector indexes a column of
+    fixed dimension only, so each index is over ``emb::vector(dim)`` restricted to that dimension and kind; the
+    nearest-neighbour query spells the same expression (:meth:`m1nd.store.pg_memory_repo.PgVectorRepo.nearest`)."""
+    d = int(dim)
+    return ["SELECT pg_advisory_xact_lock(hashtext('m1nd_vector_indexes'))"] + [
+        f"CREATE INDEX IF NOT EXISTS vectors_hnsw_{kind}_{d} ON vectors USING hnsw ((emb::vector({d})) "
+        f"vector_cosine_ops) WHERE dim = {d} AND owner_kind = '{kind}'" for kind in ("entry", "chunk")]
+
+
+def _pgvector_v1(tx: Tx) -> None:
+    tx.execute(_PGVECTOR_V1)
+    dim = tx.scalar("SELECT value FROM meta WHERE key = 'embed_dim'")
+    if dim:  # vectors written before the extension came: index the recorded model's dimension now
+        for sql in ann_index_sql(int(dim)):
+            tx.execute(sql)
+
+
+PGVECTOR_MIGRATIONS: list[PgMigration] = [_pgvector_v1]
+
+
+def pgvector_offered(tx: Tx) -> bool:
+    """Whether the server can provide pgvector (installed in this database, or available to create)."""
+    return bool(tx.scalar("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'", default=0))

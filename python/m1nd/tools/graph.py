@@ -53,7 +53,8 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                          path_prefix=a.get("path_prefix"), include_ghost_edges=a["include_ghost_edges"],
                          include_structural_holes=a["include_structural_holes"],
                          coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
-                         group_by=a["group_by"], history_before=a.get("history_before"))
+                         group_by=a["group_by"], history_before=a.get("history_before"),
+                         code_only=a["code_only"])
 
 
 register(Tool(
@@ -76,6 +77,8 @@ register(Tool(
         Param("max_seeds", "integer", "Text matches used as seeds.", default=24, minimum=1, maximum=200),
         Param("node_kinds", "string[]", "Result filter by kind.", enum=KIND_NAMES, unique_items=True),
         Param("path_prefix", "string", "Result filter by relpath prefix.", max_length=1000),
+        Param("code_only", "boolean", "Result filter: implementation code only (no tests, docs, config or "
+              "markup files).", default=False),
         Param("include_ghost_edges", "boolean", "Report co-activated unlinked pairs.", default=True),
         Param("include_structural_holes", "boolean", "Report likely missing links.", default=False),
         Param("include_memory", "boolean", "Add memory entries about the results.", default=False),

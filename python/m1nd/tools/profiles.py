@@ -23,7 +23,7 @@ CORE = ("health", "ingest", "activate", "why", "impact", "hypothesize", "learn",
 CORE_PARAMS: dict[str, tuple[str, ...]] = {
     "health": (),
     "ingest": ("path", "incremental", "exclude"),
-    "activate": ("query", "top_k", "node_kinds", "path_prefix", "group_by"),
+    "activate": ("query", "top_k", "node_kinds", "path_prefix", "code_only", "group_by"),
     "why": ("source", "target", "max_paths"),
     "impact": ("node_id", "direction", "top_k"),
     "hypothesize": ("claim",),

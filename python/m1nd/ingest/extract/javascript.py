@@ -24,6 +24,9 @@ tells them apart (their nodes are declarations: ``source_path`` ends with one of
 Imports: ``import … from``, ``import 'x'``, ``export … from`` (re-exports), ``require('x')`` (alias, destructuring
 ``const {a, b: c} = require('x')``, member ``const a = require('x').a``), ``module.exports = require('x')``
 (re-export of everything), TS ``import x = require('x')``, ``import('x')``.
+
+Why one module of this size: JavaScript, TypeScript and TSX share one tree-sitter grammar family and one walk; the
+constructs above are cases of that walk, and splitting them would scatter one traversal's state over modules.
 """
 
 from __future__ import annotations
