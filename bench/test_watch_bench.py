@@ -24,7 +24,8 @@ def watched(tmp_path_factory):
     shutil.copytree(src, root, symlinks=True)
     ws = workspace(tmp_path_factory.mktemp("home"), root)
     ws.graph.ingest(str(root), embed="skip")
-    w = Watcher(ws.settings, lambda path, **o: ws.graph.ingest(path, embed="skip", **o), catch_up=False).start()
+    w = Watcher(ws.settings, lambda path, **o: ws.graph.ingest(path, embed="skip", **o), catch_up=False,
+                prime=ws.graph.prime_live_roots).start()  # as `m1nd serve --watch` starts it
     assert w.ready.wait(60)
     yield ws, root, w
     w.stop()

@@ -34,8 +34,12 @@ def bindir() -> Path | None:
 def pgvector_bindir() -> Path | None:
     """The server binaries of the ``pgserver`` wheel (PostgreSQL 16 with the pgvector extension), when installed:
     Debian has no pgvector package, and this is how the pgvector path is tested (issue 18 item 2)."""
+    import warnings
+
     try:
-        import pgserver
+        with warnings.catch_warnings():  # pgserver asks platformdirs for a runtime dir at import; none here
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            import pgserver
     except ImportError:
         return None
     d = Path(pgserver.__file__).parent / "pginstall" / "bin"

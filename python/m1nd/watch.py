@@ -109,9 +109,15 @@ class Watcher:
 
     def __init__(self, settings: Any, ingest: Callable[..., dict[str, Any]], *,
                  on_report: Callable[[dict[str, Any]], None] | None = None, catch_up: bool = True,
-                 step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS) -> None:
+                 step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS,
+                 prime: Callable[[], Any] | None = None,
+                 stale_files: Callable[[], dict[str, list[str]]] | None = None) -> None:
         self.settings = settings
         self.ingest = ingest
+        # builds what small batches are patched with (CodeGraph.prime_live_roots), before the first batch
+        self.prime = prime
+        # after priming: root -> files that changed while nothing watched (a cheap catch-up; without catch_up)
+        self.stale_files = stale_files
         self.on_report = on_report
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
@@ -246,6 +252,25 @@ class Watcher:
 
     # -- the ingest thread -----------------------------------------------------------------------------------------
     def _ingest_loop(self) -> None:
+        if self.prime is not None:
+            with self._cond:
+                self._busy = True  # idle() is false until the fast path is ready
+            try:
+                self.prime()
+                # files edited (or removed) while nothing watched: a batch of their own, patched when it can be
+                stale = self.stale_files() if self.stale_files is not None and not self._catch_up else {}
+                if stale:
+                    with self._cond:
+                        for root, rels in stale.items():
+                            for rel in rels:
+                                self._pending.setdefault(root, {})[rel] = self._next()
+                    self._publish()
+            except Exception:
+                log.exception("watch: preparing the fast path failed; batches ingest their roots")
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
         if self._catch_up:
             # files may have changed while no watcher ran: one ordinary incremental ingest per root finds them
             with self._cond:
@@ -258,7 +283,7 @@ class Watcher:
                     self._cond.wait(1.0)
                 if self.stop_event.is_set():
                     return
-                batch = {root: (max(files.values()), len(files), "" in files)
+                batch = {root: (max(files.values()), sorted(files), "" in files)
                          for root, files in self._pending.items() if files}
                 self._busy = True
             try:
@@ -275,7 +300,7 @@ class Watcher:
                     self._cond.notify_all()
                 self._publish()
 
-    def _run_batch(self, batch: dict[str, tuple[int, int, bool]]) -> None:
+    def _run_batch(self, batch: dict[str, tuple[int, list[str], bool]]) -> None:
         known = {r[0]: r for r in self._roots()}
         # the primary root first: re-ingesting it replaces the graph, after which secondary roots are merged again
         order = sorted(batch, key=lambda p: (not known.get(p, (p, None, False, {}))[2], p))
@@ -283,9 +308,10 @@ class Watcher:
             root = known.get(path)
             if root is None:
                 continue  # the root was dropped meanwhile
-            _upto, n_files, whole = batch[path]
-            small = n_files <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
-            self._ingest_root(root, process="inprocess" if small else None)
+            _upto, files, whole = batch[path]
+            small = len(files) <= IN_PROCESS_BATCH and not whole and not os.environ.get("M1ND_INGEST_PROCESS")
+            # a small batch names its files: the graph patches them in place when that is exact
+            self._ingest_root(root, process="inprocess" if small else None, changed=files if small else None)
             if small:
                 _release_garbage()
             if root[2]:
@@ -294,11 +320,14 @@ class Watcher:
                     self._ingest_root(lost)
         self.batches += 1
 
-    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]], process: str | None = None) -> None:
+    def _ingest_root(self, root: tuple[str, str | None, bool, dict[str, Any]], process: str | None = None,
+                     changed: list[str] | None = None) -> None:
         path, namespace, primary, opts = root
         args = dict(opts)
         if process is not None:
             args["process"] = process
+        if changed is not None:
+            args["changed"] = changed
         if not primary:
             args.update(mode="merge", namespace=namespace)
         while not self.stop_event.is_set():
@@ -379,6 +408,7 @@ def start_for_workspace(ws: Any) -> Watcher:
             log.info("watch: %s re-ingested (%d files parsed, generation %s)", report.get("root"),
                      report.get("files_parsed", 0), report.get("graph_generation"))
 
-    # catch_up off: a server start must not hold the ingest lock against its first tool calls; files changed
-    # while no watcher ran are picked up by the next batch (every batch ingests its roots incrementally)
-    return Watcher(ws.settings, ingest, on_report=on_report, catch_up=False).start()
+    # catch_up off: no whole-root ingest at start; files changed while no watcher ran are found by one walk of
+    # each kept root and form the first batch (patched when only existing files were edited)
+    return Watcher(ws.settings, ingest, on_report=on_report, catch_up=False,
+                   prime=ws.graph.prime_live_roots, stale_files=lambda: ws.graph.live_roots().stale_files()).start()

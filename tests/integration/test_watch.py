@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from m1nd.errors import BusyError
 from m1nd.watch import Watcher, freshness
@@ -78,6 +79,7 @@ def has_node(ws: Workspace, query: str, fragment: str) -> bool:
 
 
 def start(ws: Workspace, **kw: Any) -> Watcher:
+    kw.setdefault("prime", ws.graph.prime_live_roots)  # as `m1nd serve` does: small batches may be patched
     w = Watcher(ws.settings, lambda path, **o: ws.graph.ingest(path, embed="skip", **o), **kw).start()
     assert w.ready.wait(30), "the file watch was never installed"
     return w
@@ -211,7 +213,8 @@ def test_random_edit_sequences_match_full_ingest(git_repo: Path, ws_factory, tmp
 
     ws = ws_factory(git_repo)
     ws.graph.ingest(str(git_repo), embed="skip")
-    w = start(ws)
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append)
     files = ["src/shop/cart.py", "src/shop/pricing.py", "src/shop/store.py"]
     counter = iter(range(10_000))
     op = st.tuples(st.sampled_from(["add", "body", "rename", "delete", "new"]), st.sampled_from(files))
@@ -243,5 +246,114 @@ def test_random_edit_sequences_match_full_ingest(git_repo: Path, ws_factory, tmp
 
     try:
         run()
+    finally:
+        w.stop()
+    assert reports and all("error" not in r for r in reports)
+
+
+def assert_indexes_fresh(ws: Workspace) -> None:
+    """The served generation's text indexes (made from the previous generation's after a patch) equal a full build
+    of its node table."""
+    from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
+    from m1nd.graph.semantic import TrigramIndex
+
+    g = ws.graph.graph()
+    assert g.lexicon is not None
+    lex = TermIndex.build(g.nodes, node_terms_from_blobs(g.nodes, ws.graph.store.extract_terms()))
+    tri = TrigramIndex.build(g.nodes)
+    assert lex.terms == g.lexicon.terms
+    for k in TermIndex._ARRAYS:
+        a, b = getattr(lex, k), getattr(g.lexicon, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    for k in ("codes", "idf", "indptr", "nodes", "weights"):
+        a, b = getattr(tri, k), getattr(g.trigram, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    # the node table and the CSR (patched from the previous generation's) equal a full read of the store
+    from m1nd.graph.engine import Engine
+    from m1nd.graph.model import PAGERANK_MASK
+    from m1nd.graph.nodes import NodeTable
+
+    cols, edges = ws.graph.store.load_columns()
+    fresh = NodeTable.from_columns(cols)
+    engine = Engine.from_edges(fresh.n, edges["src"], edges["dst"], edges["w"], edges["w0"], edges["relation"])
+    fresh.pagerank = engine.pagerank(mask=PAGERANK_MASK)
+    for k, v in fresh.arrays().items():
+        got = g.nodes.arrays()[k]
+        assert got.dtype == v.dtype and np.array_equal(got, v), k
+    for k, v in engine.arrays().items():
+        assert np.array_equal(g.engine.arrays()[k], v), k
+
+
+def test_small_edits_are_patched_in_place_and_exact(git_repo: Path, ws_factory, tmp_path: Path) -> None:
+    """A body edit and a new function nobody calls yet are patched into the graph (no whole-root ingest); a new
+    file is not (the full incremental ingest runs); each time the store equals a fresh full ingest."""
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False)  # as the server's watcher
+    wait_for(w.idle, "the kept resolver")
+    try:
+        cart = git_repo / "src/shop/cart.py"
+        cart.write_text(cart.read_text().replace("return", "_ = apply_discount(1.0)\n        return", 1))
+        wait_for(lambda: reports and w.idle(), "the body edit's batch")
+        assert reports[-1].get("patched") is True and reports[-1]["changed"], reports
+        assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
+        add_function(cart, "settle_invoice_okapi")
+        wait_for(lambda: has_node(ws, "settle_invoice_okapi", "fn::settle_invoice_okapi"), "the new function")
+        assert reports[-1].get("patched") is True and reports[-1]["nodes"]["created"] == 1, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
+        # a rename: the old name's terms leave the vocabulary, the new one's come in
+        cart.write_text(cart.read_text().replace("settle_invoice_okapi", "settle_receipt_dingo"))
+        wait_for(lambda: has_node(ws, "settle_receipt_dingo", "fn::settle_receipt_dingo"), "the renamed function")
+        assert reports[-1].get("patched") is True and reports[-1]["nodes"]["removed"] == 1, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
+        assert "okapi" not in ws.graph.graph().lexicon.term_id
+        n = len(reports)
+        (git_repo / "src/shop/audit.py").write_text("def audit_trail_wombat():\n    return 1\n")
+        wait_for(lambda: has_node(ws, "audit_trail_wombat", "audit_trail_wombat"), "the new file")
+        assert len(reports) > n and "patched" not in reports[-1], reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        add_function(cart, "refund_ledger_numbat")  # the resolver the full ingest left behind is patched next
+        wait_for(lambda: has_node(ws, "refund_ledger_numbat", "fn::refund_ledger_numbat"), "the next function")
+        assert reports[-1].get("patched") is True, reports[-1]
+        assert_converges(ws, [w], tmp_path, git_repo)
+        assert_indexes_fresh(ws)
+    finally:
+        w.stop()
+
+
+def test_a_starting_watcher_catches_up_with_edits_made_while_none_ran(git_repo: Path, ws_factory,
+                                                                      tmp_path: Path) -> None:
+    """As the server's watcher starts (no whole-root catch-up): one walk finds the file edited and the file added
+    while nothing watched, and the first batch brings the graph to what a full ingest gives."""
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    add_function(git_repo / "src/shop/cart.py", "reopen_basket_quoll")
+    (git_repo / "src/shop/late.py").write_text("def added_offline_kiwi():\n    return 2\n")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False,
+              stale_files=lambda: ws.graph.live_roots().stale_files())
+    try:
+        wait_for(lambda: has_node(ws, "added_offline_kiwi", "added_offline_kiwi"), "the file added offline")
+        assert has_node(ws, "reopen_basket_quoll", "fn::reopen_basket_quoll")
+        assert_converges(ws, [w], tmp_path, git_repo)
+    finally:
+        w.stop()
+
+
+def test_an_offline_edit_of_an_existing_file_is_patched_at_start(git_repo: Path, ws_factory, tmp_path: Path) -> None:
+    ws = ws_factory(git_repo)
+    ws.graph.ingest(str(git_repo), embed="skip")
+    add_function(git_repo / "src/shop/pricing.py", "tariff_table_wallaby")
+    reports: list[dict[str, Any]] = []
+    w = start(ws, on_report=reports.append, catch_up=False,
+              stale_files=lambda: ws.graph.live_roots().stale_files())
+    try:
+        wait_for(lambda: has_node(ws, "tariff_table_wallaby", "fn::tariff_table_wallaby"), "the offline edit")
+        assert reports[0].get("patched") is True and reports[0]["files_parsed"] == 1, reports[0]
+        assert_converges(ws, [w], tmp_path, git_repo)
     finally:
         w.stop()

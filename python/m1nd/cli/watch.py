@@ -57,7 +57,8 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    watcher = Watcher(ws.settings, cg.ingest, on_report=lambda r: _emit(r, json_out)).start()
+    watcher = Watcher(ws.settings, cg.ingest, on_report=lambda r: _emit(r, json_out),
+                      prime=cg.prime_live_roots).start()
     roots = ", ".join(r.path for r in cg.store.roots())
     click.echo(f"m1nd: watching {roots} (workspace {ws.settings.workspace_key}); Ctrl-C stops", err=True)
     try:

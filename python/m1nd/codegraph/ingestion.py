@@ -90,7 +90,10 @@ def git_status(root: Path) -> dict[str, Any]:
 def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace: str | None = None,
                incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
                exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = 365,
-               embed: str = "background", progress: Progress | None = None) -> dict[str, Any]:
+               embed: str = "background", progress: Progress | None = None,
+               keep: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``keep``: when given, filled with the resolver of the written graph and what it was built from (the
+    watcher's fast path patches it: :mod:`m1nd.codegraph.patch`)."""
     from m1nd.ingest import extract as ex
     from m1nd.ingest import gitdata, walker
     from m1nd.ingest.resolve import resolve as resolve_graph
@@ -226,7 +229,13 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
         skipped["parse_error"] = len(parse_errors)
         say("resolving references")
-        parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace)
+        if keep is not None:
+            from m1nd.ingest.resolve.incremental import TrackedResolver
+
+            tracked = TrackedResolver(extracts, git, mtimes, namespace).run()
+            parts = tracked.output()
+        else:
+            parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace)
         say(f"{len(parts.nodes)} nodes, {len(parts.edges)} edges; writing")
         languages: dict[str, int] = {}
         for f in walked.files:
@@ -261,6 +270,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
             }
 
         report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
+        if keep is not None:
+            keep.update(resolver=tracked, root=str(root), generation=report["graph_generation"], git=git,
+                        options=options)
         say(f"done in {report['elapsed_ms'] / 1000:.1f}s")
         return report
     finally:
@@ -396,7 +408,7 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
 
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                         build_cache: Callable[[Settings], None] | None = None,
-                        process: str | None = None) -> dict[str, Any]:
+                        process: str | None = None, live: Any = None) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
@@ -404,6 +416,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     the graph it holds. ``M1ND_INGEST_PROCESS`` = ``auto`` (default: a child for trees of 300+ files), ``child``
     or ``inprocess``. ``build_cache`` (a module-level function, run in a second child after a changed ingest)
     builds the new generation's arrays; the graph service passes it, so this module never imports that service.
+    ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
     """
     import concurrent.futures
     import multiprocessing
@@ -419,7 +432,12 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     if mode == "inprocess":
         store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
         try:
-            return run_ingest(store, abs_path, **opts)
+            if live is None:
+                return run_ingest(store, abs_path, **opts)
+            kept: dict[str, Any] = {}  # the resolver stays with ``live`` (m1nd.codegraph.patch.LiveRoots)
+            report = run_ingest(store, abs_path, keep=kept, **opts)
+            live.keep(store, kept)
+            return report
         finally:
             store.close()
     ctx = multiprocessing.get_context("spawn")

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.errors import InvalidInputError, graph_empty_error
-from m1nd.graph import cache
+from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
+from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
 from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
@@ -71,6 +71,11 @@ class CodeGraph:
         self._pending_ltp: dict[int, int] = {}
         self._pending_ltd: dict[int, int] = {}
         self.lock = threading.RLock()
+        self._live: Any = None  # m1nd.codegraph.patch.LiveRoots, made on first use
+        # (generation before, generation after, {(root id, relpath)}) of the last patched batch: the next load
+        # builds its text indexes from the previous generation's (m1nd.graph.regen)
+        self._delta: tuple[int, int, set[tuple[int, str]]] | None = None
+        self._node_ids: tuple[int, np.ndarray] | None = None  # (generation, row id of the node at each position)
         self.agents: dict[str, AgentState] = {}
         self.queries_processed = 0
         self.started = time.time()
@@ -135,13 +140,35 @@ class CodeGraph:
                 self._sync_weights(wgen)
         else:
             with self.store.db.read():
-                cols, edges = self.store.load_columns()
-                nodes = NodeTable.from_columns(cols)
-                del cols  # the table keeps what it needs; the row lists would double the peak
-                # the two text indexes one after the other, each with only its own temporaries alive (the
-                # trigram build peaks higher, so it runs before the term strings are read)
-                trigram = TrigramIndex.build(nodes)
-                lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
+                how = "rows"
+                delta, self._delta = self._delta, None
+                prev = self._graph
+                patched = (delta is not None and prev is not None and delta[0] == prev.graph_generation
+                           and delta[1] == gen and regen.reusable(prev) and self._node_ids is not None
+                           and self._node_ids[0] == prev.graph_generation)
+                if patched:
+                    # a watcher patched a few files: only their nodes (and their directories') rows are read
+                    assert delta is not None and prev is not None and self._node_ids is not None
+                    paths = regen.with_directories(delta[2])
+                    nodes, ids = regen.patched_nodes(prev.nodes, self._node_ids[1], self.store.node_rows_of(paths),
+                                                     paths)
+                    edges = self.store.edge_arrays(ids)
+                else:
+                    cols, edges = self.store.load_columns()
+                    ids = np.asarray(cols["id"], dtype=np.int64)
+                    nodes = NodeTable.from_columns(cols)
+                    del cols  # the table keeps what it needs; the row lists would double the peak
+                self._node_ids = (gen, ids)
+                if patched:
+                    assert delta is not None and prev is not None
+                    # their nodes' index pieces are made again, the rest kept
+                    trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
+                    how = "patched"
+                else:
+                    # the two text indexes one after the other, each with only its own temporaries alive (the
+                    # trigram build peaks higher, so it runs before the term strings are read)
+                    trigram = TrigramIndex.build(nodes)
+                    lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
                 watermark = self.store.newest_weight_update_ms()
@@ -164,7 +191,7 @@ class CodeGraph:
         self._pending_ltp.clear()
         self._pending_ltd.clear()
         log.info("graph generation %d loaded in %.0f ms (%s)", gen, (time.perf_counter() - started) * 1000,
-                 "cache" if hit else "rows")
+                 "cache" if hit else how)
 
     @staticmethod
     def _build(nodes: NodeTable, edges: dict[str, np.ndarray], gen: int, has_git: bool, lexicon: TermIndex,
@@ -373,8 +400,11 @@ class CodeGraph:
             self._pending_ltp[p] = self._pending_ltp.get(p, 0) + 1
 
     # -- ingest ---------------------------------------------------------------------------------------------------
-    def ingest(self, path: str, *, process: str | None = None, **opts: Any) -> dict[str, Any]:
-        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``)."""
+    def ingest(self, path: str, *, process: str | None = None, changed: list[str] | None = None,
+               **opts: Any) -> dict[str, Any]:
+        """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``).
+        ``changed``: the root-relative paths a watcher saw change; with ``process="inprocess"`` they are patched
+        into the graph in place when that is exact (:mod:`m1nd.codegraph.patch`), else the root is ingested."""
         from m1nd.codegraph.ingestion import run_ingest_isolated
 
         from m1nd.codegraph import baselines
@@ -385,8 +415,26 @@ class CodeGraph:
         # Not under the lock: other calls keep answering from the previous generation while the tree is parsed
         # (the database's ingest lock keeps ingests one at a time); the new generation is swapped in below.
         try:
-            report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
-                                         process=process)
+            report = None
+            if changed is not None and process == "inprocess":
+                try:
+                    report = self._patch(path, changed, opts)
+                except BusyError:
+                    raise  # the watcher waits for the other ingest and tries again
+                except Exception:
+                    # the kept resolver is dropped and nothing was committed: the full ingest does the batch
+                    log.exception("patching %s failed; ingesting the root instead", path)
+                    report = None
+                if report is not None and report.get("changed"):
+                    with self.lock:
+                        self._delta = report.pop("_delta")
+                elif report is not None:
+                    report.pop("_delta", None)
+            if report is None:
+                report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
+                                             process=process,
+                                             # kept when a watcher follows this graph (it primed them)
+                                             live=self._live if changed is None else self.live_roots())
         except BaseException:
             if before is not None:
                 baselines.forget(self, before)
@@ -400,6 +448,45 @@ class CodeGraph:
 
             report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
             return report
+
+    def live_roots(self) -> Any:
+        """The resolvers kept for the watcher's fast path (:class:`m1nd.codegraph.patch.LiveRoots`)."""
+        from m1nd.codegraph.patch import LiveRoots
+
+        with self.lock:
+            if self._live is None:
+                self._live = LiveRoots()
+            return self._live
+
+    def prime_live_roots(self) -> list[str]:
+        """Build the kept resolvers from the store, and the current generation's index pieces when it was mapped
+        from the cache (a watcher does this before its first batch, so even that batch is patched)."""
+        store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        try:
+            done = self.live_roots().prime(store)
+            g = self.graph()
+            if g.lexicon is not None and not regen.reusable(g):
+                # the same rows the cached arrays were built from: only the pieces are new (built unlocked)
+                trigram = TrigramIndex.build(g.nodes)
+                lexicon = TermIndex.build(g.nodes, node_terms_from_blobs(g.nodes, store.extract_terms()))
+                with store.db.read():
+                    ids = store.node_ids_in_order()
+                    gen = store.generations()[0]
+                with self.lock:
+                    if self._graph is g and gen == g.graph_generation and len(ids) == g.n:
+                        g.trigram.parts = trigram.parts
+                        g.lexicon.parts = lexicon.parts
+                        self._node_ids = (gen, ids)
+            return done
+        finally:
+            store.close()
+
+    def _patch(self, path: str, changed: list[str], opts: dict[str, Any]) -> dict[str, Any] | None:
+        store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        try:
+            return self.live_roots().try_patch(store, path, changed, opts)
+        finally:
+            store.close()
 
     # -- queries --------------------------------------------------------------------------------------------------
     def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,

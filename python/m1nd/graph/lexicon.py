@@ -25,9 +25,11 @@ import itertools
 import re
 import threading
 from array import array
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only importer)
@@ -184,36 +186,27 @@ def node_terms_from_blobs(t: NodeTable, rows: Iterable[tuple[int, str, str, list
 
 
 @dataclass
-class TermIndex:
-    """Posting lists term → (node, weight) at the node grain and term → (file node, weight) at the file grain."""
+class TermParts:
+    """A :class:`TermIndex`'s input as per-node triples, term ids into the sorted vocabulary ``terms``: the name
+    field (each non-directory node's label terms, in node order), the path field (each file's directory and stem
+    terms, in file order) and the body field (each node's distinct body terms with their counts, in node order,
+    then first-seen order). ``refs`` counts, per term, the nodes whose label, path or body brings it into the
+    vocabulary (directories' labels included), so a patch knows when a term leaves it."""
 
-    n: int
-    terms: list[str]  # vocabulary, sorted
-    node_flat: np.ndarray  # int32 nodes, grouped by term
-    node_off: np.ndarray  # int64[V+1]
-    node_w: np.ndarray  # float32 saturated tf per posting
-    node_idf: np.ndarray  # float32[V]
-    file_flat: np.ndarray
-    file_off: np.ndarray
-    file_w: np.ndarray
-    file_idf: np.ndarray
-    bodies: int = 0  # nodes with body terms (0: the graph was ingested before bodies were indexed)
-    term_id: dict[str, int] = field(default_factory=dict)
-    _node_postings: PostingLists | None = field(default=None, repr=False, compare=False)
-    _file_postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    terms: list[str]
+    refs: np.ndarray  # int64[V]
+    name_t: np.ndarray  # int32 term ids
+    name_n: np.ndarray  # int32 nodes
+    path_t: np.ndarray
+    path_n: np.ndarray
+    body_t: np.ndarray
+    body_n: np.ndarray
+    body_c: np.ndarray  # float32 counts
 
-    def __post_init__(self) -> None:
-        if not self.term_id:
-            self.term_id = {w: k for k, w in enumerate(self.terms)}
-
-    # -- building -----------------------------------------------------------------------------------------------
     @classmethod
-    def build(cls, t: NodeTable, node_terms: Sequence[str]) -> TermIndex:
+    def build(cls, t: NodeTable, node_terms: Sequence[str]) -> TermParts:
         n = t.n
         vocab: dict[str, int] = {}
-        # (term, node, field-weighted raw tf) triples per field, in compact arrays
-        name_t, name_n = array("i"), array("i")
-        body_len = np.zeros(n, np.float64)
         kind = t.kind
 
         def tid(term: str) -> int:
@@ -233,31 +226,22 @@ class TermIndex:
             l_off.append(len(l_flat))
         lab_idx = np.fromiter(map(label_key.__getitem__, t.label), np.int64, count=n)
         off = np.frombuffer(l_off, np.int64)
-        cnt = np.where(kind != DIR, off[lab_idx + 1] - off[lab_idx], 0)
+        flat = np.frombuffer(l_flat, np.int32) if len(l_flat) else np.zeros(0, np.int32)
+        every = off[lab_idx + 1] - off[lab_idx]
+        cnt = np.where(kind != DIR, every, 0)
         name_nodes = np.repeat(np.arange(n, dtype=np.int32), cnt)
         first = np.repeat(off[lab_idx], cnt)
         within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        flat = np.frombuffer(l_flat, np.int32) if len(l_flat) else np.zeros(0, np.int32)
         name_terms = flat[first + within] if len(within) else np.zeros(0, np.int32)
-        path_forms: dict[str, tuple[str, ...]] = {}
+        # every label's terms, directories' too, are in the vocabulary
+        all_first = np.repeat(off[lab_idx], every)
+        all_within = np.arange(int(every.sum()), dtype=np.int64) - np.repeat(np.cumsum(every) - every, every)
+        label_refs = flat[all_first + all_within] if len(all_within) else np.zeros(0, np.int32)
+        path_t, path_n = array("i"), array("i")
         for i in np.flatnonzero(kind == FILE).tolist():
-            segs = t.source_path[i].split("/")
-            for s in (*segs[:-1], segs[-1].rsplit(".", 1)[0]):
-                fs = path_forms.get(s)
-                if fs is None:
-                    fs = path_forms[s] = forms(s)
-                for f in fs:
-                    name_t.append(tid(f))
-                    name_n.append(i)
-        name_t = np.concatenate([name_terms, np.frombuffer(name_t, np.int32) if len(name_t) else
-                                 np.zeros(0, np.int32)])
-        name_v = np.concatenate([np.full(len(name_terms), W_NAME, np.float32),
-                                 np.full(len(name_n), W_PATH, np.float32)])
-        name_n = np.concatenate([name_nodes, np.frombuffer(name_n, np.int32) if len(name_n) else
-                                 np.zeros(0, np.int32)])
-        # body field, vectorised: each node's distinct words with their counts (C-level Counter), each distinct word
-        # of the repository folded once into its terms (a word -> terms CSR), then one gather expands
-        # (node, word, count) into (node, term, count) and _postings sums per (term, node)
+            for f in _path_forms(t.source_path[i]):
+                path_t.append(tid(f))
+                path_n.append(i)
         # body field: each node's stored terms counted per node (C-level Counter), term ids assigned on first sight
         # through a defaultdict (also C-level); the vocabulary ids of the name field come first
         term_id: defaultdict[str, int] = defaultdict(itertools.count(len(vocab)).__next__, vocab)
@@ -266,28 +250,177 @@ class TermIndex:
         for i, text in enumerate(node_terms):
             if not text or kind[i] == DIR:
                 continue
-            cnt = Counter(text.split())
-            tok_t.extend(map(lookup, cnt))
-            tok_c.extend(cnt.values())
-            tok_n.extend([i] * len(cnt))
+            c = Counter(text.split())
+            tok_t.extend(map(lookup, c))
+            tok_c.extend(c.values())
+            tok_n.extend([i] * len(c))
         vocab = dict(term_id)
         del term_id
-        body_ids = np.frombuffer(tok_t, np.int32) if len(tok_t) else np.zeros(0, np.int32)
-        body_nodes = np.frombuffer(tok_n, np.int32) if len(tok_n) else np.zeros(0, np.int32)
-        body_counts = np.frombuffer(tok_c, np.float32) if len(tok_c) else np.zeros(0, np.float32)
-        if len(body_nodes):
-            body_len = np.bincount(body_nodes, weights=body_counts, minlength=n).astype(np.float64)
         terms = sorted(vocab)
         remap = np.empty(len(vocab), np.int32)
         for new, w in enumerate(terms):
             remap[vocab[w]] = new
+
+        def ids(a: array) -> np.ndarray:
+            return remap[np.frombuffer(a, np.int32)] if len(a) else np.zeros(0, np.int32)
+
+        def ints(a: array) -> np.ndarray:
+            return np.frombuffer(a, np.int32).copy() if len(a) else np.zeros(0, np.int32)
+
+        name_t = remap[name_terms] if len(name_terms) else np.zeros(0, np.int32)
+        p_t, b_t = ids(path_t), ids(tok_t)
+        refs = np.bincount(np.concatenate([remap[label_refs] if len(label_refs) else np.zeros(0, np.int32),
+                                           p_t, b_t]), minlength=len(terms)).astype(np.int64)
+        return cls(terms, refs, name_t.astype(np.int32), name_nodes, p_t, ints(path_n), b_t, ints(tok_n),
+                   np.frombuffer(tok_c, np.float32).copy() if len(tok_c) else np.zeros(0, np.float32))
+
+    def patched(self, old: NodeTable, t: NodeTable, old_to_new: np.ndarray, redo: np.ndarray,
+                node_terms: dict[int, str]) -> TermParts:
+        """The parts of ``t`` from these parts of ``old``: nodes kept (``old_to_new[i]`` ≥ 0) and not in ``redo``
+        (sorted new positions whose label, path or body changed, or that are new) keep their triples, moved to
+        their new positions; ``redo`` nodes are made again from ``t`` and ``node_terms`` (new position -> body
+        terms). Equal to :meth:`build` of ``t`` by construction: the same triples in the same order per field."""
+        redo = np.asarray(redo, np.int64)
+        gone = old_to_new < 0
+        gone[np.flatnonzero(np.isin(old_to_new, redo))] = True
+        refs = self.refs.copy()
+        old_terms = self.terms
+
+        def old_id(w: str) -> int:  # -1 when not in the old vocabulary (sorted: a bisection)
+            k = bisect_left(old_terms, w)
+            return k if k < len(old_terms) and old_terms[k] == w else -1
+
+        # what the dropped nodes brought into the vocabulary
+        dropped = np.flatnonzero(gone).tolist()
+        label_forms = forms_many(dict.fromkeys([old.label[i] for i in dropped]))
+        for i in dropped:
+            for f in label_forms[old.label[i]]:
+                refs[old_id(f)] -= 1
+        for seg_t, seg_n in ((self.path_t, self.path_n), (self.body_t, self.body_n)):
+            hit = gone[seg_n]
+            if hit.any():
+                np.subtract.at(refs, seg_t[hit], 1)
+        # the redo nodes' triples, as term strings
+        new_labels = forms_many(dict.fromkeys([t.label[j] for j in redo.tolist()]))
+        add_name: list[tuple[int, str]] = []
+        add_path: list[tuple[int, str]] = []
+        add_body: list[tuple[int, str, float]] = []
+        add_refs: list[str] = []
+        for j in redo.tolist():
+            fs = new_labels[t.label[j]]
+            add_refs.extend(fs)
+            if t.kind[j] != DIR:
+                add_name.extend((j, f) for f in fs)
+            if t.kind[j] == FILE:
+                for f in _path_forms(t.source_path[j]):
+                    add_path.append((j, f))
+            text = node_terms.get(j, "")
+            if text and t.kind[j] != DIR:
+                for w, c in Counter(text.split()).items():
+                    add_body.append((j, w, float(c)))
+        # the new vocabulary: terms still brought by a node, and the redo nodes' new terms (sorted, like a build's)
+        fresh: dict[str, int] = {}
+        for w in itertools.chain(add_refs, (f for _, f in add_path), (w for _, w, _ in add_body)):
+            k = old_id(w)
+            if k >= 0:
+                refs[k] += 1
+            else:
+                fresh[w] = fresh.get(w, 0) + 1
+        live = refs > 0
+        removed_before = np.concatenate([[0], np.cumsum(~live)])  # removed old ids below each old id
+        slots = np.bincount([bisect_left(old_terms, w) for w in fresh], minlength=len(old_terms) + 1)
+        added_before = np.cumsum(slots)  # new terms sorting before each old id (w < old[k] when bisect gives ≤ k)
+        remap = np.where(live, np.arange(len(old_terms)) - removed_before[:-1] + added_before[:-1], -1).astype(np.int32)
+        if fresh or not live.all():
+            kept = [w for w, ok in zip(old_terms, live.tolist()) if ok]
+            terms = sorted(itertools.chain(kept, fresh)) if fresh else kept
+        else:
+            terms = old_terms
+        new_id = {w: bisect_left(terms, w) for w in fresh}
+        new_refs = np.zeros(len(terms), np.int64)
+        new_refs[remap[live]] = refs[live]
+        for w, c in fresh.items():
+            new_refs[new_id[w]] = c
+
+        def tid(w: str) -> int:
+            got = new_id.get(w)
+            return got if got is not None else int(remap[old_id(w)])
+
+        def merge(seg_t: np.ndarray, seg_n: np.ndarray, extra: list[Any], values: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+            keep = ~gone[seg_n]
+            kt = remap[seg_t[keep]]
+            kn = old_to_new[seg_n[keep]].astype(np.int32)
+            at = np.asarray([tid(x[1]) for x in extra], np.int32)
+            an = np.asarray([x[0] for x in extra], np.int32)
+            all_t = np.concatenate([kt, at])
+            all_n = np.concatenate([kn, an])
+            # node order, and each node's own order kept (kept nodes' triples come before nothing of theirs)
+            order = np.argsort(all_n, kind="stable")
+            vals = None
+            if values is not None:
+                av = np.asarray([x[2] for x in extra], np.float32)
+                vals = np.concatenate([values[keep], av])[order]
+            return all_t[order], all_n[order], vals
+
+        name_t, name_n, _ = merge(self.name_t, self.name_n, add_name)
+        path_t, path_n, _ = merge(self.path_t, self.path_n, add_path)
+        body_t, body_n, body_c = merge(self.body_t, self.body_n, add_body, self.body_c)
+        assert body_c is not None
+        return TermParts(terms, new_refs, name_t, name_n, path_t, path_n, body_t, body_n, body_c)
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_forms(path: str) -> tuple[str, ...]:
+    """A file path's path-field terms: each directory's and the stem's :func:`forms`, in order (repeats kept)."""
+    segs = path.split("/")
+    return tuple(f for s in (*segs[:-1], segs[-1].rsplit(".", 1)[0]) for f in forms(s))
+
+
+@dataclass
+class TermIndex:
+    """Posting lists term → (node, weight) at the node grain and term → (file node, weight) at the file grain."""
+
+    n: int
+    terms: list[str]  # vocabulary, sorted
+    node_flat: np.ndarray  # int32 nodes, grouped by term
+    node_off: np.ndarray  # int64[V+1]
+    node_w: np.ndarray  # float32 saturated tf per posting
+    node_idf: np.ndarray  # float32[V]
+    file_flat: np.ndarray
+    file_off: np.ndarray
+    file_w: np.ndarray
+    file_idf: np.ndarray
+    bodies: int = 0  # nodes with body terms (0: the graph was ingested before bodies were indexed)
+    term_id: dict[str, int] = field(default_factory=dict)
+    _node_postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    _file_postings: PostingLists | None = field(default=None, repr=False, compare=False)
+    # the per-node triples it was built from (absent when loaded from the cache): what a patched build starts from
+    parts: TermParts | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.term_id:
+            self.term_id = {w: k for k, w in enumerate(self.terms)}
+
+    # -- building -----------------------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, t: NodeTable, node_terms: Sequence[str]) -> TermIndex:
+        return cls.from_parts(t, TermParts.build(t, node_terms))
+
+    @classmethod
+    def from_parts(cls, t: NodeTable, parts: TermParts) -> TermIndex:
+        """The index from its per-node triples (the vectorised half of a build; the parts are kept on the index, so
+        a generation that changes a few nodes is built by :meth:`TermParts.patched` and this)."""
+        n = t.n
+        kind = t.kind
+        terms = parts.terms
         v_count = len(terms)
-        nt = remap[name_t] if len(name_t) else np.zeros(0, np.int32)
-        nn = name_n.astype(np.int32)
-        nv = name_v
-        bt = remap[body_ids] if len(body_ids) else np.zeros(0, np.int32)
-        bn = body_nodes
-        bv = body_counts
+        nt = np.concatenate([parts.name_t, parts.path_t])
+        nn = np.concatenate([parts.name_n, parts.path_n])
+        nv = np.concatenate([np.full(len(parts.name_t), W_NAME, np.float32),
+                             np.full(len(parts.path_t), W_PATH, np.float32)])
+        bt, bn, bv = parts.body_t, parts.body_n, parts.body_c
+        body_len = (np.bincount(bn, weights=bv, minlength=n).astype(np.float64) if len(bn)
+                    else np.zeros(n, np.float64))
 
         # node grain: name + length-normalised body, summed per (term, node)
         has_body = body_len > 0
@@ -317,9 +450,11 @@ class TermIndex:
         fv = np.where(path_part, fv, fv / f_norm[fn]).astype(np.float32)
         file_flat, file_off, file_w, file_df = _postings(ft, fn, fv, v_count, n)
         n_files = max(int(np.count_nonzero(is_file)), 1)
-        return cls(n=n, terms=terms, node_flat=node_flat, node_off=node_off, node_w=node_w,
-                   node_idf=_idf(node_df, max(n_docs, 1)), file_flat=file_flat, file_off=file_off, file_w=file_w,
-                   file_idf=_idf(file_df, n_files), bodies=int(np.count_nonzero(body_len)))
+        out = cls(n=n, terms=terms, node_flat=node_flat, node_off=node_off, node_w=node_w,
+                  node_idf=_idf(node_df, max(n_docs, 1)), file_flat=file_flat, file_off=file_off, file_w=file_w,
+                  file_idf=_idf(file_df, n_files), bodies=int(np.count_nonzero(body_len)))
+        out.parts = parts
+        return out
 
     # -- cache -----------------------------------------------------------------------------------------------------
     _ARRAYS = ("node_flat", "node_off", "node_w", "node_idf", "file_flat", "file_off", "file_w", "file_idf")
@@ -415,4 +550,4 @@ def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n
     return d_of, off, w, df
 
 
-__all__ = ["QUERY_STOPWORDS", "TermIndex", "fold", "forms", "node_terms_from_blobs", "query_terms"]
+__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms"]

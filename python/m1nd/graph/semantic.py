@@ -80,19 +80,52 @@ class TrigramIndex:
     _top_cache: LRU[tuple, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=lambda: LRU(1024), repr=False, compare=False)
 
+    # the (node, trigram) pairs it was built from (absent when loaded from the cache): a patched build starts there
+    parts: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+
     @classmethod
     def build(cls, t: NodeTable) -> TrigramIndex:
-        n = t.n
-        texts = [node_text(t.label[i], t.qname[i], t.doc[i]) for i in range(n)]
+        texts = [node_text(t.label[i], t.qname[i], t.doc[i]) for i in range(t.n)]
         owner, code = trigram_codes(texts)
         del texts
-        if owner.size == 0:
-            return cls(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(1, np.int64),
-                       np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+        return cls.from_pairs(t.n, owner.astype(np.int32), code)
+
+    @classmethod
+    def patched(cls, old: TrigramIndex, t: NodeTable, old_to_new: np.ndarray, redo: np.ndarray) -> TrigramIndex:
+        """:meth:`build` of ``t`` from ``old``'s pairs: nodes kept (``old_to_new`` ≥ 0) and not in ``redo`` (new
+        positions whose label, qualified name or doc changed, or that are new) keep their trigrams at their new
+        position; ``redo`` nodes' trigrams are made again. The kept pairs stay sorted by (trigram, node) (node
+        positions move monotonically), so the redo pairs are merged in rather than everything sorted again."""
+        assert old.parts is not None
+        owner, code = old.parts
+        gone = old_to_new < 0
+        gone[np.flatnonzero(np.isin(old_to_new, redo))] = True
+        keep = ~gone[owner]
+        redo_l = np.asarray(redo, np.int64).tolist()
+        r_owner, r_code = trigram_codes([node_text(t.label[j], t.qname[j], t.doc[j]) for j in redo_l])
+        n = max(t.n, 1)
+        key = code[keep].astype(np.int64) * n + old_to_new[owner[keep]]
+        if len(r_owner):
+            r_key = np.sort(r_code * n + np.asarray(redo_l, np.int64)[r_owner])
+            key = np.insert(key, np.searchsorted(key, r_key, side="right"), r_key)
+        return cls.from_sorted_keys(t.n, key)
+
+    @classmethod
+    def from_pairs(cls, n: int, owner: np.ndarray, code: np.ndarray) -> TrigramIndex:
         # One sort by (code, owner) gives term frequencies and posting lists already grouped by code.
-        key = code * max(n, 1) + owner
+        key = code.astype(np.int64) * max(n, 1) + owner.astype(np.int64)
         del owner, code
         key.sort()
+        return cls.from_sorted_keys(n, key)
+
+    @classmethod
+    def from_sorted_keys(cls, n: int, key: np.ndarray) -> TrigramIndex:
+        """The index from every (trigram, node) occurrence as ``code * n + node``, sorted (repeats are the term
+        frequencies); the occurrences are kept as sorted pairs for a later :meth:`patched`."""
+        parts = ((key % max(n, 1)).astype(np.int32), (key // max(n, 1)).astype(np.int32))
+        if key.size == 0:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(1, np.int64),
+                       np.zeros(0, np.int32), np.zeros(0, np.float32), n, parts=parts)
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         tf = np.diff(np.r_[starts, len(key)])
         uniq = key[starts]
@@ -106,7 +139,7 @@ class TrigramIndex:
         norms = np.sqrt(np.bincount(u_owner, weights=w.astype(np.float64) ** 2, minlength=n))
         w = (w / np.maximum(norms[u_owner], 1e-9)).astype(np.float32)
         indptr = np.r_[g_starts, len(u_code)].astype(np.int64)
-        return cls(codes, idf, indptr, u_owner, w, n)
+        return cls(codes, idf, indptr, u_owner, w, n, parts=parts)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"codes": self.codes, "idf": self.idf, "indptr": self.indptr, "nodes": self.nodes,

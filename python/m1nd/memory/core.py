@@ -215,7 +215,8 @@ def enable_pgvector(pg: Any) -> bool:
         pg.migrate(PGVECTOR_COMPONENT, PGVECTOR_MIGRATIONS)
     except StoreError as e:
         log.warning("the memory server offers pgvector but it could not be enabled (%s); semantic search keeps "
-                    "the local vector mirror (a superuser can run CREATE EXTENSION vector)", e.message)
+                    "the local vector mirror (a database superuser can enable the vector extension for this database)",
+                    e.message)
         return False
     return True
 

@@ -178,6 +178,17 @@ class GraphStore:
                            "FROM files WHERE root_id = ?", (root_id,))
         return {r[0]: FileRow(*r) for r in rows}
 
+    def file_stats(self, root_id: int) -> dict[str, tuple[int, int, str, str, int]]:
+        """relpath -> (size, mtime_ns, content_hash, lang, extractor_version) of a root's files (no blobs)."""
+        rows = self.db.all("SELECT relpath, size, mtime_ns, content_hash, lang, extractor_version FROM files "
+                           "WHERE root_id = ?", (root_id,))
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def finish_root_report(self, root_id: int, *, git_state: str | None, report: dict[str, Any]) -> None:
+        """A patched root (the watcher's fast path): new work-tree fingerprint and report, git data unchanged."""
+        self.db.execute("UPDATE roots SET last_ingest_ms = ?, git_state = ?, report_json = ? WHERE id = ?",
+                        (now_ms(), git_state, json.dumps(report, separators=(",", ":")), root_id))
+
     def file_hashes(self) -> dict[str, str]:
         return dict(self.db.all("SELECT relpath, content_hash FROM files"))
 
@@ -208,6 +219,24 @@ class GraphStore:
         sql = f"SELECT ext_id, id, {cols} FROM nodes"
         rows = self.db.all(sql + " WHERE root_id = ?", (root_id,)) if root_id is not None else self.db.all(sql)
         return {r[0]: r[1:] for r in rows}
+
+    def node_rows_at(self, root_id: int, source_paths: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        """:meth:`node_rows` of the nodes of one root whose source path is one of ``source_paths``."""
+        cols = ", ".join(NODE_COLUMNS[1:])
+        out = {}
+        for p in source_paths:
+            for r in self.db.all(f"SELECT ext_id, id, {cols} FROM nodes WHERE source_path = ? AND root_id = ?",
+                                 (p, root_id)):
+                out[r[0]] = r[1:]
+        return out
+
+    def edges_from(self, src_ids: Iterable[int]) -> dict[tuple[int, int, int], tuple[float, float, int]]:
+        """:meth:`edge_rows` of the edges leaving the given nodes."""
+        out = {}
+        for s in src_ids:
+            for d, rel, w0, w, c in self.db.all("SELECT dst, relation, w0, w, count FROM edges WHERE src = ?", (s,)):
+                out[(s, d, rel)] = (w0, w, c)
+        return out
 
     def edge_rows(self, node_ids: Iterable[int] | None = None) -> dict[tuple[int, int, int], tuple[float, float, int]]:
         """(src, dst, relation) -> (w0, w, count) for every edge (or edges whose source is in ``node_ids``)."""
@@ -290,35 +319,59 @@ class GraphStore:
                 continue
             yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
 
+    def extract_terms_of(self, files: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
+        """:meth:`extract_terms` of the given (root id, relpath) files only."""
+        for root_id, relpath in sorted(files):
+            blob = self.db.scalar("SELECT terms_blob FROM files WHERE root_id = ? AND relpath = ?", (root_id, relpath))
+            t = unpack_json(blob) if blob is not None else None
+            if not t:
+                yield int(root_id), relpath, "", []
+                continue
+            yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
+
     def load_columns(self) -> tuple[dict[str, list[Any]], dict[str, np.ndarray]]:
         """All nodes ordered by ext_id (the CSR order) and all edges as index arrays.
 
         Streams the cursors into columns / flat numpy arrays instead of materialising row tuples: on a 100k-node
         graph that halves the transient memory of a load from rows.
         """
-        import itertools
-
         names = ("id", *NODE_COLUMNS)
         cols: dict[str, list[Any]] = {k: [] for k in names}
         appenders = [cols[k].append for k in names]
         for row in self.db.execute(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY ext_id"):
             for app, v in zip(appenders, row):
                 app(v)
-        ids = np.asarray(cols["id"], dtype=np.int64)
+        return cols, self.edge_arrays(np.asarray(cols["id"], dtype=np.int64))
+
+    def edge_arrays(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Every edge as arrays of node positions, given the row id of the node at each position."""
+        import itertools
+
         lookup = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, dtype=np.int64)
         lookup[ids] = np.arange(len(ids))
         n_edges = int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0))
         flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
                            dtype=np.float64, count=n_edges * 5)
         e = flat.reshape(-1, 5)
-        edges: dict[str, np.ndarray] = {
+        return {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),
             "dst": lookup[e[:, 1].astype(np.int64)].astype(np.int32),
             "relation": e[:, 2].astype(np.uint8),
             "w0": e[:, 3].astype(np.float32),
             "w": e[:, 4].astype(np.float32),
         }
-        return cols, edges
+
+    def node_ids_in_order(self) -> np.ndarray:
+        """The row id of every node in ext_id order (the positions :meth:`load_columns` gives)."""
+        return np.fromiter((r[0] for r in self.db.execute("SELECT id FROM nodes ORDER BY ext_id")), np.int64)
+
+    def node_rows_of(self, paths: Iterable[tuple[int, str]]) -> list[tuple[Any, ...]]:
+        """``(id, *NODE_COLUMNS)`` of every node whose (root id, source path) is one of ``paths``."""
+        out: list[tuple[Any, ...]] = []
+        for root_id, p in sorted(paths):
+            out += self.db.all(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes WHERE source_path = ? AND root_id = ?",
+                               (p, root_id))
+        return out
 
     # -- learned weights ----------------------------------------------------------------------------------------
     def edge_weights_since(self, watermark_ms: int) -> list[tuple[str, str, int, float, int]]:

@@ -21,45 +21,49 @@ class TestSubjects(ResolverCore):
     """Links tests to what they test."""
 
     def tests_edges(self) -> None:
-        by_base = self.basename_index
         for f in self.files.values():
-            if f.fam not in CODE_FAMILIES:
+            if f.fam in CODE_FAMILIES:
+                self.tests_of_file(f)
+
+    def tests_of_file(self, f: FileState) -> None:
+        """The ``tests`` edges whose source is ``f`` or one of its test functions (an incremental patch re-runs
+        this for the files it re-resolves)."""
+        by_base = self.basename_index
+        subject_files: list[int] = []
+        if f.blob.get("is_test"):
+            main_subject = self._subject_file(f, by_base)
+            if main_subject >= 0:
+                subject_files.append(main_subject)
+            for target, rel, _ in f.import_edges:
+                if rel != IMPORTS:
+                    continue
+                tf = target if self.kind[target] == K_FILE else self.file_of[target]
+                if tf >= 0 and tf != f.idx and self.kind[tf] == K_FILE and tf not in subject_files:
+                    subject_files.append(tf)
+            for tf in subject_files:
+                self.edge(f.idx, tf, TESTS, 1.0)
+        else:
+            # test functions inside a regular file (Rust `#[cfg(test)] mod tests`): the file is the subject
+            if not any(i >= 0 and self.is_test[i] for i in f.syms):
+                return
+            subject_files.append(f.idx)
+        # test functions -> subject functions (first subject file holding the name wins)
+        for idx in f.syms:
+            if idx < 0 or not self.is_test[idx] or self.kind[idx] != K_FN:
                 continue
-            subject_files: list[int] = []
-            if f.blob.get("is_test"):
-                main_subject = self._subject_file(f, by_base)
-                if main_subject >= 0:
-                    subject_files.append(main_subject)
-                for target, rel, _ in f.import_edges:
-                    if rel != IMPORTS:
-                        continue
-                    tf = target if self.kind[target] == K_FILE else self.file_of[target]
-                    if tf >= 0 and tf != f.idx and self.kind[tf] == K_FILE and tf not in subject_files:
-                        subject_files.append(tf)
-                for tf in subject_files:
-                    self.edge(f.idx, tf, TESTS, 1.0)
-            else:
-                # test functions inside a regular file (Rust `#[cfg(test)] mod tests`): the file is the subject
-                if not any(i >= 0 and self.is_test[i] for i in f.syms):
-                    continue
-                subject_files.append(f.idx)
-            # test functions -> subject functions (first subject file holding the name wins)
-            for idx in f.syms:
-                if idx < 0 or not self.is_test[idx] or self.kind[idx] != K_FN:
-                    continue
-                stripped = _strip_test_name(self.label[idx])
-                if not stripped:
-                    continue
-                best: list[int] = []
-                for sf in subject_files:
-                    found = self._fns_by_lower(sf).get(stripped)
-                    if found:
-                        best = found
-                        break
-                if len(best) > 1:
-                    best = self._prefer_container(best, f, idx)
-                if len(best) == 1:
-                    self.edge(idx, best[0], TESTS, 1.0)
+            stripped = _strip_test_name(self.label[idx])
+            if not stripped:
+                continue
+            best: list[int] = []
+            for sf in subject_files:
+                found = self._fns_by_lower(sf).get(stripped)
+                if found:
+                    best = found
+                    break
+            if len(best) > 1:
+                best = self._prefer_container(best, f, idx)
+            if len(best) == 1:
+                self.edge(idx, best[0], TESTS, 1.0)
 
     def _prefer_container(self, cands: list[int], f: FileState, test_fn: int) -> list[int]:
         """Several same-named subject functions: keep those whose container is named like the test's subject
