@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 STDLIB_EXCLUDE = ["site-packages/", "config-*/", "__pycache__/"]
 SUBSET = ("json", "email", "http", "asyncio", "collections", "concurrent", "logging", "urllib", "xml", "unittest")
+#: the corpus of the latency benchmarks (server, perspectives, traces and pictures, CLI start): ~2-3k nodes
+SERVING = ("json", "email", "http", "asyncio")
 
 
 def full() -> bool:
@@ -33,6 +37,42 @@ def workspace(home: Path, key: Path):  # noqa: ANN201
     from m1nd.workspace import Workspace
 
     return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000))
+
+
+@dataclass
+class Ingested:
+    """A corpus ingested into a workspace of its own home; ``report`` is the ``ingest`` tool's answer."""
+
+    home: Path
+    root: Path
+    ws: Any
+    report: dict[str, Any]
+
+    @property
+    def nodes(self) -> int:
+        return self.report["nodes"]["total"]
+
+    @property
+    def edges(self) -> int:
+        return self.report["edges"]["total"]
+
+
+def ingest_stdlib(tmp_path_factory: Any, name: str, packages: tuple[str, ...] = SERVING, *,
+                  home: Path | None = None, **options: Any) -> Ingested:
+    """``packages`` of the stdlib copied into a temporary directory (the whole standard library with
+    ``M1ND_BENCH_FULL=1``, read in place) and ingested through the ``ingest`` tool into ``home`` (default: a
+    new temporary one). The workspace stays open: the caller closes it. ``options`` go to the tool."""
+    from m1nd.tools.registry import call_tool
+
+    home = home if home is not None else tmp_path_factory.mktemp(f"{name}-home")
+    root = STDLIB if full() else copy_subset(tmp_path_factory.mktemp(f"{name}-corpus"), packages)
+    ws = workspace(home, root)
+    args: dict[str, Any] = {"agent_id": "bench", "path": str(root), **options}
+    if full():
+        args["exclude"] = STDLIB_EXCLUDE
+    r = call_tool(ws, "ingest", args)
+    assert not r.is_error, r.structured
+    return Ingested(home, root, ws, r.structured)
 
 
 def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles: int = 3) -> dict:  # noqa: ANN001

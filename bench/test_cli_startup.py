@@ -24,11 +24,9 @@ from typing import Any
 
 import pytest
 
-from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
+from corpus import SERVING, ingest_stdlib
 from m1nd import __version__
-from m1nd.tools.registry import call_tool
 
-PACKAGES = ("json", "email", "http", "asyncio")
 ROUNDS = 15
 
 
@@ -75,15 +73,9 @@ def test_cli_answers_without_loading_commands(benchmark, env, case: str) -> None
 @pytest.fixture(scope="module")
 def persisted(tmp_path_factory, env) -> dict[str, Any]:
     """A graph ingested and persisted (rows and array cache) in the benchmark's home; the CLI finds it by root."""
-    root = STDLIB if full() else copy_subset(tmp_path_factory.mktemp("cli-corpus"), PACKAGES)
-    ws = workspace(Path(env["M1ND_HOME"]), root)
-    args: dict[str, Any] = {"agent_id": "bench", "path": str(root), "embed": "skip"}
-    if full():
-        args["exclude"] = STDLIB_EXCLUDE
-    r = call_tool(ws, "ingest", args)
-    ws.close()
-    assert not r.is_error, r.structured
-    return {"root": root, "nodes": r.structured["nodes"]["total"]}
+    c = ingest_stdlib(tmp_path_factory, "cli", SERVING, home=Path(env["M1ND_HOME"]), embed="skip")
+    c.ws.close()
+    return {"root": c.root, "nodes": c.nodes}
 
 
 def test_cli_activate_on_a_persisted_graph(benchmark, env, persisted) -> None:

@@ -18,27 +18,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
+from corpus import ingest_stdlib
 from m1nd.graph.nodes import KINDS
 from m1nd.tools.registry import call_tool
 
-PACKAGES = ("json", "email", "http", "asyncio")
-FULL = full()
 FRAMES = 12
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict[str, Any]:
-    home = tmp_path_factory.mktemp("hostfit-bench-home")
-    root = STDLIB if FULL else copy_subset(tmp_path_factory.mktemp("hostfit-bench-corpus"), PACKAGES)
-    ws = workspace(home, root)
-    args: dict[str, Any] = {"agent_id": "bench", "path": str(root)}
-    if FULL:
-        args["exclude"] = STDLIB_EXCLUDE
-    r = call_tool(ws, "ingest", args)
-    assert not r.is_error, r.structured
-    yield {"ws": ws, "nodes": r.structured["nodes"]["total"]}
-    ws.close()
+    c = ingest_stdlib(tmp_path_factory, "hostfit-bench")
+    yield {"ws": c.ws, "nodes": c.nodes}
+    c.ws.close()
 
 
 def _traceback(ws: Any) -> tuple[str, list[str]]:

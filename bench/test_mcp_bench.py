@@ -24,10 +24,9 @@ from typing import Any
 
 import pytest
 
-from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
+from corpus import full, ingest_stdlib, workspace
 from m1nd.tools.registry import call_tool, load_all
 
-PACKAGES = ("json", "email", "http", "asyncio")
 FULL = full()
 ROUNDS = 60
 WARMUP = 5
@@ -80,20 +79,12 @@ class LineServer:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict[str, Any]:
     """Ingest the corpus once and persist it (graph rows + array cache); return the server environment."""
-    home = tmp_path_factory.mktemp("mcp-bench-home")
-    root = STDLIB if FULL else copy_subset(tmp_path_factory.mktemp("mcp-bench-corpus"), PACKAGES)
-    ws = workspace(home, root)
-    args: dict[str, Any] = {"agent_id": "bench", "path": str(root)}
-    if FULL:
-        args["exclude"] = STDLIB_EXCLUDE
-    r = call_tool(ws, "ingest", args)
-    assert not r.is_error, r.structured
-    nodes = r.structured["nodes"]["total"]
-    assert nodes > (20000 if FULL else 2000)
-    ws.close()
-    env = {"M1ND_HOME": str(home), "M1ND_WORKSPACE": str(root), "M1ND_EMBEDDER": "hashing",
+    c = ingest_stdlib(tmp_path_factory, "mcp-bench")
+    c.ws.close()
+    assert c.nodes > (20000 if FULL else 2000)
+    env = {"M1ND_HOME": str(c.home), "M1ND_WORKSPACE": str(c.root), "M1ND_EMBEDDER": "hashing",
            "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
-    return {"home": home, "root": root, "env": env, "nodes": nodes, "edges": r.structured["edges"]["total"]}
+    return {"home": c.home, "root": c.root, "env": env, "nodes": c.nodes, "edges": c.edges}
 
 
 @pytest.fixture(scope="module")

@@ -22,11 +22,9 @@ import time
 from typing import Any
 
 import pytest
-from corpus import STDLIB, STDLIB_EXCLUDE, copy_subset, full, workspace
+from corpus import ingest_stdlib
 from m1nd.tools.registry import call_tool
 
-PACKAGES = ("json", "email", "http", "asyncio")
-FULL = full()
 TARGET_MS = 5.0
 QUERIES = ["parse json string", "http request headers", "event loop run until complete", "email message header",
            "json decoder error", "asyncio queue put", "cookie jar", "mime multipart", "base events create task",
@@ -36,17 +34,10 @@ RESULTS: dict[str, dict[str, float]] = {}
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict[str, Any]:
-    home = tmp_path_factory.mktemp("persp-bench-home")
-    root = STDLIB if FULL else copy_subset(tmp_path_factory.mktemp("persp-bench-corpus"), PACKAGES)
-    ws = workspace(home, root)
-    args: dict[str, Any] = {"agent_id": "bench", "path": str(root)}
-    if FULL:
-        args["exclude"] = STDLIB_EXCLUDE
-    r = call_tool(ws, "ingest", args)
-    assert not r.is_error, r.structured
-    ws.graph.graph()
-    yield {"ws": ws, "nodes": r.structured["nodes"]["total"], "edges": r.structured["edges"]["total"]}
-    ws.close()
+    c = ingest_stdlib(tmp_path_factory, "persp-bench")
+    c.ws.graph.graph()
+    yield {"ws": c.ws, "nodes": c.nodes, "edges": c.edges}
+    c.ws.close()
 
 
 def _call(ws: Any, name: str, **args: Any) -> dict[str, Any]:

@@ -19,3 +19,7 @@ RECENT_MIN_RESONANCE = 0.5  # memory recent keeps facts whose (basis) resonance 
 RESONANCE_CAP = 10  # reinforcement stops here (a relationship's, and reinforce's default cap)
 STALE_AFTER_DAYS = 30  # health: a high-resonance entry not activated for this long is stale
 THREAD_WEEKLY_DECAY = 0.95  # open threads rank by resonance x this per week of age
+WAKE_LIMIT = 20  # places in the wake set (cascade and ritual)
+WAKE_DAYS = 7  # the wake cascade's recent layer looks back this many days
+WAKE_FETCH_DAYS = 15  # wake-fetch looks back this many days
+WAKE_FETCH_LIMIT = 100  # facts of wake-fetch

@@ -1,4 +1,4 @@
-"""Bulk embedding in a child process (issue 13): ``python -m m1nd.embed_worker`` and the server's handle on it.
+"""Bulk embedding in a child process (issue 13): ``python -m m1nd.embed_worker``, the child's program.
 
 Why a child process and not a thread of the server:
 
@@ -19,7 +19,9 @@ its stdout (``{"event": "progress", "done", "total", "rate"}`` for code nodes, `
 "rate"}`` while it re-embeds the memory store, then ``{"event": "done", ...}``); logs go to stderr.
 It exits at once when its stdin reaches EOF (the server closed it or died, even by SIGKILL), on SIGTERM and on
 SIGINT. The server reads the vectors from ``graph.db`` (:mod:`m1nd.codegraph.vectors`); the child never writes the
-server's usearch file.
+server's usearch file. The server's side (start, follow, stop) is :mod:`m1nd.codegraph.embed_child`: this
+module is the child's program only, so the code-graph services that start it never import the Workspace it
+builds.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -38,82 +39,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
-
 NICE = 10  # the child's priority increment: tool calls of the server come first
 COMMIT_EVERY = 32  # one inference batch: a stop loses at most the batch in flight (about a second of work)
-STOP_WAIT_S = 0.5  # SIGTERM ends the child at once; SIGKILL after this as a backstop
 MEMORY_PROGRESS_EVERY_S = 1.0  # memory re-embedding reports per entry; the server hears of it at most this often
 
 
-class Worker:
-    """The server's handle on one embedding child: start, follow its progress, stop it."""
-
-    def __init__(self, settings: Any, on_progress: Callable[[dict[str, Any]], None],
-                 on_exit: Callable[[int | None], None]) -> None:
-        self.settings = settings
-        self._on_progress = on_progress
-        self._on_exit = on_exit
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._reader: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def start(self) -> None:
-        s = self.settings
-        cmd = [sys.executable, "-m", "m1nd.embed_worker", "--home", str(s.home), "--workspace-key",
-               str(s.workspace_key), "--busy-timeout-ms", str(s.busy_timeout_ms)]
-        # start_new_session: a Ctrl-C in the server's terminal reaches the server only; the server stops the child.
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-                                     start_new_session=True)
-        self._reader = threading.Thread(target=self._read, args=(self.proc,), name="m1nd-embed-worker",
-                                        daemon=True)
-        self._reader.start()
-
-    def _read(self, proc: subprocess.Popen[bytes]) -> None:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(msg, dict):
-                try:
-                    self._on_progress(msg)
-                except Exception:  # noqa: BLE001 — a progress callback must not kill the reader
-                    log.exception("embedding progress handler failed")
-        rc = proc.wait()
-        self._on_exit(rc)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Until the child has exited and its last message was handled; False on timeout."""
-        r = self._reader
-        if r is None:
-            return True
-        r.join(timeout)
-        return not r.is_alive()
-
-    def stop(self) -> None:
-        """End the child now (committed vectors stay; the rest is embedded next time)."""
-        p = self.proc
-        if p is None or p.poll() is not None:
-            return
-        with contextlib.suppress(OSError):
-            p.terminate()
-        try:
-            p.wait(STOP_WAIT_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                p.kill()
-            p.wait()
-        with contextlib.suppress(OSError):
-            if p.stdin is not None:
-                p.stdin.close()
-
-
-# -- the child --------------------------------------------------------------------------------------------------------
 def _exit_on_eof(fd: int) -> None:
     """Exit the moment the server closes our stdin or dies. ``os._exit`` skips interpreter finalisation, which is
     what makes it safe while the main thread is inside an ONNX Runtime call (see the module docstring)."""

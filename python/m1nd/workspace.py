@@ -240,6 +240,8 @@ def preload_embedder(settings: Settings) -> None:
     are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vectors.preload_model`)."""
     from m1nd.codegraph.vectors import preload_model
     from m1nd.memory.embeddings import serve_queries
+    from m1nd.memory.query_process import RemoteEmbedder
 
-    serve_queries()  # the query session lives in a child process, not in the server (issue 13 item 1)
+    # the query session lives in a child process, not in the server (issue 13 item 1)
+    serve_queries(RemoteEmbedder)
     preload_model(settings)

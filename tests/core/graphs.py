@@ -15,6 +15,16 @@ SETTINGS = settings(derandomize=True, deadline=None, max_examples=60,
 ALL = 0xFFFFFFFF
 
 
+def hand_made(n: int, edges: list[tuple[int, int, float]], rel: list[int] | None = None) -> CSRGraph:
+    """A graph of ``n`` nodes from ``(src, dst, weight)`` edges (base weights equal to the weights; relation 0
+    unless ``rel`` gives one per edge)."""
+    src = np.array([e[0] for e in edges], np.int32)
+    dst = np.array([e[1] for e in edges], np.int32)
+    w = np.array([e[2] for e in edges], np.float32)
+    r = np.zeros(len(edges), np.uint8) if rel is None else np.array(rel, np.uint8)
+    return CSRGraph.from_edges(n, src, dst, w, w.copy(), r)
+
+
 def random_edges(n: int, m: int, seed: int, *, n_relations: int = 12):
     """Up to m random edges on n nodes: no self loops, unique (src, dst, rel), weights in [0.05, 1]."""
     rng = np.random.default_rng(seed)

@@ -6,21 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from m1nd_core import activation
-from m1nd_core.csr import CSRGraph
 
 from . import reference as ref
-from .graphs import SETTINGS, graphs, masks
+from .graphs import SETTINGS, graphs, hand_made, masks
 
 I32, F32, U8 = np.int32, np.float32, np.uint8
-
-
-def make(n, edges, rel=None):
-    """edges: list of (src, dst, w)."""
-    src = np.array([e[0] for e in edges], I32)
-    dst = np.array([e[1] for e in edges], I32)
-    w = np.array([e[2] for e in edges], F32)
-    r = np.zeros(len(edges), U8) if rel is None else np.array(rel, U8)
-    return CSRGraph.from_edges(n, src, dst, w, w.copy(), r)
 
 
 def run(g, seeds, amps=None, **kw):
@@ -36,22 +26,22 @@ CHAIN = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (3, 4, 1.0)]
 
 
 def test_chain_forward_exact():
-    n, act, hops = run(make(5, CHAIN), [0], mode=0, threshold=0.0, max_hops=10)
+    n, act, hops = run(hand_made(5, CHAIN), [0], mode=0, threshold=0.0, max_hops=10)
     assert n == 5
     assert np.allclose(act, [1, 0.55, 0.55**2, 0.55**3, 0.55**4], rtol=1e-7)
     assert hops.tolist() == [0, 1, 2, 3, 4]
 
 
 def test_threshold_and_max_hops_cut():
-    _, act, hops = run(make(5, CHAIN), [0], mode=0, threshold=0.1)
+    _, act, hops = run(hand_made(5, CHAIN), [0], mode=0, threshold=0.1)
     assert hops.tolist() == [0, 1, 2, 3, -1]          # 0.55**4 = 0.0915 < 0.1
     assert act[4] == 0
-    _, act, hops = run(make(5, CHAIN), [0], mode=0, threshold=0.0, max_hops=2)
+    _, act, hops = run(hand_made(5, CHAIN), [0], mode=0, threshold=0.0, max_hops=2)
     assert hops.tolist() == [0, 1, 2, -1, -1]
 
 
 def test_direction_modes_and_rev_mult():
-    g = make(5, CHAIN)
+    g = hand_made(5, CHAIN)
     _, act, _ = run(g, [2], mode=0)
     assert act.tolist() == [0, 0, 1, np.float32(0.55), np.float32(0.3025)]
     rho = np.full(16, 0.5, F32)
@@ -64,38 +54,38 @@ def test_direction_modes_and_rev_mult():
 
 def test_keeps_strongest_path_and_hops():
     # 0->3 directly weak (0.1); 0->1->2->3 strong: 0.55**3 = 0.166 > 0.055
-    g = make(4, [(0, 3, 0.1), (0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)])
+    g = hand_made(4, [(0, 3, 0.1), (0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)])
     _, act, hops = run(g, [0], mode=0)
     assert act[3] == np.float32(0.55**3) and hops[3] == 3
 
 
 def test_node_at_max_hops_is_not_expanded():
     # strongest route to 2 takes 2 hops (max_hops=2) so 2 is never expanded: 3 is reached only from 0 directly.
-    g = make(4, [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.2), (2, 3, 1.0)])
+    g = hand_made(4, [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.2), (2, 3, 1.0)])
     _, act, hops = run(g, [0], mode=0, max_hops=2, threshold=0.0)
     assert hops.tolist() == [0, 1, 2, -1]
 
 
 def test_hub_damping_out_and_in():
     star = [(0, i, 1.0) for i in range(1, 65)]
-    g = make(65, star)
+    g = hand_made(65, star)
     _, act, _ = run(g, [0], mode=0)
     assert np.allclose(act[1:], 0.55 * 0.5)          # sqrt(16 / 64)
     _, act, _ = run(g, [0], mode=0, hub_ref=0.0)
     assert np.allclose(act[1:], 0.55)
     _, act, _ = run(g, [0], mode=0, hub_ref=100.0)   # min(1, ...)
     assert np.allclose(act[1:], 0.55)
-    g = make(65, [(i, 0, 1.0) for i in range(1, 65)])
+    g = hand_made(65, [(i, 0, 1.0) for i in range(1, 65)])
     _, act, _ = run(g, [0], mode=1)
     assert np.allclose(act[1:], 0.55 * 0.5)
     # the hub degree counts only relations in the mask
-    g = make(65, star, rel=[1] + [2] * 63)
+    g = hand_made(65, star, rel=[1] + [2] * 63)
     _, act, _ = run(g, [0], mode=0, relation_mask=1 << 1)
     assert act[1] == np.float32(0.55) and np.all(act[2:] == 0)
 
 
 def test_relation_mask_and_fwd_mult():
-    g = make(3, [(0, 1, 1.0), (0, 2, 1.0)], rel=[1, 2])
+    g = hand_made(3, [(0, 1, 1.0), (0, 2, 1.0)], rel=[1, 2])
     _, act, _ = run(g, [0], relation_mask=1 << 2)
     assert act.tolist() == [1, 0, np.float32(0.55)]
     mult = np.ones(16, F32)
@@ -105,7 +95,7 @@ def test_relation_mask_and_fwd_mult():
 
 
 def test_seeds_clamped_duplicates_max_and_nonpositive_ignored():
-    g = make(5, CHAIN)
+    g = hand_made(5, CHAIN)
     n, act, hops = run(g, [1, 1, 3, 4], [0.3, 2.0, 0.5, 0.0], mode=0)
     assert act[1] == 1.0 and act[3] == 0.5
     assert act[4] == np.float32(0.5 * 0.55)       # the 0.0 seed is ignored, 4 is reached from 3
@@ -158,7 +148,7 @@ def _scratch(n: int) -> activation.SpreadScratch:
 
 
 def test_spread_sparse_scratch_checks_and_recovers():
-    g = make(5, CHAIN)
+    g = hand_made(5, CHAIN)
     sc = activation.SpreadScratch(5)
     seeds, amps = np.array([0], I32), np.ones(1, F32)
     with pytest.raises(ValueError, match="scratch is sized for 4 nodes, the graph has 5"):
@@ -209,7 +199,7 @@ def test_top_k_matches_reference(values, k):
 # ------------------------------------------------------------------------------------------ validation
 
 def test_spread_validation():
-    g = make(5, CHAIN)
+    g = hand_made(5, CHAIN)
     act, hops = np.zeros(5, F32), np.zeros(5, np.int16)
     seeds, amps = np.array([0], I32), np.ones(1, F32)
     cases = [
@@ -244,7 +234,7 @@ def test_spread_validation():
 
 
 def test_bfs_and_top_k_validation():
-    g = make(5, CHAIN)
+    g = hand_made(5, CHAIN)
     with pytest.raises(ValueError, match="source must be a node index"):
         activation.bfs_hops(g, 9, np.zeros(5, np.int16), max_hops=2)
     with pytest.raises(ValueError, match="out_hops must have length 5"):

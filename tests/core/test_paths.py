@@ -6,21 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from m1nd_core import paths
-from m1nd_core.csr import CSRGraph
 
 from . import reference as ref
-from .graphs import SETTINGS, graphs, masks
+from .graphs import SETTINGS, graphs, hand_made, masks
 
 I32, F32, U8 = np.int32, np.float32, np.uint8
-
-
-def make(n, edges, rel=None):
-    src = np.array([e[0] for e in edges], I32)
-    dst = np.array([e[1] for e in edges], I32)
-    w = np.array([e[2] for e in edges], F32)
-    r = np.zeros(len(edges), U8) if rel is None else np.array(rel, U8)
-    g = CSRGraph.from_edges(n, src, dst, w, w.copy(), r)
-    return g
 
 
 def key(p):
@@ -54,7 +44,7 @@ DIAMOND = [(0, 1, 0.9), (1, 3, 0.9), (0, 2, 0.5), (3, 2, 0.8), (1, 2, 0.3)]
 
 
 def test_k_paths_diamond_exact():
-    g = make(4, DIAMOND)
+    g = hand_made(4, DIAMOND)
     res = paths.k_paths(g, 0, 3)
     got = [(p[0].tolist(), p[2].tolist(), round(p[3], 6)) for p in res["paths"]]
     assert got == [
@@ -73,7 +63,7 @@ def test_k_paths_diamond_exact():
 
 
 def test_k_paths_mask_unreachable_and_budget():
-    g = make(5, DIAMOND, rel=[0, 1, 0, 0, 0])                  # node 4 isolated; 1->3 has relation 1
+    g = hand_made(5, DIAMOND, rel=[0, 1, 0, 0, 0])                  # node 4 isolated; 1->3 has relation 1
     res = paths.k_paths(g, 0, 3, relation_mask=1 << 0)
     assert [p[0].tolist() for p in res["paths"]] == [[0, 2, 3], [0, 1, 2, 3]] and res["total_found"] == 2
     res = paths.k_paths(g, 0, 4)
@@ -85,7 +75,7 @@ def test_k_paths_mask_unreachable_and_budget():
 
 
 def test_parallel_edges_give_distinct_paths():
-    g = make(2, [(0, 1, 0.5), (1, 0, 0.7)], rel=[2, 2])
+    g = hand_made(2, [(0, 1, 0.5), (1, 0, 0.7)], rel=[2, 2])
     res = paths.k_paths(g, 0, 1)
     assert [(p[2].tolist(), p[3]) for p in res["paths"]] == [([-1], float(np.float32(0.7))),
                                                             ([1], float(np.float32(0.5)))]
@@ -134,7 +124,7 @@ CHAIN = [(0, 1, 0.9), (1, 2, 0.9), (2, 3, 0.9), (1, 4, 0.5), (5, 0, 0.8)]
 
 
 def test_chains_forward_maximal_exact():
-    g = make(6, CHAIN)
+    g = hand_made(6, CHAIN)
     got = paths.chains(g, 0, mode=0, min_strength=0.1)
     assert [(c[0].tolist(), round(c[3], 6)) for c in got] == [([0, 1, 2, 3], 0.729), ([0, 1, 4], 0.45)]
     for c in got:
@@ -152,7 +142,7 @@ def test_chains_forward_maximal_exact():
 
 
 def test_chains_multipliers_and_budget():
-    g = make(6, CHAIN, rel=[2, 2, 2, 5, 1])
+    g = hand_made(6, CHAIN, rel=[2, 2, 2, 5, 1])
     fwd = np.ones(16, F32)
     fwd[5] = 2.0                                                 # 1->4 becomes 0.9*0.5*2 = 0.9
     got = paths.chains(g, 0, mode=0, fwd_mult=fwd)
@@ -192,7 +182,7 @@ def test_chains_match_reference(g, mask, mode, max_depth, max_chains, min_streng
 
 
 def test_validation():
-    g = make(4, DIAMOND)
+    g = hand_made(4, DIAMOND)
     with pytest.raises(ValueError, match="source and target must differ"):
         paths.k_paths(g, 1, 1)
     with pytest.raises(ValueError, match="target must be a node index"):

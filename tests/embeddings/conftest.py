@@ -3,14 +3,12 @@ in-process ``m1nd memory`` runner and a small repository to ingest."""
 
 from __future__ import annotations
 
-import json
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+import testkit
 from m1nd.memory import embeddings as E
 
 
@@ -41,50 +39,17 @@ def real_model(monkeypatch):
     return _REAL[0]
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+class MemoryCli(testkit.MemoryCli):
+    """``m1nd --home H [--agent A] memory …`` in-process (:class:`testkit.MemoryCli`), acting as ``alice``
+    unless a call says otherwise."""
 
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-class MemoryCli:
-    """``m1nd --home H [--agent A] memory …`` in-process."""
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-
-    def __call__(self, *args: str, agent: str | None = "alice", input: str | None = None,
-                 env: dict[str, str | None] | None = None) -> Result:
-        from m1nd.cli.app import run
-
-        argv = ["--home", str(self.home)] + (["--agent", agent] if agent else []) + ["memory", *args]
-        environ = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None}
-        environ.update(env or {})
-        with CliRunner().isolation(input=input, env=environ) as (out, err, _):
-            try:
-                code = run(argv)
-            except SystemExit as e:  # pragma: no cover
-                code = int(e.code or 0)
-        return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
+    agent = "alice"
 
     def add(self, title: str, content: str, *extra: str, agent: str | None = "alice", category: str = "insight"
             ) -> str:
         r = self("add", "--category", category, "-t", title, "--content", content, "--json", *extra, agent=agent)
         assert r.code == 0, r.err
         return r.json()["id"]
-
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        import sqlite3
-
-        con = sqlite3.connect(self.home / "memory.db")
-        try:
-            return con.execute(sql, params).fetchall()
-        finally:
-            con.close()
 
 
 @pytest.fixture
@@ -153,17 +118,6 @@ def small_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def workspace_for(tmp_path: Path):
-    from m1nd.config import Settings
-    from m1nd.workspace import Workspace
-
-    made = []
-
-    def make(key: Path, transport: str = "cli") -> Workspace:
-        w = Workspace(Settings(home=tmp_path / "home", workspace_key=key, busy_timeout_ms=10000), transport=transport)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
+def workspace_for(workspace_factory):
+    """``make(key, transport="cli")``: workspaces on the test's home (the root conftest's ``workspace_factory``)."""
+    return workspace_factory

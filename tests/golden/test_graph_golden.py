@@ -31,15 +31,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from m1nd import call_tool
-from m1nd.config import Settings
 from m1nd.workspace import Workspace
+from testkit import ToolClient, open_workspace
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "graph_outputs.json"
 UPDATE = os.environ.get("M1ND_UPDATE_GOLDEN") == "1"
 AGENT = "golden-agent"
 
+# The learning tests' ``pkg`` package as it was when the outputs were saved, plus two JS files and a README: a
+# frozen copy on purpose, so that a change to the learning fixture never moves the golden outputs.
 FILES = {
     "pkg/__init__.py": "from .pool import SessionPool\nfrom .auth import login\n",
     "pkg/db.py": '''"""Database access."""
@@ -195,38 +196,33 @@ def _graph_hashes(ws: Workspace) -> dict[str, dict[str, str]]:
     return {k: _hash_arrays(v) for k, v in parts.items()}
 
 
-def _call(ws: Workspace, tool: str, **args: Any) -> dict[str, Any]:
-    res = call_tool(ws, tool, {"agent_id": AGENT, **args})
-    assert not res.is_error, (tool, res.structured)
-    return res.structured
-
-
 def _script(ws: Workspace, repo: Path, query: str, claim: str) -> dict[str, Any]:
     """The fixed sequence of tool calls; each result is recorded under its step name."""
+    _call = ToolClient(ws, AGENT).ok
     out: dict[str, Any] = {}
-    out["ingest"] = _call(ws, "ingest", path=str(repo), embed="skip")
+    out["ingest"] = _call("ingest", path=str(repo), embed="skip")
     out["graph_arrays"] = _graph_hashes(ws)
-    out["persist_baseline"] = _call(ws, "persist", action="baseline")
-    out["activate"] = act = _call(ws, "activate", query=query, top_k=10)
+    out["persist_baseline"] = _call("persist", action="baseline")
+    out["activate"] = act = _call("activate", query=query, top_k=10)
     top = [x["node_id"] for x in act["activated"]]
     assert len(top) >= 3, act
-    out["why"] = _call(ws, "why", source=top[0], target=top[-1])
-    out["impact"] = _call(ws, "impact", node_id=top[0], top_k=15)
-    out["hypothesize"] = _call(ws, "hypothesize", claim=claim)
-    saved = _call(ws, "trail_save", label="golden investigation",
+    out["why"] = _call("why", source=top[0], target=top[-1])
+    out["impact"] = _call("impact", node_id=top[0], top_k=15)
+    out["hypothesize"] = _call("hypothesize", claim=claim)
+    saved = _call("trail_save", label="golden investigation",
                   hypotheses=[{"statement": claim, "confidence": 0.6, "supporting_nodes": top[:2]}],
                   open_questions=["what else reaches it?"])
     out["trail_save"] = saved
-    out["trail_resume"] = _call(ws, "trail_resume", trail_id=saved["trail_id"])
-    start = _call(ws, "perspective_start", query=query)
+    out["trail_resume"] = _call("trail_resume", trail_id=saved["trail_id"])
+    start = _call("perspective_start", query=query)
     out["perspective_start"] = start
     if start.get("routes"):
-        out["perspective_follow"] = _call(ws, "perspective_follow", perspective_id=start["perspective_id"],
+        out["perspective_follow"] = _call("perspective_follow", perspective_id=start["perspective_id"],
                                           route_index=start["routes"][0]["index"],
                                           route_set_version=start["route_set_version"])
-    out["learn"] = _call(ws, "learn", query=query, feedback="correct", node_ids=top[:2])
-    out["activate_after_learn"] = _call(ws, "activate", query=query, top_k=10)
-    out["drift"] = _call(ws, "drift", since="last_session")
+    out["learn"] = _call("learn", query=query, feedback="correct", node_ids=top[:2])
+    out["activate_after_learn"] = _call("activate", query=query, top_k=10)
+    out["drift"] = _call("drift", since="last_session")
     out["graph_arrays_after_learn"] = _graph_hashes(ws)
     return _scrub(out)
 
@@ -258,7 +254,7 @@ def test_fixture_repo_outputs_are_unchanged(tmp_path: Path, golden_env: None) ->
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
         os.utime(p, (FIXED_MTIME, FIXED_MTIME))
-    ws = Workspace(Settings(home=tmp_path / "home", workspace_key=repo, busy_timeout_ms=10000))
+    ws = open_workspace(tmp_path / "home", repo)
     try:
         got = _script(ws, repo, "session pool acquire connection", "SessionPool depends on Connection")
     finally:
@@ -278,7 +274,7 @@ def test_stdlib_outputs_are_unchanged(tmp_path: Path, golden_env: None) -> None:
     repo = tmp_path / "stdlib-copy"
     shutil.copytree(stdlib, repo, ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"),
                     symlinks=True)
-    ws = Workspace(Settings(home=tmp_path / "home", workspace_key=repo, busy_timeout_ms=10000))
+    ws = open_workspace(tmp_path / "home", repo)
     try:
         got = _script(ws, repo, "json decoder scan string", "JSONDecoder depends on scanner")
     finally:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from testkit import open_workspace, run_cli
 
 GOLDEN = Path(__file__).with_name("memory_golden.json")
 T0_NS = 1_767_225_600_000 * 1_000_000  # 2026-01-01T00:00:00.000Z
@@ -78,10 +78,8 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> Frozen:
 
 def tool_scenario(home: Path, clock: Frozen) -> list[dict[str, Any]]:
     from m1nd import call_tool
-    from m1nd.config import Settings
-    from m1nd.workspace import Workspace
 
-    ws = Workspace(Settings(home=home, workspace_key=home.parent / "ws", busy_timeout_ms=5000), transport="mcp")
+    ws = open_workspace(home, home.parent / "ws", transport="mcp", busy_timeout_ms=5000)
     out: list[dict[str, Any]] = []
     ids: dict[str, str] = {}  # missing keys read as a bogus id (the error result is recorded too)
 
@@ -156,20 +154,13 @@ def tool_scenario(home: Path, clock: Frozen) -> list[dict[str, Any]]:
 
 
 def cli_scenario(home: Path, tmp: Path, clock: Frozen) -> list[dict[str, Any]]:
-    from m1nd.cli.app import run
-
     out: list[dict[str, Any]] = []
 
     def cli(*args: str, agent: str | None = "alice", input: str | None = None) -> str:
         clock.tick()
         argv = ["--home", str(home)] + (["--agent", agent] if agent else []) + ["memory", *args]
-        with CliRunner().isolation(input=input, env=CLI_ENV) as (o, e, _):
-            try:
-                code = run(argv)
-            except SystemExit as ex:  # pragma: no cover - run() turns exits into codes
-                code = int(ex.code or 0)
-        res = {"argv": list(args), "agent": agent, "code": code, "out": o.getvalue().decode("utf-8"),
-               "err": e.getvalue().decode("utf-8")}
+        r = run_cli(argv, input=input, env=CLI_ENV)
+        res = {"argv": list(args), "agent": agent, "code": r.code, "out": r.out, "err": r.err}
         out.append(res)
         return res["out"]
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shop_repo import git, make_ws, write_repo
-from m1nd.workspace import Workspace
+from shop_repo import git, write_repo
 
 
 @pytest.fixture
@@ -29,14 +28,6 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ws_factory(tmp_path: Path):
-    made: list[Workspace] = []
-
-    def make(key: Path, home: Path | None = None) -> Workspace:
-        w = make_ws(home or tmp_path / "home", key)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
+def ws_factory(workspace_factory):
+    """``make(key, home=None)``: workspaces over the test's home (the root conftest's ``workspace_factory``)."""
+    return workspace_factory

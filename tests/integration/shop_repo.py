@@ -8,8 +8,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from m1nd.config import Settings
 from m1nd.workspace import Workspace
+from testkit import open_workspace
 
 FILES = {
     "src/shop/__init__.py": "from .cart import Cart\n",
@@ -89,4 +89,4 @@ def git(root: Path, *args: str, date: str = "2026-01-01T12:00:00Z") -> None:
 
 
 def make_ws(home: Path, key: Path) -> Workspace:
-    return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000))
+    return open_workspace(home, key)

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from m1nd.config import Settings
 from m1nd.tools.registry import call_tool
-from m1nd.workspace import Workspace
 from memory_backends import rows
 
 ME, OTHER = "alice", "bob"
@@ -70,25 +67,17 @@ def test_cli(cli, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], re
         assert len(cli.rows("SELECT 1 FROM entries")) == before
 
 
-@pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
-    monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
-                           memory_url=memory_store), transport="mcp")
-    yield w
-    w.close()
-
-
 @pytest.mark.parametrize(("row", "argv", "mcp", "refused"), TABLE, ids=[r[0] for r in TABLE])
-def test_mcp(ws, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], refused: bool) -> None:
-    made = call_tool(ws, "memory_add", {"agent_id": ME, "category": "insight", "title": "Mine", "content": "mine"})
+def test_mcp(memory_ws, row: str, argv: list[str], mcp: tuple[str, dict[str, Any]], refused: bool) -> None:
+    made = call_tool(memory_ws, "memory_add", {"agent_id": ME, "category": "insight", "title": "Mine",
+                                               "content": "mine"})
     eid = made.structured["id"]
     tool, args = mcp[0], json.loads(json.dumps(mcp[1]).replace("{id}", eid))
     def read(sql: str) -> list[tuple]:
-        return rows(ws.settings.memory_db, ws.settings.memory_url, sql)
+        return rows(memory_ws.settings.memory_db, memory_ws.settings.memory_url, sql)
 
     before = len(read("SELECT 1 FROM entries"))
-    res = call_tool(ws, tool, {"agent_id": ME, **args})
+    res = call_tool(memory_ws, tool, {"agent_id": ME, **args})
     ok = not res.is_error and not res.structured.get("failed")
     assert ok is not refused, res.structured
     assert _written_for_other(read) == 0

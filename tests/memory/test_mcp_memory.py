@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from m1nd.config import Settings
-from m1nd.tools.registry import call_tool, load_all
-from m1nd.workspace import Workspace
+from m1nd.tools.registry import load_all
 
 EXPECTED = {"memory_add", "memory_add_batch", "memory_show", "memory_list", "memory_search", "memory_recent",
             "memory_update", "memory_delete", "memory_restore", "memory_relate", "memory_relationships",
@@ -16,26 +12,9 @@ EXPECTED = {"memory_add", "memory_add_batch", "memory_show", "memory_list", "mem
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
-    monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
-                           memory_url=memory_store), transport="mcp")
-    yield w
-    w.close()
-
-
-def call(ws, name: str, **args):
-    args.setdefault("agent_id", "alice")
-    r = call_tool(ws, name, args)
-    assert not r.is_error, r.structured
-    return r.structured
-
-
-def err(ws, name: str, **args):
-    args.setdefault("agent_id", "alice")
-    r = call_tool(ws, name, args)
-    assert r.is_error, r.structured
-    return r.structured["error"]
+def tools(memory_tools):
+    """Tool calls as ``alice`` on a workspace whose memory is on each store (root conftest)."""
+    return memory_tools
 
 
 def test_catalogue() -> None:
@@ -52,40 +31,40 @@ def test_catalogue() -> None:
     assert {n for n in EXPECTED if tools[n].destructive} == {"memory_delete", "memory_unrelate", "memory_update"}
 
 
-def test_visibility_isolation_between_agents(ws) -> None:
-    mine = call(ws, "memory_add", title="Alice secret", category="insight", content="hidden backoff", private=True)
-    pub = call(ws, "memory_add", title="Public backoff", category="insight", content="shared")
+def test_visibility_isolation_between_agents(tools) -> None:
+    mine = tools.ok("memory_add", title="Alice secret", category="insight", content="hidden backoff", private=True)
+    pub = tools.ok("memory_add", title="Public backoff", category="insight", content="shared")
     assert mine["owner"] == "alice" and mine["visibility"] == "private"
     # alice sees both by default (include_private defaults to true over MCP)
-    assert {e["id"] for e in call(ws, "memory_list")["entries"]} == {mine["id"], pub["id"]}
-    assert {e["id"] for e in call(ws, "memory_search", query="backoff")["results"]} == {mine["id"], pub["id"]}
-    assert [e["id"] for e in call(ws, "memory_list", mine=True)["entries"]] == [mine["id"]]
-    assert [e["id"] for e in call(ws, "memory_list", include_private=False)["entries"]] == [pub["id"]]
+    assert {e["id"] for e in tools.ok("memory_list")["entries"]} == {mine["id"], pub["id"]}
+    assert {e["id"] for e in tools.ok("memory_search", query="backoff")["results"]} == {mine["id"], pub["id"]}
+    assert [e["id"] for e in tools.ok("memory_list", mine=True)["entries"]] == [mine["id"]]
+    assert [e["id"] for e in tools.ok("memory_list", include_private=False)["entries"]] == [pub["id"]]
     # bob never sees it anywhere
-    assert [e["id"] for e in call(ws, "memory_list", agent_id="bob")["entries"]] == [pub["id"]]
-    assert call(ws, "memory_list", agent_id="bob")["total"] == 1
-    assert [e["id"] for e in call(ws, "memory_search", agent_id="bob", query="backoff")["results"]] == [pub["id"]]
-    assert call(ws, "memory_stats", agent_id="bob")["stats"]["total"] == 1
+    assert [e["id"] for e in tools.ok("memory_list", agent_id="bob")["entries"]] == [pub["id"]]
+    assert tools.ok("memory_list", agent_id="bob")["total"] == 1
+    assert [e["id"] for e in tools.ok("memory_search", agent_id="bob", query="backoff")["results"]] == [pub["id"]]
+    assert tools.ok("memory_stats", agent_id="bob")["stats"]["total"] == 1
     for name, extra in (("memory_show", {}), ("memory_delete", {}), ("memory_reinforce", {}),
                         ("memory_relationships", {}), ("memory_update", {"title": "x"})):
-        e = err(ws, name, agent_id="bob", id=mine["id"], **extra)
+        e = tools.err(name, agent_id="bob", id=mine["id"], **extra)
         assert e["code"] == "not_found", name
-    e = err(ws, "memory_relate", agent_id="bob", from_id=pub["id"], to_id=mine["id"], type="related")
+    e = tools.err("memory_relate", agent_id="bob", from_id=pub["id"], to_id=mine["id"], type="related")
     assert e["code"] == "not_found"
-    assert call(ws, "memory_show", id=mine["id"])["entry"]["title"] == "Alice secret"
+    assert tools.ok("memory_show", id=mine["id"])["entry"]["title"] == "Alice secret"
 
 
-def test_add_dedup_facts_batch(ws) -> None:
-    a = call(ws, "memory_add", type="decision", content="Use WAL", session_id="s1")
+def test_add_dedup_facts_batch(tools) -> None:
+    a = tools.ok("memory_add", type="decision", content="Use WAL", session_id="s1")
     assert a["fact_type"] == "decision" and a["category"] == "decision"
-    again = call(ws, "memory_add", type="decision", content="use wal!", session_id="s1")
+    again = tools.ok("memory_add", type="decision", content="use wal!", session_id="s1")
     assert again["status"] == "already_persisted" and again["id"] == a["id"]
-    e = err(ws, "memory_add", title="only title")
+    e = tools.err("memory_add", title="only title")
     assert e["code"] == "invalid_argument"
     assert e["message"] == "memory_add needs title and category, or type and content"
-    assert err(ws, "memory_add", type="decision", content="x", category="insight")["code"] == "invalid_argument"
-    assert err(ws, "memory_add", title="t", category="insight", owner="x")["code"] == "invalid_argument"
-    b = call(ws, "memory_add_batch", entries=[
+    assert tools.err("memory_add", type="decision", content="x", category="insight")["code"] == "invalid_argument"
+    assert tools.err("memory_add", title="t", category="insight", owner="x")["code"] == "invalid_argument"
+    b = tools.ok("memory_add_batch", entries=[
         {"title": "One", "category": "insight", "content": "1", "session_id": "s1"},
         {"type": "decision", "content": "Use WAL", "session_id": "s1"},
         {"title": "Bad", "category": "nope"},
@@ -96,60 +75,60 @@ def test_add_dedup_facts_batch(ws) -> None:
     assert b["already_saved"] == [{"id": a["id"], "title": a["title"], "index": 1}]
     assert [x["index"] for x in b["failed"]] == [2, 3]
     assert "resonance" in b["failed"][1]["error"]
-    row = call(ws, "memory_show", id=b["added"][1]["id"])["entry"]
+    row = tools.ok("memory_show", id=b["added"][1]["id"])["entry"]
     assert row["source_type_id"] == "agent_session" and row["tags"] == ["quote", "people"]
 
 
-def test_update_restore_relate_sessions_registries(ws) -> None:
-    e = call(ws, "memory_add", title="T", category="insight", content="alpha alpha", resonance_type="operational",
+def test_update_restore_relate_sessions_registries(tools) -> None:
+    e = tools.ok("memory_add", title="T", category="insight", content="alpha alpha", resonance_type="operational",
              wake_phrases=["w"], tags=["a"])
-    r = call(ws, "memory_update", id=e["id"], find="alpha", replace="beta", replace_all=True, resonance_type=None,
+    r = tools.ok("memory_update", id=e["id"], find="alpha", replace="beta", replace_all=True, resonance_type=None,
              wake_order=None, add_tags=["b"])
     assert r["changes"] == ["content: 2 replacement(s)", "tags: a, b", "resonance_type: cleared"]
-    assert err(ws, "memory_update", id=e["id"], content="x", append="y")["code"] == "invalid_argument"
-    r = call(ws, "memory_update", id=e["id"], private=True)
+    assert tools.err("memory_update", id=e["id"], content="x", append="y")["code"] == "invalid_argument"
+    r = tools.ok("memory_update", id=e["id"], private=True)
     assert r["changes"] == ["visibility: public -> private", "owner: alice"]
-    backups = call(ws, "memory_restore", id=e["id"], list=True)["backups"]
+    backups = tools.ok("memory_restore", id=e["id"], list=True)["backups"]
     assert [b["operation"] for b in backups] == ["edit"]
-    res = call(ws, "memory_restore", id=e["id"])
+    res = tools.ok("memory_restore", id=e["id"])
     assert res["restored"] is True and res["from_backup"] == backups[0]["id"]
-    assert call(ws, "memory_show", id=e["id"], max_body_chars=100)["entry"]["body"] == "alpha alpha"
-    f = call(ws, "memory_add", title="F", category="insight")
-    rel = call(ws, "memory_relate", from_id=f["id"], to_id=e["id"], type="extends")
+    assert tools.ok("memory_show", id=e["id"], max_body_chars=100)["entry"]["body"] == "alpha alpha"
+    f = tools.ok("memory_add", title="F", category="insight")
+    rel = tools.ok("memory_relate", from_id=f["id"], to_id=e["id"], type="extends")
     assert rel["existing"] is False and rel["reinforced"] is True
-    rels = call(ws, "memory_relationships", id=e["id"])["relationships"]
+    rels = tools.ok("memory_relationships", id=e["id"])["relationships"]
     assert [x["direction"] for x in rels] == ["in"]
-    un = call(ws, "memory_unrelate", relationship_id=rel["id"])
+    un = tools.ok("memory_unrelate", relationship_id=rel["id"])
     assert (un["deleted"], un["id"]) == (True, rel["id"])
-    r = call(ws, "memory_reinforce", id=f["id"], amount=4)
+    r = tools.ok("memory_reinforce", id=f["id"], amount=4)
     assert (r["old_resonance"], r["new_resonance"], r["capped"]) == (0, 4, False)
-    assert err(ws, "memory_reinforce", id=f["id"], amount=0)["code"] == "invalid_argument"
-    s = call(ws, "memory_sessions", action="create", session_id="run-1", session_type="development")
+    assert tools.err("memory_reinforce", id=f["id"], amount=0)["code"] == "invalid_argument"
+    s = tools.ok("memory_sessions", action="create", session_id="run-1", session_type="development")
     assert s["session"]["id"] == "run-1"
-    call(ws, "memory_add", type="insight", content="learned", session_id="run-1")
-    facts = call(ws, "memory_sessions", action="facts", session_id="run-1")["facts"]
+    tools.ok("memory_add", type="insight", content="learned", session_id="run-1")
+    facts = tools.ok("memory_sessions", action="facts", session_id="run-1")["facts"]
     assert [x["content"] for x in facts] == ["learned"]
-    assert call(ws, "memory_sessions", action="session_of", fact_id=facts[0]["id"])["session_id"] == "run-1"
-    assert call(ws, "memory_sessions", action="close", session_id="run-1")["session"]["closed"] is True
-    assert err(ws, "memory_sessions", action="close")["message"] == "action 'close' needs argument 'session_id'"
-    assert "decision" in [c["id"] for c in call(ws, "memory_registries", kind="categories")["values"]]
-    assert call(ws, "memory_registries", kind="fact_types")["values"][0] == {"id": "decision", "category": "decision"}
-    assert "related" in [c["id"] for c in call(ws, "memory_registries", kind="relationship_types")["values"]]
-    threads = call(ws, "memory_open_threads")
+    assert tools.ok("memory_sessions", action="session_of", fact_id=facts[0]["id"])["session_id"] == "run-1"
+    assert tools.ok("memory_sessions", action="close", session_id="run-1")["session"]["closed"] is True
+    assert tools.err("memory_sessions", action="close")["message"] == "action 'close' needs argument 'session_id'"
+    assert "decision" in [c["id"] for c in tools.ok("memory_registries", kind="categories")["values"]]
+    assert tools.ok("memory_registries", kind="fact_types")["values"][0] == {"id": "decision", "category": "decision"}
+    assert "related" in [c["id"] for c in tools.ok("memory_registries", kind="relationship_types")["values"]]
+    threads = tools.ok("memory_open_threads")
     assert threads["threads"] == []
-    assert call(ws, "memory_recent", all_types=True)["entries"][0]["content"] == "learned"
-    d = call(ws, "memory_delete", id=e["id"])
+    assert tools.ok("memory_recent", all_types=True)["entries"][0]["content"] == "learned"
+    d = tools.ok("memory_delete", id=e["id"])
     assert d["deleted"] is True
 
 
-def test_budget_shapes_long_lists(ws) -> None:
-    call(ws, "memory_add_batch", entries=[{"title": f"Entry {i}", "category": "insight", "content": "word " * 200}
+def test_budget_shapes_long_lists(tools) -> None:
+    tools.ok("memory_add_batch", entries=[{"title": f"Entry {i}", "category": "insight", "content": "word " * 200}
                                           for i in range(60)])
-    r = call(ws, "memory_list", limit=60, max_output_chars=3000)
+    r = tools.ok("memory_list", limit=60, max_output_chars=3000)
     assert r["truncated"] is True and r["omitted"]["entries"] > 0 and r["total"] == 60
     assert all(len(e["body"]) <= 301 for e in r["entries"])
     # list items are compact (no nulls, empties or defaults); memory_show has the whole entry shape
     item = r["entries"][0]
     assert "content_hash" not in item and "summary" not in item and "chunk_count" not in item
-    full = call(ws, "memory_show", id=item["id"])["entry"]
+    full = tools.ok("memory_show", id=item["id"])["entry"]
     assert full["content_hash"] and full["summary"] is None and full["chunk_count"] == 0

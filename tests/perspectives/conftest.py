@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from m1nd.config import Settings
 from m1nd.tools.registry import call_tool
 from m1nd.workspace import Workspace
+from testkit import ToolClient as Client
+from testkit import open_workspace
 
 SHOP = {
     "src/shop/__init__.py": "",
@@ -131,36 +132,6 @@ def make_shop(root: Path) -> Path:
                 f.write(f"# revision {n}\n")
         git(root, "commit", "-qam", f"revision {n}")
     return root
-
-
-def open_workspace(home: Path, repo: Path) -> Workspace:
-    return Workspace(Settings(home=home, workspace_key=repo, busy_timeout_ms=10000))
-
-
-class Client:
-    """In-process tool calls with one agent id; ``ok`` asserts success, ``err`` asserts a tool error."""
-
-    def __init__(self, ws: Workspace, agent: str = "agent-1") -> None:
-        self.ws = ws
-        self.agent = agent
-
-    def call(self, name: str, **args: Any) -> tuple[bool, dict[str, Any]]:
-        args.setdefault("agent_id", self.agent)
-        r = call_tool(self.ws, name, args)
-        return r.is_error, r.structured
-
-    def ok(self, name: str, **args: Any) -> dict[str, Any]:
-        is_error, out = self.call(name, **args)
-        assert not is_error, out
-        return out
-
-    def err(self, name: str, **args: Any) -> dict[str, Any]:
-        is_error, out = self.call(name, **args)
-        assert is_error, out
-        return out["error"]
-
-    def as_agent(self, agent: str) -> Client:
-        return Client(self.ws, agent)
 
 
 def ingest(ws: Workspace, repo: Path) -> dict[str, Any]:

@@ -3,63 +3,23 @@ terminal) or as a subprocess, and raw access to the database file."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from m1nd.cli.app import run
-from memory_backends import STORES, execute, rows, store_param
-
-BASE_ENV = {"M1ND_CURRENT_AGENT": None, "M1ND_MEMORY_DB": None, "M1ND_RESONANCE_BASIS": None,
-            "M1ND_SKIP_SCHEMA": None, "M1ND_WAKE_CHUNK_BYTES": None, "M1ND_EMBEDDER": "hashing",
-            "M1ND_SKIP_WRITE_ANCHOR": "1"}
+from testkit import MEMORY_ENV, MemoryCli
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+class Cli(MemoryCli):
+    """``m1nd --home H [--agent A] memory …`` in-process (:class:`testkit.MemoryCli`), acting as ``alice``
+    unless a call says otherwise, with the hashing embedder and no automatic anchors."""
 
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-    def err_json(self) -> Any:
-        return json.loads(self.err)
-
-
-class Cli:
-    """``m1nd --home H [--agent A] memory …`` in-process, capturing stdout and stderr separately."""
-
-    def __init__(self, home: Path, url: str | None = None) -> None:
-        self.home = home
-        self.db_path = home / "memory.db"
-        self.url = url  # the memory on a PostgreSQL server (M1ND_MEMORY_URL) instead of the file
-        self.env: dict[str, str | None] = {"M1ND_MEMORY_URL": url}
-
-    def __call__(self, *args: str, input: str | None = None, agent: str | None = "alice",
-                 env: dict[str, str | None] | None = None) -> Result:
-        argv = ["--home", str(self.home)] + (["--agent", agent] if agent else []) + ["memory", *args]
-        environ = dict(BASE_ENV)
-        environ.update(self.env)
-        environ.update(env or {})
-        with CliRunner().isolation(input=input, env=environ) as (out, err, _):
-            try:
-                code = run(argv)
-            except SystemExit as e:  # pragma: no cover - run() turns exits into codes
-                code = int(e.code or 0)
-        return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
-
-    def ok(self, *args: str, **kw: Any) -> Result:
-        r = self(*args, **kw)
-        assert r.code == 0, (args, r.err)
-        return r
+    agent = "alice"
+    base_env = {**MEMORY_ENV, "M1ND_RESONANCE_BASIS": None, "M1ND_SKIP_SCHEMA": None,
+                "M1ND_WAKE_CHUNK_BYTES": None, "M1ND_EMBEDDER": "hashing", "M1ND_SKIP_WRITE_ANCHOR": "1"}
 
     def add(self, title: str, content: str = "", *, category: str = "bloom", resonance: int = 0,
             agent: str | None = "alice", extra: tuple[str, ...] = ()) -> str:
@@ -67,21 +27,6 @@ class Cli:
                  "--json", *extra, agent=agent)
         assert r.code == 0, r.err
         return r.json()["id"]
-
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return rows(self.db_path, self.url, sql, params)
-
-    def scalar(self, sql: str, params: tuple = ()) -> Any:
-        return self.rows(sql, params)[0][0]
-
-    def execute(self, sql: str, params: tuple = ()) -> None:
-        execute(self.db_path, self.url, sql, params)
-
-
-@pytest.fixture(params=STORES)
-def memory_store(request: pytest.FixtureRequest) -> str | None:
-    """Each wake test runs on both stores: None (the memory.db file) or a fresh PostgreSQL database's address."""
-    return store_param(request)
 
 
 @pytest.fixture

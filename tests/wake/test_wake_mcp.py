@@ -3,37 +3,16 @@ the CLI, ritual error codes as tool errors, budgets."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from m1nd.config import Settings
-from m1nd.tools.registry import call_tool, load_all
-from m1nd.workspace import Workspace
+from m1nd.tools.registry import load_all
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_store: str | None):
-    monkeypatch.delenv("M1ND_MEMORY_DB", raising=False)
+def tools(memory_tools, monkeypatch: pytest.MonkeyPatch):
+    """Tool calls as ``alice`` on a workspace whose memory is on each store (root conftest), with the default
+    wake chunk size."""
     monkeypatch.delenv("M1ND_WAKE_CHUNK_BYTES", raising=False)
-    monkeypatch.setenv("M1ND_EMBEDDER", "hashing")
-    w = Workspace(Settings(home=tmp_path / "home", workspace_key=tmp_path, busy_timeout_ms=5000,
-                           memory_url=memory_store), transport="mcp")
-    yield w
-    w.close()
-
-
-def call(ws, name: str, **args):
-    args.setdefault("agent_id", "alice")
-    r = call_tool(ws, name, args)
-    assert not r.is_error, r.structured
-    return r.structured
-
-
-def err(ws, name: str, **args):
-    args.setdefault("agent_id", "alice")
-    r = call_tool(ws, name, args)
-    assert r.is_error, r.structured
-    return r.structured["error"]
+    return memory_tools
 
 
 def test_catalogue() -> None:
@@ -51,59 +30,59 @@ def test_catalogue() -> None:
     assert all(0 < len(t.description) <= 600 for t in wake.values())
 
 
-def test_ritual_over_mcp(ws, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ritual_over_mcp(tools, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("M1ND_WAKE_CHUNK_BYTES", "40")
-    a = call(ws, "memory_add", title="Who I am", category="bloom", resonance=9, wake_phrases=["memory builder"],
+    a = tools.ok("memory_add", title="Who I am", category="bloom", resonance=9, wake_phrases=["memory builder"],
              content="I build memory engines.\n## Tests\nI like tests a lot.")["id"]
-    b = call(ws, "memory_add", title="Mine", category="bloom", resonance=8, private=True, content="Private.")["id"]
-    call(ws, "memory_add", title="Bob's", category="bloom", resonance=10, private=True, content="x", agent_id="bob")
-    casc = call(ws, "wake")
+    b = tools.ok("memory_add", title="Mine", category="bloom", resonance=8, private=True, content="Private.")["id"]
+    tools.ok("memory_add", title="Bob's", category="bloom", resonance=10, private=True, content="x", agent_id="bob")
+    casc = tools.ok("wake")
     assert [e["id"] for e in casc["layers"]["core"]] == [a, b] and casc["total"] == 2
-    begun = call(ws, "wake_begin", wake=1, model="claude-x")
+    begun = tools.ok("wake_begin", wake=1, model="claude-x")
     assert begun["status"] == "started" and begun["progress"] == {"current": 0, "total": 3}
     assert begun["prompt"]["title"] == "Who I am (Part 1/2)"
     tok = begun["session"]
     # refusals name their code and write nothing
-    assert err(ws, "wake_respond", guess="x", bloom_id=a, session=tok, agent_id="bob")["code"] == "wrong_agent"
-    assert err(ws, "wake_respond", guess="x" * 2001, bloom_id=a, session=tok)["code"] == "invalid_guess"
-    e = err(ws, "wake_respond", guess="x", bloom_id=b, session=tok)
+    assert tools.err("wake_respond", guess="x", bloom_id=a, session=tok, agent_id="bob")["code"] == "wrong_agent"
+    assert tools.err("wake_respond", guess="x" * 2001, bloom_id=a, session=tok)["code"] == "invalid_guess"
+    e = tools.err("wake_respond", guess="x", bloom_id=b, session=tok)
     assert e["code"] == "invalid_bloom_id" and e["details"]["expected_id"] == a
-    assert err(ws, "wake_respond", guess="x", bloom_id=a, session=tok[:-3] + "abc")["code"] == "invalid_token"
-    s1 = call(ws, "wake_respond", guess="memory builder", bloom_id=a, session=tok)
+    assert tools.err("wake_respond", guess="x", bloom_id=a, session=tok[:-3] + "abc")["code"] == "invalid_token"
+    s1 = tools.ok("wake_respond", guess="memory builder", bloom_id=a, session=tok)
     assert s1["match"] == {"kind": "exact", "phrase_index": 0} and s1["bloom"]["content"] == "I build memory engines.\n"
     assert s1["model"] == "claude-x" and s1["next"]["phrase_source"] == "derived"
-    again = call(ws, "wake_respond", guess="other", bloom_id=a, session=tok)
+    again = tools.ok("wake_respond", guess="other", bloom_id=a, session=tok)
     assert again["replayed"] is True and again["session"] == s1["session"]
-    s2 = call(ws, "wake_respond", guess="tests", bloom_id=a, session=s1["session"])
-    e = err(ws, "wake_respond", guess="x", bloom_id=a, session=tok)
+    s2 = tools.ok("wake_respond", guess="tests", bloom_id=a, session=s1["session"])
+    e = tools.err("wake_respond", guess="x", bloom_id=a, session=tok)
     assert e["code"] == "token_out_of_sync" and e["details"]["last_valid_token"] == s1["session"]
-    s3 = call(ws, "wake_respond", guess="Private", bloom_id=b, session=s2["session"])
+    s3 = tools.ok("wake_respond", guess="Private", bloom_id=b, session=s2["session"])
     assert s3["summary"]["chunks"] == 3 and s3["next"] is None
     assert s3["summary"]["buckets"]["unhinted"] == {"authored": 1, "derived": 1, "auto": 1, "unphrased": 0}
-    assert err(ws, "wake_respond", guess="x", bloom_id=b, session=s3["session"])["code"] == "invalid_token"
+    assert tools.err("wake_respond", guess="x", bloom_id=b, session=s3["session"])["code"] == "invalid_token"
     # the same number again is taken
-    assert err(ws, "wake_begin", wake=1)["code"] == "wake_taken"
-    assert call(ws, "wake_begin", wake=1, force_wake=True)["status"] == "started"
-    facts = call(ws, "wake_fetch", exclude_tags=["nothing/"])["facts"]
+    assert tools.err("wake_begin", wake=1)["code"] == "wake_taken"
+    assert tools.ok("wake_begin", wake=1, force_wake=True)["status"] == "started"
+    facts = tools.ok("wake_fetch", exclude_tags=["nothing/"])["facts"]
     assert {f["id"] for f in facts} == {a, b}
 
 
-def test_long_chunks_follow_the_budget(ws) -> None:
+def test_long_chunks_follow_the_budget(tools) -> None:
     body = "word " * 4000  # 20,000 bytes: one chunk at the default 28,000
-    a = call(ws, "memory_add", title="Long", category="bloom", resonance=9, content=body)["id"]
-    begun = call(ws, "wake_begin")
-    cut = call(ws, "wake_respond", guess="long", bloom_id=a, session=begun["session"])
+    a = tools.ok("memory_add", title="Long", category="bloom", resonance=9, content=body)["id"]
+    begun = tools.ok("wake_begin")
+    cut = tools.ok("wake_respond", guess="long", bloom_id=a, session=begun["session"])
     assert cut["truncated"] is True and len(cut["bloom"]["content"]) <= 300
     assert cut["session"].count(".") == 2  # the token is never cut
-    begun = call(ws, "wake_begin")
-    whole = call(ws, "wake_respond", guess="long", bloom_id=a, session=begun["session"], max_output_chars=100000)
+    begun = tools.ok("wake_begin")
+    whole = tools.ok("wake_respond", guess="long", bloom_id=a, session=begun["session"], max_output_chars=100000)
     assert whole["bloom"]["content"] == body and "truncated" not in whole
 
 
-def test_wake_tool_budget_and_empty(ws) -> None:
-    assert call(ws, "wake")["total"] == 0
-    assert call(ws, "wake_begin")["status"] == "empty"
+def test_wake_tool_budget_and_empty(tools) -> None:
+    assert tools.ok("wake")["total"] == 0
+    assert tools.ok("wake_begin")["status"] == "empty"
     for i in range(40):
-        call(ws, "memory_add", title=f"Bloom {i}", category="bloom", resonance=9, content="x " * 400)
-    out = call(ws, "wake", limit=40)
+        tools.ok("memory_add", title=f"Bloom {i}", category="bloom", resonance=9, content="x " * 400)
+    out = tools.ok("wake", limit=40)
     assert out["total"] == 40 and out.get("truncated") is True and out["omitted"]

@@ -107,14 +107,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
                           "weights."),
     "trail": ("learning", "Saved investigations (shared by every agent): list, show, resume, merge, archive."),
     "weights": ("learning", "Learned edge weights: statistics and reset."),
-    "memory": ("memory_vectors", "Knowledge memory: entries with categories, tags, resonance and visibility "
-                                 "(memory.db, shared by every workspace)."),
+    "memory": ("memory", "Knowledge memory: entries with categories, tags, resonance and visibility "
+                         "(memory.db, shared by every workspace)."),
     "token": ("tokens", "Bearer tokens for `m1nd serve --http` beyond loopback: each acts as one agent; stored "
                         "hashed."),
     "eval": ("evaluation", "Measure how well activate finds the files a change needed, on this repository's own "
                            "git history."),
 }
-COMMAND_MODULES = ("graph", "serve", "watch", "learning", "memory_vectors", "evaluation", "tokens")
+COMMAND_MODULES = ("graph", "serve", "watch", "learning", "memory", "evaluation", "tokens")
 
 
 class LazyGroup(click.Group):

@@ -59,6 +59,7 @@ from m1nd.memory.embeddings import (
     usable,
 )
 from m1nd.memory.vectors import VectorIndex
+from m1nd.store import node_vectors_repo
 from m1nd.store.db import Database, PerThread, open_db
 
 log = logging.getLogger(__name__)
@@ -158,7 +159,7 @@ class CodeVectors:
         self._any_vector = False
         self._coverage: tuple[Any, float] | None = None
         self._lock = threading.RLock()
-        self._worker: Any = None  # m1nd.embed_worker.Worker while a child runs
+        self._worker: Any = None  # m1nd.codegraph.embed_child.Worker while a child runs
         self._again = False  # more work arrived while the child ran: start another when it exits
         self._stop = False
         self._have_loaded = 0.0  # monotonic time of the last reload of self._have while a child runs
@@ -225,7 +226,7 @@ class CodeVectors:
                           for x in iter_node_texts(g.nodes, self._roots())]
                 pos = {e: i for i, e in enumerate(g.nodes.ext_id)}
                 row_ids = np.full(g.n, -1, np.int64)
-                for e, rid in self.db.execute("SELECT ext_id, id FROM nodes"):
+                for e, rid in node_vectors_repo.node_row_ids(self.db):
                     i = pos.get(e)
                     if i is not None:
                         row_ids[i] = rid
@@ -295,8 +296,7 @@ class CodeVectors:
         if self._have is not None:
             return bool(self._have)
         if not self._any_vector:
-            self._any_vector = self.db.one("SELECT 1 FROM node_vectors WHERE model_id = ? AND dim = ? LIMIT 1",
-                                           (self.emb.model_id, int(self.emb.dim))) is not None
+            self._any_vector = node_vectors_repo.any_vector(self.db, self.emb.model_id, int(self.emb.dim))
         return self._any_vector
 
     def coverage(self, g: Any) -> float:
@@ -322,7 +322,7 @@ class CodeVectors:
         return self._coverage[1]
 
     def _vectors_generation(self) -> str | None:
-        return self.db.scalar("SELECT value FROM meta WHERE key = 'code_vectors_generation'")
+        return node_vectors_repo.vectors_generation(self.db)
 
     def _read_coverage_file(self, st: _GenState) -> float | None:
         try:
@@ -345,7 +345,7 @@ class CodeVectors:
                 tmp.unlink()
 
     def _generation(self, g: Any) -> int:
-        v = self.db.scalar("SELECT value FROM meta WHERE key = 'code_vectors_generation'")
+        v = node_vectors_repo.vectors_generation(self.db)
         return (int(g.graph_generation) << 32) | (int(v) if v is not None else 0)
 
     def sync(self, g: Any) -> VectorIndex:
@@ -432,11 +432,7 @@ class CodeVectors:
             self.inferences += len(part)
             rows = [(st.hashes[i], emb.model_id, int(emb.dim), np.ascontiguousarray(v, "<f4").tobytes())
                     for i, v in zip(part, vecs) if np.any(v)]
-            with db.write():
-                db.executemany("INSERT OR REPLACE INTO node_vectors(embed_hash, model_id, dim, vec) VALUES "
-                               "(?, ?, ?, ?)", rows)
-                db.execute("INSERT INTO meta(key, value) VALUES ('code_vectors_generation', '1') ON CONFLICT(key) "
-                           "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+            node_vectors_repo.save_vectors(db, rows)
             with self._lock:
                 have = self._have_hashes()
                 have.update(r[0] for r in rows)
@@ -454,13 +450,9 @@ class CodeVectors:
 
     def _finish_model(self, db: Database, emb: Any) -> None:
         """Every node has a vector of this model: record it in ``meta`` and drop vectors of other models."""
-        rec = dict(db.all("SELECT key, value FROM meta WHERE key IN ('embed_model_id', 'embed_dim')"))
-        if rec.get("embed_model_id") == emb.model_id and rec.get("embed_dim") == str(int(emb.dim)):
+        if node_vectors_repo.recorded_model(db) == (emb.model_id, str(int(emb.dim))):
             return
-        with db.write():
-            db.executemany("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                           "excluded.value", [("embed_model_id", emb.model_id), ("embed_dim", str(int(emb.dim)))])
-            db.execute("DELETE FROM node_vectors WHERE model_id != ? OR dim != ?", (emb.model_id, int(emb.dim)))
+        node_vectors_repo.record_model(db, emb.model_id, int(emb.dim))
 
     def after_ingest(self, mode: str) -> dict[str, Any]:
         """The ``embed`` parameter of ``ingest``: ``sync`` embeds now, ``background`` queues for the server's worker,
@@ -502,7 +494,7 @@ class CodeVectors:
         """Start the embedding child, or ask for another run when one is going (it may have missed new nodes)."""
         if not self.available:
             return
-        from m1nd.embed_worker import Worker
+        from m1nd.codegraph.embed_child import Worker
 
         with self._lock:
             if self._stop:
@@ -895,7 +887,7 @@ def preload_model(settings: Any) -> None:
                 return
             db = Database(path, busy_timeout_ms=settings.busy_timeout_ms, readonly=True)
             try:
-                mid = db.scalar("SELECT value FROM meta WHERE key = 'embed_model_id'")
+                mid = node_vectors_repo.recorded_model(db)[0]
             finally:
                 db.close()
             if mid == emb.model_id:

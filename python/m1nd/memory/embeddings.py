@@ -41,7 +41,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -629,14 +629,19 @@ def _choose(mode: str, model_dir: str) -> Embedder:
 
 
 _server = [False]
+# Builds the embedder whose session lives in the query child (query_process.RemoteEmbedder), handed in by
+# serve_queries: this module is the child's base, so it never imports the child's module (no import cycle).
+_remote: list[Callable[..., OnnxEmbedder] | None] = [None]
 
 
-def serve_queries() -> None:
+def serve_queries(remote: Callable[..., OnnxEmbedder]) -> None:
     """Called first thing by ``m1nd serve``: this process answers queries, so its embedder's session lives in a
-    child process (:mod:`m1nd.memory.query_process`; ``M1ND_EMBED_QUERY_PROCESS=0``: a small session here)."""
+    child process built by ``remote(spec, model_dir=…)`` (:class:`m1nd.memory.query_process.RemoteEmbedder`;
+    ``M1ND_EMBED_QUERY_PROCESS=0``: a small session here)."""
     global _chosen
     with _lock:
         _server[0] = True
+        _remote[0] = remote
         _chosen = None
 
 
@@ -646,10 +651,9 @@ def queries_in_child() -> bool:
 
 
 def _model_embedder(spec: ModelSpec, model_dir: str | None) -> OnnxEmbedder:
-    if queries_in_child():
-        from m1nd.memory.query_process import RemoteEmbedder  # (imports this module)
-
-        return RemoteEmbedder(spec, model_dir=model_dir)
+    remote = _remote[0]
+    if remote is not None and queries_in_child():
+        return remote(spec, model_dir=model_dir)
     return OnnxEmbedder(spec, profile="query" if _server[0] else "bulk")
 
 

@@ -35,6 +35,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from m1nd.defaults import WAKE_DAYS, WAKE_LIMIT
 from m1nd.errors import InvalidInputError, M1ndError
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.service import MemoryService
@@ -173,7 +174,8 @@ class Ritual:
         return warnings
 
     def begin(self, agent: str | None, *, wake: int | None = None, model: str | None = None,
-              force_wake: bool = False, limit: int = 20, min_resonance: int | None = None, days: int = 7,
+              force_wake: bool = False, limit: int = WAKE_LIMIT, min_resonance: int | None = None,
+              days: int = WAKE_DAYS,
               activate: bool = True, include_excluded: bool = False, basis: str | None = None) -> dict[str, Any]:
         if wake is not None and wake < 1:
             raise InvalidInputError(f"--wake must be a positive integer (got {wake})")

@@ -1,6 +1,6 @@
 """The knowledge memory service: every ``m1nd memory`` command and ``memory_*`` tool goes through here.
 
-Layering: adapters (``m1nd.cli.memory``, ``m1nd.mcp.tools.memory``) parse their input, call one method, and render
+Layering: adapters (``m1nd.cli.memory``, ``m1nd.tools.memory``) parse their input, call one method, and render
 the plain dictionaries it returns; they decide nothing. :class:`MemoryService` is the one public face; each command
 family lives in its own module and is mixed in here:
 

@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from m1nd.defaults import RECENT_MIN_RESONANCE
+from m1nd.defaults import RECENT_MIN_RESONANCE, WAKE_DAYS, WAKE_FETCH_DAYS, WAKE_FETCH_LIMIT, WAKE_LIMIT
 from m1nd.errors import BusyError, InvalidInputError
 from m1nd.memory.service import MemoryService, default_basis
 from m1nd.memory.waketext import entry_content
@@ -123,8 +123,9 @@ def _hydrate(tx: MemoryTx, rowids: list[int], now: int) -> dict[int, WakeEntry]:
     return out
 
 
-def select(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
-           days: int = 7, include_excluded: bool = False, basis: str | None = None) -> WakeSet:
+def select(svc: MemoryService, agent: str | None, *, limit: int = WAKE_LIMIT,
+           min_resonance: int | None = None, days: int = WAKE_DAYS, include_excluded: bool = False,
+           basis: str | None = None) -> WakeSet:
     """Choose the wake set (one read snapshot); nothing is written."""
     agent = need_agent(agent)
     basis = basis or default_basis("raw")
@@ -147,9 +148,9 @@ def bump_activation(repo: MemoryTx, rowids: list[int]) -> None:
     repo.entries.activate(rowids, now_iso(), full=False)
 
 
-def cascade(svc: MemoryService, agent: str | None, *, limit: int = 20, min_resonance: int | None = None,
-            days: int = 7, activate: bool = True, include_excluded: bool = False, basis: str | None = None
-            ) -> dict[str, Any]:
+def cascade(svc: MemoryService, agent: str | None, *, limit: int = WAKE_LIMIT,
+            min_resonance: int | None = None, days: int = WAKE_DAYS, activate: bool = True,
+            include_excluded: bool = False, basis: str | None = None) -> dict[str, Any]:
     """``m1nd memory wake`` / the ``wake`` tool: the cascade as JSON."""
     ws = select(svc, agent, limit=limit, min_resonance=min_resonance, days=days,
                 include_excluded=include_excluded, basis=basis)
@@ -190,8 +191,9 @@ def render_cascade(data: dict[str, Any]) -> list[str]:
 # =============================================================================================================
 # wake-fetch
 # =============================================================================================================
-def fetch(svc: MemoryService, agent: str | None, *, days: int = 15, limit: int = 100,
-          exclude_tags: list[str] | tuple[str, ...] = (), basis: str | None = None) -> dict[str, Any]:
+def fetch(svc: MemoryService, agent: str | None, *, days: int = WAKE_FETCH_DAYS,
+          limit: int = WAKE_FETCH_LIMIT, exclude_tags: list[str] | tuple[str, ...] = (),
+          basis: str | None = None) -> dict[str, Any]:
     """Recent resonant facts for a wake presentation: ``{facts: [{id, date, label, resonance, content}]}``."""
     basis = basis or default_basis("decayed")
     if days < 1:

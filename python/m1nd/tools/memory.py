@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import RECENT_DAYS, RESONANCE_CAP
 from m1nd.errors import InvalidInputError
 from m1nd.tools.registry import TOOLS, Param, Tool, register
 from m1nd.memory.fields import FACT_TYPES, RESONANCE_TYPES
@@ -16,6 +17,26 @@ from m1nd.memory.fields import FACT_TYPES, RESONANCE_TYPES
 ID = Param("id", "string", "Entry id (kn-…; a unique prefix of ≥ 8 hex digits also works).", required=True,
            min_length=1, max_length=200)
 BASIS = ("raw", "decayed")
+# (most items, longest item) of each list-valued field, wherever a tool takes it
+_LIST_LIMITS = {"category": (50, 64), "tags": (50, 64), "applicability": (50, 64), "anchors": (50, 200),
+                "code_refs": (50, 1000), "wake_phrases": (20, 500)}
+
+
+def list_param(name: str, description: str, field: str | None = None) -> Param:
+    """A list-valued argument of a memory field (``field``, default ``name``) with that field's limits."""
+    most, longest = _LIST_LIMITS[field or name]
+    return Param(name, "string[]", description, max_items=most, max_length=longest)
+
+
+def _replace_add_remove(field: str, what: str) -> tuple[Param, Param, Param]:
+    """``memory_update``'s three ways to change a list field: replace it, add to it, remove from it."""
+    return (list_param(field, f"New {what} (replace).", field),
+            list_param(f"add_{field}", f"{what.capitalize()} to add.", field),
+            list_param(f"remove_{field}", f"{what.capitalize()} to remove.", field))
+
+
+MAX_BODY_CHARS = Param("max_body_chars", "integer", "Cut bodies to this many characters.", default=300,
+                       minimum=0, maximum=5000)
 REGISTRY_KINDS = ("categories", "relationship_types", "fact_types", "resonance_types", "source_types", "entry_types",
                   "content_types", "session_types", "applicability", "tags")
 
@@ -43,16 +64,15 @@ def _compact(entry: dict[str, Any], n: int | None) -> dict[str, Any]:
 
 
 FILTER_PARAMS = (
-    Param("category", "string[]", "Only these categories.", max_items=50, max_length=64),
+    list_param("category", "Only these categories."),
     Param("include_private", "boolean", "Include your own private entries.", default=True),
     Param("mine", "boolean", "Only your own private entries.", default=False),
     Param("min_resonance", "integer", "Minimum resonance (on the basis value)."),
     Param("max_resonance", "integer", "Maximum resonance (on the basis value)."),
     Param("resonance_basis", "string", "raw or decayed resonance for bounds and ordering.", default="decayed",
           enum=BASIS),
-    Param("tags", "string[]", "Entries with any of these tags.", max_items=50, max_length=64),
-    Param("exclude_tags", "string[]", "Drop entries with a tag starting with any of these prefixes.", max_items=50,
-          max_length=64),
+    list_param("tags", "Entries with any of these tags."),
+    list_param("exclude_tags", "Drop entries with a tag starting with any of these prefixes.", "tags"),
     Param("code_ref", "string", "Only entries about this graph id.", max_length=1000),
     Param("project", "string", "Only entries of this project.", max_length=128),
     Param("session_id", "string", "Only entries of this session.", max_length=128),
@@ -82,11 +102,11 @@ ADD_PARAMS = (
     Param("content", "string", "Body text (required with type).", default="", max_length=1024 * 1024),
     Param("category", "string", "Category (memory_registries kind=categories).", max_length=64),
     Param("type", "string", "Fact type: routes the category and generates the title.", enum=FACT_TYPES),
-    Param("tags", "string[]", "Free tags.", max_items=50, max_length=64),
-    Param("applicability", "string[]", "Where it applies (registry).", max_items=50, max_length=64),
-    Param("anchors", "string[]", "Entry ids this entry connects to.", max_items=50, max_length=200),
-    Param("code_refs", "string[]", "Graph ids the entry is about.", max_items=50, max_length=1000),
-    Param("wake_phrases", "string[]", "Phrases that surface it in wake.", max_items=20, max_length=500),
+    list_param("tags", "Free tags."),
+    list_param("applicability", "Where it applies (registry)."),
+    list_param("anchors", "Entry ids this entry connects to."),
+    list_param("code_refs", "Graph ids the entry is about."),
+    list_param("wake_phrases", "Phrases that surface it in wake."),
     Param("wake_order", "integer", "Rank in wake."),
     Param("project", "string", "Project name.", max_length=128),
     Param("session_id", "string", "Session (enables dedup: identical facts in a session are stored once).",
@@ -240,8 +260,7 @@ register(Tool(
             Param("sort", "string", "Order of results.", default="updated", enum=("updated", "created",
                   "resonance", "id")),
             Param("limit", "integer", "Entries returned.", default=50, minimum=1, maximum=500),
-            Param("max_body_chars", "integer", "Cut bodies to this many characters.", default=300, minimum=0,
-                  maximum=5000)),
+            MAX_BODY_CHARS),
     handler=_memory_list, read_only=True, output_required=("entries", "total"), shrinkable=("entries",),
 ))
 
@@ -274,8 +293,7 @@ register(Tool(
             *FILTER_PARAMS,
             Param("limit", "integer", "Results returned.", default=10, minimum=1, maximum=100),
             Param("activate", "boolean", "Mark results as used.", default=False),
-            Param("max_body_chars", "integer", "Cut bodies to this many characters.", default=300,
-                  minimum=0, maximum=5000)),
+            MAX_BODY_CHARS),
     handler=_memory_search, output_required=("query", "mode", "results"), shrinkable=("results",),
 ))
 
@@ -292,7 +310,8 @@ register(Tool(
     description=("Recently created facts (ephemeral entries by default; all_types=true for every kind) whose decayed "
                  "resonance is still above 0.5, newest first or by resonance. Use at the start of a session to "
                  "catch up; memory_show for details."),
-    params=(Param("days", "integer", "Look back this many days.", default=10, minimum=1, maximum=3650),
+    params=(Param("days", "integer", "Look back this many days.", default=RECENT_DAYS, minimum=1,
+                  maximum=3650),
             Param("all_types", "boolean", "Every kind, not only facts.", default=False),
             Param("resonance_type", "string", "Only this type.", enum=RESONANCE_TYPES),
             Param("sort", "string", "Order of results.", default="chronological", enum=("chronological",
@@ -340,23 +359,15 @@ register(Tool(
             Param("replace_all", "boolean", "Replace every match.", default=False),
             Param("nth", "integer", "Replace only the nth match.", minimum=1),
             Param("category", "string", "New category.", max_length=64),
-            Param("tags", "string[]", "New tags (replace).", max_items=50, max_length=64),
-            Param("add_tags", "string[]", "Tags to add.", max_items=50, max_length=64),
-            Param("remove_tags", "string[]", "Tags to remove.", max_items=50, max_length=64),
-            Param("applicability", "string[]", "New applicability (replace).", max_items=50, max_length=64),
+            *_replace_add_remove("tags", "tags"),
+            list_param("applicability", "New applicability (replace)."),
             Param("content_type", "string", "New body format.", max_length=64),
             Param("resonance", "integer", "New importance.", minimum=-100, maximum=100),
             Param("resonance_type", "string", "null clears.", enum=RESONANCE_TYPES, nullable=True),
-            Param("anchors", "string[]", "New anchors (replace).", max_items=50, max_length=200),
-            Param("add_anchors", "string[]", "Anchors to add.", max_items=50, max_length=200),
-            Param("remove_anchors", "string[]", "Anchors to remove.", max_items=50, max_length=200),
-            Param("wake_phrases", "string[]", "New wake phrases (replace).", max_items=20, max_length=500),
-            Param("add_wake_phrases", "string[]", "Wake phrases to add.", max_items=20, max_length=500),
-            Param("remove_wake_phrases", "string[]", "Wake phrases to remove.", max_items=20, max_length=500),
+            *_replace_add_remove("anchors", "anchors"),
+            *_replace_add_remove("wake_phrases", "wake phrases"),
             Param("wake_order", "integer", "null clears.", nullable=True),
-            Param("code_refs", "string[]", "New code refs (replace).", max_items=50, max_length=1000),
-            Param("add_code_refs", "string[]", "Code refs to add.", max_items=50, max_length=1000),
-            Param("remove_code_refs", "string[]", "Code refs to remove.", max_items=50, max_length=1000),
+            *_replace_add_remove("code_refs", "code refs"),
             Param("private", "boolean", "true: private to you; false: public."),
             Param("session_id", "string", "Move to this session.", max_length=128),
             Param("force", "boolean", "Confirm making a bloom public.", default=False),
@@ -464,7 +475,7 @@ register(Tool(
     description=("Raise (or lower, with a negative amount) an entry's resonance and reset its decay clock: use when "
                  "an entry proved useful. Never lowers an entry already above the cap."),
     params=(ID, Param("amount", "integer", "Change of resonance.", default=1, minimum=-10, maximum=10),
-            Param("cap", "integer", "Resonance ceiling.", default=10, minimum=1, maximum=100)),
+            Param("cap", "integer", "Resonance ceiling.", default=RESONANCE_CAP, minimum=1, maximum=100)),
     handler=_memory_reinforce, output_required=("id", "old_resonance", "new_resonance", "capped"),
 ))
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import WAKE_DAYS, WAKE_FETCH_DAYS, WAKE_FETCH_LIMIT, WAKE_LIMIT
 from m1nd.tools.registry import Param, Tool, register
 
 BASIS = ("raw", "decayed")
 
 WAKE_PARAMS = (
-    Param("limit", "integer", "Places in the wake set.", default=20, minimum=1, maximum=200),
+    Param("limit", "integer", "Places in the wake set.", default=WAKE_LIMIT, minimum=1, maximum=200),
     Param("min_resonance", "integer", "Every entry at or above this value, all as core (limit ignored)."),
-    Param("days", "integer", "Recent-layer window in days.", default=7, minimum=1, maximum=365),
+    Param("days", "integer", "Recent-layer window in days.", default=WAKE_DAYS, minimum=1, maximum=365),
     Param("include_excluded", "boolean", "Include entries tagged archive or wake-exclude.", default=False),
     Param("resonance_basis", "string", "raw or decayed resonance for thresholds and ordering.", default="raw",
           enum=BASIS),
@@ -100,8 +101,9 @@ register(Tool(
     description=("Facts created in the last `days` with resonance >= 3 whose resonance has not decayed away, "
                  "strongest first, as {facts: [{id, date, label, resonance, content}]}; exclude_tags drops tag "
                  "prefixes (e.g. project/). Use to refresh what happened lately; wake for identity memories."),
-    params=(Param("days", "integer", "Look-back window in days.", default=15, minimum=1, maximum=365),
-            Param("limit", "integer", "Maximum facts.", default=100, minimum=1, maximum=500),
+    params=(Param("days", "integer", "Look-back window in days.", default=WAKE_FETCH_DAYS, minimum=1,
+                  maximum=365),
+            Param("limit", "integer", "Maximum facts.", default=WAKE_FETCH_LIMIT, minimum=1, maximum=500),
             Param("exclude_tags", "string[]", "Drop entries with a tag starting with any of these prefixes.",
                   max_items=50, max_length=64),
             Param("resonance_basis", "string", "raw or decayed resonance for the floor and ordering.",

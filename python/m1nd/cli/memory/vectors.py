@@ -1,6 +1,5 @@
 """``m1nd memory embed`` and ``m1nd memory auto-anchor`` (spec memory.md §11): adapters over
-:class:`m1nd.memory.semantic.MemoryVectors`, added to the ``memory`` group of :mod:`m1nd.cli.memory`; the command
-table loads this module for ``memory`` (its :func:`register` registers the whole group).
+:class:`m1nd.memory.semantic.MemoryVectors`.
 
 Progress goes to stderr with rate and ETA (a one-line bar rewritten in place on a terminal, a plain line every 10 s
 otherwise); results to stdout.
@@ -12,9 +11,7 @@ from typing import Any
 
 import click
 
-from m1nd.cli.memory import _agent, _service, handled, memory_group, note, out
-from m1nd.cli.memory import register as register_memory_group
-from m1nd.cli.memory_migrate import migrate_cmd  # noqa: F401 — importing it adds `memory migrate` to the group
+from m1nd.cli.memory.common import acting_agent, handled, memory_group, note, open_service, out
 
 
 def vector_hook_or_fail(svc: Any) -> Any:
@@ -54,9 +51,9 @@ def embed_cmd(entry_id: str | None, all_: bool, long_only: int | None, force: bo
     """Generate embeddings for one entry or all of them (long entries are chunked: 400 tokens, stride 300)."""
     if entry_id is None and not all_:
         raise click.UsageError("Entry ID required (use --all to embed all entries)")
-    svc = _service()
+    svc = open_service()
     hook = vector_hook_or_fail(svc)
-    agent = _agent()
+    agent = acting_agent()
     if all_:
         bar = _Progress()
         try:
@@ -89,7 +86,7 @@ def embed_cmd(entry_id: str | None, all_: bool, long_only: int | None, force: bo
 def auto_anchor_cmd(entry_id: str | None, threshold: float, max_anchors: int, dry_run: bool, detailed: bool,
                     fill: bool) -> None:
     """Anchor entries to their nearest neighbours by meaning and prune anchors that left the band."""
-    svc = _service()
+    svc = open_service()
     hook = vector_hook_or_fail(svc)
 
     def show(rep: Any) -> None:
@@ -106,15 +103,10 @@ def auto_anchor_cmd(entry_id: str | None, threshold: float, max_anchors: int, dr
         else:
             out(f"Added {len(rep.added)} anchors, pruned {len(rep.pruned)} stale")
 
-    res = hook.auto_anchor(svc, agent=_agent(), entry_id=entry_id, threshold=threshold, max_anchors=max_anchors,
-                           dry_run=dry_run, fill=fill, on_entry=show,
+    res = hook.auto_anchor(svc, agent=acting_agent(), entry_id=entry_id, threshold=threshold,
+                           max_anchors=max_anchors, dry_run=dry_run, fill=fill, on_entry=show,
                            on_start=None if entry_id else lambda n: out(f"Processing {n} entries..."))
     if dry_run:
         out("\n[DRY RUN] Complete. No changes written.")
     else:
         out(f"\n✓ Added {res['added']} total anchors, pruned {res['pruned']} stale across {res['entries']} entries")
-
-
-def register(cli: click.Group) -> None:
-    """The ``memory`` group with every subcommand (those of :mod:`m1nd.cli.memory` and the two above)."""
-    register_memory_group(cli)

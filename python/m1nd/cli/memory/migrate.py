@@ -1,8 +1,6 @@
 """``m1nd memory migrate --to TARGET`` (issue 18 item 3): copy the knowledge memory between its two stores, the
-``memory.db`` file and a PostgreSQL server, either way. The ``migrate`` command joins the
-``memory`` group when :mod:`m1nd.cli.memory_vectors` loads it (as that module's commands do, so that
-:mod:`m1nd.cli.memory` imports neither); with ``--to`` it is an adapter over :func:`m1nd.memory.migration.migrate_to`. Progress on stderr, the result
-on stdout."""
+``memory.db`` file and a PostgreSQL server, either way; with ``--to`` it is an adapter over
+:func:`m1nd.memory.migration.migrate_to`. Progress on stderr, the result on stdout."""
 
 from __future__ import annotations
 
@@ -10,7 +8,8 @@ import time
 
 import click
 
-from m1nd.cli.memory import _service, emit_json, handled, json_option, memory_group, note, out, usage
+from m1nd.cli.memory.common import (emit_json, handled, json_option, memory_group, note, open_service, out,
+                                    usage)
 
 
 def copy_to(to: str, *, replace: bool, as_json: bool) -> None:
@@ -25,7 +24,7 @@ def copy_to(to: str, *, replace: bool, as_json: bool) -> None:
             shown[table] = now
             note(f"migrate: {table} {done}/{total}")
 
-    result = migrate_to(_service(), to, replace=replace, progress=progress,
+    result = migrate_to(open_service(), to, replace=replace, progress=progress,
                         on_start=lambda a, b: note(f"migrate: {a} -> {b}"))
     if as_json:
         emit_json(result)
@@ -52,7 +51,7 @@ def migrate_cmd(to: str | None, replace: bool, as_json: bool) -> None:
         return
     if replace:
         usage("--replace needs --to")
-    svc = _service(apply_schema=False)
+    svc = open_service(apply_schema=False)
     applied, version = svc.migrate()
     if applied:
         out(f"Applied {applied} migration(s); schema version {version}")
