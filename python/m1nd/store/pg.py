@@ -122,10 +122,13 @@ class PgStore:
         except psycopg.Error as e:
             raise StoreError(f"bad memory database address {self.shown}: {_first_line(e)}",
                              recover="use postgresql://user[:password]@host[:port]/database") from e
+        # No check on every checkout (a round trip per transaction, the largest part of a short read): a pooled
+        # connection that died with the server fails at BEGIN, before anything ran, and _lost() then drops every
+        # dead idle connection at once so that the retry gets a live one without waiting.
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=False, timeout=timeout_s,
                                    kwargs={"autocommit": True, "application_name": app,
                                            "connect_timeout": CONNECT_TIMEOUT_S},
-                                   check=ConnectionPool.check_connection, reconnect_timeout=60.0)
+                                   reconnect_timeout=60.0)
         try:
             self.pool.open(wait=True, timeout=timeout_s)
         except PoolTimeout as e:
@@ -174,7 +177,7 @@ class PgStore:
                                      recover="check that the server runs; nothing was written") from e
                 log.warning("memory database connection lost (%s); retrying (%d/%d)", type(e).__name__, attempt,
                             retries)
-                self._backoff(attempt)
+                self._lost(attempt)
             except pg_errors.IntegrityError:
                 raise  # the repositories translate the constraint they expect
             except psycopg.Error as e:
@@ -218,7 +221,7 @@ class PgStore:
                     raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
                                      recover="check that the server runs; nothing was written") from e
                 log.warning("memory database connection lost (%s); retrying (%d)", type(e).__name__, attempt)
-                self._backoff(attempt)
+                self._lost(attempt)
         committing = False
         try:
             try:
@@ -250,6 +253,14 @@ class PgStore:
             raise
         else:
             cm.__exit__(None, None, None)
+
+    def _lost(self, attempt: int) -> None:
+        """A connection failed: discard the idle ones that died with it; retry at once the first time (a stale
+        pooled connection after a server restart), with backoff after that (the server is down)."""
+        with contextlib.suppress(Exception):
+            self.pool.check()
+        if attempt > 1:
+            self._backoff(attempt - 1)
 
     @staticmethod
     def _backoff(attempt: int) -> None:
