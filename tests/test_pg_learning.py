@@ -111,3 +111,79 @@ def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
         assert "cannot connect" in msg and "secret" not in msg
     finally:
         ws.close()
+
+
+# -- m1nd learning migrate (item 3) -------------------------------------------------------------------------------
+def _cli(capsys, home: Path, repo: Path, *argv: str, url: str | None = None) -> tuple[int, str, str]:
+    from m1nd.cli.app import run
+
+    code = run(["--home", str(home), "--workspace", str(repo), *(["--memory-url", url] if url else []), *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_learning_migrates_to_the_server_and_back(tmp_path: Path, pg_url: str, capsys) -> None:
+    import json
+
+    repo = write_repo(tmp_path / "solo" / "repo")
+    home = tmp_path / "solo" / "home"
+    local = open_workspace(home, repo)
+    call(local, "ingest", path=str(repo))
+    t1 = call(local, "trail_save", "alice", label="pool", tags=["pool"], hypotheses=[
+        {"statement": "The pool leaks", "supporting_nodes": [POOL]}])["trail_id"]
+    call(local, "trail_save", "bob", label="cache", visited_nodes=[{"node_external_id": CACHE}])
+    call(local, "learn", "alice", query="login token", feedback="correct", node_ids=[CACHE], strength=0.6)
+    call(local, "learn", "bob", query="session pool", feedback="wrong", node_ids=[CACHE], strength=0.3)
+    learned = learned_weights(local)
+    listed = call(local, "trail_list")
+    local.close()
+
+    code, out, err = _cli(capsys, home, repo, "learning", "migrate", "--to", pg_url, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["verified"] and r["tables"]["trails"] == 2 and r["tables"]["learn_log"] == 2
+    assert r["learned_weights_skipped"] == 0 and r["learned_weights_applied"] == r["tables"]["learned_weights"] > 0
+    # a second upload is refused (nothing written), --replace overwrites
+    code, out, err = _cli(capsys, home, repo, "learning", "migrate", "--to", pg_url)
+    assert code == 1 and "already holds trails or learned weights" in err and "--replace" in err
+    code, out, err = _cli(capsys, home, repo, "learning", "migrate", "--to", pg_url, "--replace")
+    assert code == 0 and out.startswith("Copied 2 trails, 2 learn events and ") and "row counts verified" in out
+
+    # another machine on the server sees the same trails, learn log and weights
+    other_repo = write_repo(tmp_path / "ci" / "repo")
+    team = open_workspace(tmp_path / "ci" / "home", other_repo, memory_url=pg_url)
+    call(team, "ingest", path=str(other_repo))
+    assert learned_weights(team) == learned
+    def timeless(r: dict) -> dict:
+        return {k: v for k, v in r.items() if k not in ("elapsed_ms", "response_chars")}
+
+    assert timeless(call(team, "trail_list")) == timeless(listed)
+    assert call(team, "trail_save", "alice", label="next")["trail_id"].startswith("trail_alice_002_")  # sequence moved
+    call(team, "learn", "carol", query="render page", feedback="correct", node_ids=[CACHE])
+    expected = learned_weights(team)
+    team.close()
+
+    # and down into a fresh machine's graph.db, where it works without the server
+    code, out, err = _cli(capsys, tmp_path / "ci" / "home", other_repo, "learning", "migrate", "--to", "local",
+                          url=pg_url)
+    assert code == 0, err
+    offline = open_workspace(tmp_path / "ci" / "home", other_repo)
+    try:
+        assert learned_weights(offline) == expected
+        assert call(offline, "trail_list")["total_count"] == 3
+        assert call(offline, "trail_resume", trail_id=t1)["nodes_reactivated"] >= 1
+        assert offline.graph.shared.learning.feedback_log()[-1][0] == "carol"
+    finally:
+        offline.close()
+
+
+def test_learning_migrate_bad_targets(tmp_path: Path, capsys) -> None:
+    repo = write_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    ws = open_workspace(home, repo)
+    call(ws, "ingest", path=str(repo))
+    ws.close()
+    code, out, err = _cli(capsys, home, repo, "learning", "migrate", "--to", "local")
+    assert code == 1 and out == "" and "already in this workspace's graph.db" in err
+    code, out, err = _cli(capsys, home, repo, "learning", "migrate", "--to", "mysql://x@y/z")
+    assert code == 1 and "names no store" in err

@@ -14,13 +14,14 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from m1nd.store.pg_memory_db import PgMemoryDb
-from m1nd.store.team_contract import LearnedWeight, TrailRow, WeightDelta
+from m1nd.store.team_contract import LearnedWeight, LearningDump, TrailRow, WeightDelta
 from m1nd.store.trails_repo import TRAIL_COLUMNS
 
 if TYPE_CHECKING:
     from m1nd.store.pg import PgStore
 
 _SELECT = f"SELECT {', '.join(TRAIL_COLUMNS)} FROM trails WHERE project = ?"
+_LOG_COLUMNS = "agent_id, query, feedback, strength, node_ids_json, edges_adjusted, created_ms"
 
 
 class PgTrailRepo:
@@ -197,6 +198,51 @@ class PgLearningStore:
 
     def close(self) -> None:
         self.store.close()
+
+    # -- moving everything (one project) --------------------------------------------------------------------------
+    def dump(self) -> LearningDump:
+        p = (self.project,)
+        return LearningDump(
+            trails=self.db.all(f"{_SELECT} ORDER BY trail_id", p),
+            tags=self.db.all("SELECT trail_id, tag FROM trail_tags WHERE project = ? ORDER BY trail_id, tag", p),
+            sequences=self.db.all("SELECT agent_slug, next FROM trail_seq WHERE project = ? ORDER BY agent_slug", p),
+            log=self.db.all(f"SELECT {_LOG_COLUMNS} FROM learn_log WHERE project = ? ORDER BY id", p),
+            weights=self.db.all("SELECT src, dst, relation, w0, w, n_ltp, n_ltd, updated_ms FROM learned_edges "
+                                "WHERE project = ? AND (w <> w0 OR n_ltp > 0 OR n_ltd > 0) ORDER BY 1, 2, 3", p))
+
+    def is_empty(self) -> bool:
+        p = (self.project,)
+        return not (self.db.scalar("SELECT EXISTS (SELECT 1 FROM trails WHERE project = ?)", p)
+                    or self.db.scalar("SELECT EXISTS (SELECT 1 FROM learn_log WHERE project = ?)", p)
+                    or self.db.scalar("SELECT EXISTS (SELECT 1 FROM learned_edges WHERE project = ? AND w <> w0)", p))
+
+    def clear(self, updated_ms: int) -> None:
+        p = (self.project,)
+        for table in ("trail_tags", "trails", "trail_seq", "learn_log"):
+            self.db.execute(f"DELETE FROM {table} WHERE project = ?", p)
+        # not deleted: a reset with a new seq reaches every machine's replay (a deleted row would not)
+        self.db.execute("UPDATE learned_edges SET w = w0, n_ltp = 0, n_ltd = 0, updated_ms = ?, "
+                        "seq = nextval('learned_edges_seq') WHERE project = ?", (updated_ms, self.project))
+
+    def load(self, dump: LearningDump, *, w_min: float, w_max: float, updated_ms: int) -> int:
+        """Insert ``dump`` into this project; every learned weight is stored (keyed by external ids)."""
+        p = self.project
+        self.db.executemany(f"INSERT INTO trails(project, {', '.join(TRAIL_COLUMNS)}) "
+                            f"VALUES (?, {', '.join('?' * len(TRAIL_COLUMNS))})", [(p, *r) for r in dump.trails])
+        self.db.executemany("INSERT INTO trail_tags(project, trail_id, tag) VALUES (?, ?, ?)",
+                            [(p, *r) for r in dump.tags])
+        self.db.executemany("INSERT INTO trail_seq(project, agent_slug, next) VALUES (?, ?, ?)",
+                            [(p, *r) for r in dump.sequences])
+        self.db.executemany(f"INSERT INTO learn_log(project, {_LOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [(p, *r) for r in dump.log])
+        self.db.executemany(
+            "INSERT INTO learned_edges AS l(project, src, dst, relation, w0, w, n_ltp, n_ltd, updated_ms, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, nextval('learned_edges_seq')) ON CONFLICT(project, src, dst, relation) "
+            "DO UPDATE SET w0 = excluded.w0, w = excluded.w, n_ltp = excluded.n_ltp, n_ltd = excluded.n_ltd, "
+            "updated_ms = excluded.updated_ms, seq = excluded.seq",
+            [(p, s, d, r, w0, min(w_max, max(w_min, w)), ltp, ltd, updated_ms)
+             for s, d, r, w0, w, ltp, ltd, _u in dump.weights])
+        return len(dump.weights)
 
 
 def open_pg_learning(url: str, project: str, *, lock_timeout_ms: int = 10_000) -> PgLearningStore:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 TrailRow = tuple[Any, ...]  # the columns of m1nd.store.trails_repo.TRAIL_COLUMNS, JSON columns encoded
@@ -74,3 +75,27 @@ class SharedLearningStore(Protocol):
     def write(self) -> AbstractContextManager[Any]: ...
     def read(self) -> AbstractContextManager[Any]: ...
     def close(self) -> None: ...
+
+    # moving everything to another store (inside the caller's transaction)
+    def dump(self) -> LearningDump: ...
+    def is_empty(self) -> bool: ...
+    def clear(self, updated_ms: int) -> None: ...
+    def load(self, dump: LearningDump, *, w_min: float, w_max: float, updated_ms: int) -> int: ...
+
+
+@dataclass
+class LearningDump:
+    """Everything a shared learning store holds for one workspace / project, as plain rows (moving it between
+    stores: :mod:`m1nd.codegraph.learning_migrate`)."""
+
+    trails: list[TrailRow] = field(default_factory=list)  # TRAIL_COLUMNS order
+    tags: list[tuple[str, str]] = field(default_factory=list)  # (trail_id, tag)
+    sequences: list[tuple[str, int]] = field(default_factory=list)  # (agent_slug, next)
+    log: list[tuple[Any, ...]] = field(default_factory=list)  # (agent_id, query, feedback, strength,
+    #                                                            node_ids_json, edges_adjusted, created_ms), oldest first
+    weights: list[tuple[Any, ...]] = field(default_factory=list)  # (src, dst, relation, w0, w, n_ltp, n_ltd,
+    #                                                                updated_ms) of every edge ever learned
+
+    def counts(self) -> dict[str, int]:
+        return {"trails": len(self.trails), "trail_tags": len(self.tags), "trail_sequences": len(self.sequences),
+                "learn_log": len(self.log), "learned_weights": len(self.weights)}
