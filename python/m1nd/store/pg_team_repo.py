@@ -152,7 +152,8 @@ class PgLearnedRepo:
     def weights_since(self, mark: int) -> tuple[list[LearnedWeight], int]:
         rows = self.db.all("SELECT src, dst, relation, w0, w, updated_ms, seq FROM learned_edges "
                            "WHERE project = ? AND seq > ? ORDER BY seq", (self.project, mark))
-        return [tuple(r[:6]) for r in rows], max([mark, *(int(r[6]) for r in rows)])  # type: ignore[misc]
+        learned: list[LearnedWeight] = [(r[0], r[1], int(r[2]), float(r[3]), float(r[4]), int(r[5])) for r in rows]
+        return learned, max([mark, *(int(r[6]) for r in rows)])
 
     def weights_mark(self) -> int:
         return int(self.db.scalar("SELECT COALESCE(MAX(seq), 0) FROM learned_edges WHERE project = ?",
