@@ -198,12 +198,13 @@ class PgStore:
                 cm = self.pool.connection(timeout=self.timeout_s)
                 conn = cm.__enter__()
                 if write:
-                    conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
                     # a writer that hangs inside its transaction must not stall every other writer for ever: wait
-                    # at most as long as SQLite's busy timeout, then report busy
-                    conn.execute(f"SET LOCAL lock_timeout = {int(self.lock_timeout_ms)}")
-                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
-                    conn.execute("SET LOCAL lock_timeout = 0")
+                    # at most as long as SQLite's busy timeout, then report busy. One message (no parameters, so
+                    # several statements may share it): four round trips would be most of a short write's time.
+                    name = lock.replace("'", "''")
+                    conn.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = "
+                                 f"{int(self.lock_timeout_ms)}; SELECT pg_advisory_xact_lock(hashtext('{name}')); "
+                                 "SET LOCAL lock_timeout = 0")
                 else:
                     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 break
@@ -261,6 +262,25 @@ class PgStore:
             self.pool.check()
         if attempt > 1:
             self._backoff(attempt - 1)
+
+    def once(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """One read statement outside any transaction (autocommit: a single statement is its own snapshot), so
+        without the round trips of ``BEGIN`` and ``COMMIT``; retried on a lost connection, as reads may be."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self.pool.connection(timeout=self.timeout_s) as conn:
+                    cur = conn.execute(sql, params)
+                    return cur.fetchall() if cur.description is not None else []
+            except (psycopg.OperationalError, PoolTimeout) as e:
+                if attempt > retries_for_connect() or self._closed.is_set():
+                    raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
+                                     recover="check that the server runs") from e
+                log.warning("memory database connection lost (%s); retrying (%d)", type(e).__name__, attempt)
+                self._lost(attempt)
+            except psycopg.Error as e:
+                raise StoreError(f"database error on {self.shown}: {_first_line(e)}") from e
 
     @staticmethod
     def _backoff(attempt: int) -> None:

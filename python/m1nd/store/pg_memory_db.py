@@ -132,8 +132,11 @@ class PgMemoryDb:
                    ) -> list[tuple[Any, ...]]:
         if self._tx is not None:
             return self._run(self._tx, stmt, returning, params)
-        # outside a transaction (a lone read, as SQLite's autocommit): a transaction of its own
+        # outside a transaction (as SQLite's autocommit): a lone read is one statement on its own; a write gets a
+        # transaction of its own (the writers' lock)
         write = bool(re.match(r"^\s*(INSERT|UPDATE|DELETE|WITH)", stmt, re.IGNORECASE))
+        if not write and not returning:
+            return self.store.once(stmt, params)
         with self.store.transaction(write=write, lock=self.lock) as tx:
             return self._run(tx, stmt, returning, params)
 
