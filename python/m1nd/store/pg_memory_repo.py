@@ -138,7 +138,7 @@ class PgEntryRepo(EntryRepo):
         cached = self.__dict__.pop("_keyword_entries", None)
         if cached is None:
             return None
-        tx, key, entries = cached
+        tx, key, entries = cast(tuple[Any, tuple[Any, Any], dict[int, Entry]], cached)
         if tx is not self.pg._tx or key != (agent, now) or not set(rowids) <= entries.keys():
             return None
         return entries
