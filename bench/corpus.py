@@ -32,11 +32,11 @@ def copy_subset(dest: Path, packages: tuple[str, ...] = SUBSET) -> Path:
     return dest
 
 
-def workspace(home: Path, key: Path):  # noqa: ANN201
+def workspace(home: Path, key: Path, *, memory_url: str | None = None):  # noqa: ANN201
     from m1nd.config import Settings
     from m1nd.workspace import Workspace
 
-    return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000))
+    return Workspace(Settings(home=home, workspace_key=key, busy_timeout_ms=10000, memory_url=memory_url))
 
 
 @dataclass

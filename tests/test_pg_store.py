@@ -28,7 +28,7 @@ def test_migrations_are_versioned_and_applied_once(pg_url: str) -> None:
         with pytest.raises(StoreError, match="newer than this m1nd understands"):
             store.migrate("demo", STEPS[:1])
         # The memory schema seeds its registries.
-        assert store.migrate(S.COMPONENT, S.MIGRATIONS) == 1
+        assert store.migrate(S.COMPONENT, S.MIGRATIONS) == len(S.MIGRATIONS)
         cats = store.run(lambda tx: tx.all("SELECT id FROM categories ORDER BY id"), write=False)
         assert [c for (c,) in cats] == sorted(c for c, _ in S.CATEGORIES)
     finally:

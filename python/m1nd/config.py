@@ -117,6 +117,26 @@ def workspace_key(override: str | os.PathLike[str] | None = None, cwd: Path | No
     return git_toplevel(base) or base
 
 
+def team_project(key: Path) -> str:
+    """The name under which a workspace's trails and learned weights are shared on a server store (issue 18): the
+    same project checked out on several machines must get the same name, whatever its local path.
+    ``$M1ND_TEAM_PROJECT`` > the git ``origin`` remote (without credentials and a trailing ``.git``) > the
+    workspace directory's name."""
+    raw = os.environ.get("M1ND_TEAM_PROJECT", "").strip()
+    if raw:
+        return raw
+    try:
+        out = subprocess.run(["git", "-C", str(key), "remote", "get-url", "origin"], capture_output=True, text=True,
+                             timeout=10, check=False)
+        remote = out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        remote = ""
+    if remote:
+        remote = re.sub(r"^[a-z+]+://[^@/]*@", lambda m: m.group(0).split("//")[0] + "//", remote)
+        return re.sub(r"\.git$", "", remote.rstrip("/"))
+    return key.name or "root"
+
+
 def workspace_dir(home: Path, key: Path) -> Path:
     """``$M1ND_HOME/workspaces/<slug>-<h8>`` (spec graph.md §1)."""
     slug = re.sub(r"[^a-z0-9-]+", "-", key.name.lower()).strip("-") or "root"

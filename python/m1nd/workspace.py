@@ -163,6 +163,12 @@ class Workspace:
 
         return archive(self.graph, trail_id)
 
+    def learning_migrate(self, to: str, *, replace: bool = False) -> dict[str, Any]:
+        """Copy this workspace's trails and learned weights to another shared store (``m1nd learning migrate``)."""
+        from m1nd.codegraph.learning_migrate import migrate_learning
+
+        return migrate_learning(self.graph, to, replace=replace)
+
     def weight_stats(self, top: int = 20) -> dict[str, Any]:
         """Counts of learned edges and the largest changes (``m1nd weights stats``)."""
         from m1nd.codegraph.learning import weight_stats

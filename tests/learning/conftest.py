@@ -17,6 +17,8 @@ from m1nd.workspace import Workspace
 
 from .support import call, open_workspace, write_repo
 
+STORES = ["sqlite", "postgresql"]
+
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,6 +38,15 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return home, repo
 
 
+@pytest.fixture(params=STORES)
+def learning_store(request: pytest.FixtureRequest) -> str | None:
+    """Each learning and trail test runs on both shared stores: None (``graph.db``) or a fresh PostgreSQL
+    database's address (issue 18); the ingested graph itself is local either way."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("pg_url")
+
+
 @pytest.fixture
 def home_repo(template: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     """A private copy of the ingested home (same repo path, so the same workspace key)."""
@@ -45,12 +56,12 @@ def home_repo(template: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def workspaces(home_repo: tuple[Path, Path]) -> Iterator[Callable[..., Workspace]]:
+def workspaces(home_repo: tuple[Path, Path], learning_store: str | None) -> Iterator[Callable[..., Workspace]]:
     """Factory of workspaces on the test's home (each one stands for a process); all closed at the end."""
     opened: list[Workspace] = []
 
     def make(transport: str = "cli") -> Workspace:
-        ws = open_workspace(*home_repo, transport=transport)
+        ws = open_workspace(*home_repo, transport=transport, memory_url=learning_store)
         opened.append(ws)
         return ws
 
@@ -65,13 +76,13 @@ def ws(workspaces: Callable[..., Workspace]) -> Workspace:
 
 
 @pytest.fixture
-def fresh_workspace(tmp_path: Path) -> Iterator[Callable[[], tuple[Workspace, Path]]]:
+def fresh_workspace(tmp_path: Path, learning_store: str | None) -> Iterator[Callable[[], tuple[Workspace, Path]]]:
     """A repository of its own (the test may edit and re-ingest it) and a workspace on it."""
     opened: list[Workspace] = []
 
     def make() -> tuple[Workspace, Path]:
         repo = write_repo(tmp_path / "own-repo")
-        ws = open_workspace(tmp_path / "own-home", repo)
+        ws = open_workspace(tmp_path / "own-home", repo, memory_url=learning_store)
         opened.append(ws)
         call(ws, "ingest", path=str(repo))
         return ws, repo

@@ -156,8 +156,33 @@ def write_repo(root: Path, files: dict[str, str] | None = None) -> Path:
     return root
 
 
-def open_workspace(home: Path, repo: Path, *, transport: str = "cli") -> Workspace:
-    return Workspace(Settings(home=home, workspace_key=repo, busy_timeout_ms=10000), transport=transport)
+def open_workspace(home: Path, repo: Path, *, transport: str = "cli", memory_url: str | None = None) -> Workspace:
+    """A workspace on ``home``; with ``memory_url`` its trails and learned weights live on that PostgreSQL server
+    (issue 18), the code graph in the home as always."""
+    return Workspace(Settings(home=home, workspace_key=repo, busy_timeout_ms=10000, memory_url=memory_url),
+                     transport=transport)
+
+
+def shared_db(ws: Workspace) -> Any:
+    """The database holding the workspace's trails and learn log (``graph.db``, or the server), with the
+    ``Database`` surface (SQLite spelling on both)."""
+    return ws.graph.shared.db
+
+
+def db_weights(ws: Workspace) -> dict[tuple[str, str, int], tuple[float, float, int, int]]:
+    """Every edge's stored (w0, w, n_ltp, n_ltd): ``graph.db``'s edges, or on a server store the local edges'
+    base weights overlaid with the learned weights the server holds."""
+    rows = ws.graph.store.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w0, e.w, e.n_ltp, e.n_ltd FROM edges e "
+                                 "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst")
+    out = {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
+    if ws.graph.shared.remote:
+        out = {k: (v[0], v[0], 0, 0) for k, v in out.items()}
+        for s, d, rel, w0, w, ltp, ltd in shared_db(ws).all(
+                "SELECT src, dst, relation, w0, w, n_ltp, n_ltd FROM learned_edges"):
+            base = out[(s, d, rel)][0]  # replayed as the graph does (CodeGraph._sync_weights)
+            learned = base if w == w0 else w if abs(base - w0) < 1e-6 else base + (w - w0)
+            out[(s, d, rel)] = (base, learned, ltp, ltd)
+    return out
 
 
 def call(ws: Workspace, tool: str, agent: str = "agent-1", **args: Any) -> dict[str, Any]:

@@ -15,11 +15,12 @@ POOL = "file::pkg/pool.py"
 
 
 @pytest.fixture
-def m1nd(home_repo, capsys):
+def m1nd(home_repo, capsys, learning_store):
     home, repo = home_repo
+    url = ["--memory-url", learning_store] if learning_store else []  # trails and weights on the server
 
     def invoke(*argv: str) -> tuple[int, str, str]:
-        code = run(["--home", str(home), "--workspace", str(repo), "--agent", "cli-agent", *argv])
+        code = run(["--home", str(home), "--workspace", str(repo), "--agent", "cli-agent", *url, *argv])
         out = capsys.readouterr()
         return code, out.out, out.err
 
@@ -38,8 +39,8 @@ def test_learn_text_and_json(m1nd) -> None:
     assert err.startswith('Error (invalid_argument): feedback must be "correct", "wrong" or "partial" (got "maybe")')
 
 
-def test_drift_text(m1nd, home_repo) -> None:
-    ws = open_workspace(*home_repo, transport="stdio")
+def test_drift_text(m1nd, home_repo, learning_store) -> None:
+    ws = open_workspace(*home_repo, transport="stdio", memory_url=learning_store)
     ws.on_server_start()
     ws.close()
     m1nd("learn", "login token", "correct", CACHE)
@@ -53,10 +54,10 @@ def test_drift_text(m1nd, home_repo) -> None:
     assert "top_weight_drifts" not in json.loads(out)
 
 
-def test_trail_commands(m1nd, home_repo) -> None:
+def test_trail_commands(m1nd, home_repo, learning_store) -> None:
     code, out, _ = m1nd("trail", "list")
     assert (code, out) == (0, "No trails\n")
-    ws = open_workspace(*home_repo)
+    ws = open_workspace(*home_repo, memory_url=learning_store)
     a = call(ws, "trail_save", "alice", label="pool side", hypotheses=[
         {"statement": "The pool leaks", "confidence": 0.75, "supporting_nodes": [POOL]}],
         open_questions=["Who releases?"], visited_nodes=[{"node_external_id": POOL}])["trail_id"]

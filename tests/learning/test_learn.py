@@ -10,7 +10,7 @@ import pytest
 from m1nd.codegraph.baselines import record_server_start
 from m1nd.graph.engine import W_MAX, W_MIN
 
-from .support import call, error
+from .support import call, db_weights, error, shared_db
 
 CACHE = "file::pkg/cache.py::class::Cache"
 ACQUIRE = "file::pkg/pool.py::class::SessionPool::fn::acquire"
@@ -22,12 +22,6 @@ TEMPLATE = "file::pkg/template.py::class::Template"
 def ranking(ws, query: str, agent: str = "agent-1") -> tuple[list[str], dict[str, float]]:
     r = call(ws, "activate", agent, query=query, top_k=40, coactivation_ltp=False)
     return [a["node_id"] for a in r["activated"]], {a["node_id"]: a["activation"] for a in r["activated"]}
-
-
-def db_weights(ws) -> dict[tuple[str, str, int], tuple[float, float, int, int]]:
-    rows = ws.graph.store.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w0, e.w, e.n_ltp, e.n_ltd FROM edges e "
-                                 "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst")
-    return {(r[0], r[1], r[2]): (r[3], r[4], r[5], r[6]) for r in rows}
 
 
 def test_correct_ranks_the_confirmed_node_higher(ws) -> None:
@@ -96,8 +90,8 @@ def test_feedback_is_committed_before_the_response(workspaces) -> None:
     assert len(changed) == r["edges_adjusted"] > 0
     assert all(after[k][2] == before[k][2] + 1 for k in changed)  # n_ltp counted
     assert all(after[k][0] == before[k][0] for k in after)  # w0 untouched
-    assert b.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 1
-    assert b.graph.store.generations()[1] == r["weights_generation"]
+    assert shared_db(b).scalar("SELECT COUNT(*) FROM learn_log") == 1
+    assert b.graph.generations()[1] == r["weights_generation"]
     # the other process sees the new weights on its next call
     gb = b.graph.graph()
     ga = a.graph.graph()
@@ -124,7 +118,7 @@ def test_weights_stay_in_bounds_and_w0_never_changes(ws, monkeypatch) -> None:
     assert np.array_equal(np.asarray(ws.graph.graph().engine.csr.base_weights), w0)
     for _bw0, w, _, _ in db_weights(ws).values():
         assert W_MIN <= w <= W_MAX
-    assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 120
+    assert shared_db(ws).scalar("SELECT COUNT(*) FROM learn_log") == 120
 
 
 def test_unrelated_edges_never_change(ws) -> None:
@@ -147,7 +141,7 @@ def test_many_activations_never_lower_a_weight(ws) -> None:
 
 def test_learn_log_keeps_query_feedback_and_ids(ws) -> None:
     call(ws, "learn", query="login token", feedback="partial", node_ids=[CACHE], wrong_node_ids=[ACQUIRE])
-    row = ws.graph.store.db.one("SELECT agent_id, query, feedback, strength, node_ids_json FROM learn_log")
+    row = shared_db(ws).one("SELECT agent_id, query, feedback, strength, node_ids_json FROM learn_log")
     assert row[:4] == ("agent-1", "login token", "partial", 0.2)
     assert CACHE in row[4] and ACQUIRE in row[4]
 
@@ -171,14 +165,14 @@ def test_learn_log_keeps_query_feedback_and_ids(ws) -> None:
         "empty-ids", "hops-range", "missing-ids"])
 def test_bad_input_writes_nothing(ws, args, code, message) -> None:
     before = db_weights(ws)
-    gens = ws.graph.store.generations()
+    gens = ws.graph.generations()
     err = error(ws, "learn", query="login token", **args)
     assert err["code"] == code
     assert err["message"].startswith(message) if code != "invalid_argument" or "argument '" not in message \
         else message in err["message"]
     assert db_weights(ws) == before
-    assert ws.graph.store.generations() == gens
-    assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 0
+    assert ws.graph.generations() == gens
+    assert shared_db(ws).scalar("SELECT COUNT(*) FROM learn_log") == 0
 
 
 def test_unknown_node_lists_closest_ids(ws) -> None:
@@ -314,19 +308,19 @@ def test_a_failed_commit_leaves_memory_and_database_unchanged(ws, monkeypatch) -
     g = ws.graph.graph()
     w_before = np.array(g.engine.weights, copy=True)
     db_before = db_weights(ws)
-    store = ws.graph.store
+    learned = ws.graph.shared.learning
 
-    def busy(key: str) -> int:
+    def busy() -> int:
         raise BusyError("database is busy")
 
-    monkeypatch.setattr(store, "bump", busy)
+    monkeypatch.setattr(learned, "bump_generation", busy)
     err = error(ws, "learn", query="login token", feedback="correct", node_ids=[CACHE])
     assert err["code"] == "busy"
     monkeypatch.undo()
     assert np.array_equal(ws.graph.graph().engine.weights, w_before)
     assert db_weights(ws) == db_before
     assert len(ws.graph.dirty_positions()) == 0  # nothing left to flush later
-    assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM learn_log") == 0
+    assert shared_db(ws).scalar("SELECT COUNT(*) FROM learn_log") == 0
 
 
 def test_priming_boosts_outlive_the_process_per_agent(workspaces) -> None:

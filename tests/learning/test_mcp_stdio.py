@@ -26,14 +26,16 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def setup(tmp_path: Path) -> tuple[dict[str, str], Path]:
+def setup(tmp_path: Path, learning_store: str | None) -> tuple[dict[str, str], Path]:
     repo = write_repo(tmp_path / "repo")
     home = tmp_path / "home"
-    ws = open_workspace(home, repo)
+    ws = open_workspace(home, repo, memory_url=learning_store)
     call(ws, "ingest", path=str(repo))
     ws.close()
     env = {**os.environ, "M1ND_HOME": str(home), "M1ND_WORKSPACE": str(repo), "M1ND_EMBEDDER": "hashing",
            "SKBUILD_EDITABLE_VERBOSE": "0", "M1ND_TOOLS": "all"}
+    if learning_store:  # the served workspace keeps its trails and learned weights on the server
+        env["M1ND_MEMORY_URL"] = learning_store
     return env, repo
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from m1nd.codegraph.trails import TRAIL_ID_RE, agent_slug, normalise_text
 
-from .support import call, error, open_workspace
+from .support import call, error, open_workspace, shared_db
 
 POOL = "file::pkg/pool.py"
 POOL_CLS = "file::pkg/pool.py::class::SessionPool"
@@ -31,7 +31,7 @@ RENDER = "file::pkg/render.py::fn::render_page"
 
 
 def trail_count(ws) -> int:
-    return ws.graph.store.db.scalar("SELECT COUNT(*) FROM trails")
+    return shared_db(ws).scalar("SELECT COUNT(*) FROM trails")
 
 
 def full_save(ws, agent: str = "agent-1", **extra):
@@ -129,7 +129,7 @@ def test_save_bad_input_saves_nothing(ws, args, code, message) -> None:
     assert err["code"] == code
     assert message in err["message"]
     assert trail_count(ws) == 0
-    assert ws.graph.store.db.scalar("SELECT COUNT(*) FROM trail_seq") == 0
+    assert shared_db(ws).scalar("SELECT COUNT(*) FROM trail_seq") == 0
 
 
 def test_save_lists_at_most_ten_unknown_ids(ws) -> None:
@@ -232,11 +232,11 @@ def test_stale_trail_is_refused_unless_forced(fresh_workspace) -> None:
     assert h["stale"] is False and h["missing_ratio"] == 0.5 and h["missing_nodes"] == [TEMPLATE]
 
 
-def test_restart_preserves_generation_and_staleness(fresh_workspace, tmp_path) -> None:
+def test_restart_preserves_generation_and_staleness(fresh_workspace, tmp_path, learning_store) -> None:
     ws, repo, stale_id, healthy_id = _stale_setup(fresh_workspace)
     gen = ws.graph.store.generations()[0]
     ws.close()
-    again = open_workspace(tmp_path / "own-home", repo)
+    again = open_workspace(tmp_path / "own-home", repo, memory_url=learning_store)
     try:
         assert again.graph.store.generations()[0] == gen
         listed = {t["trail_id"]: t for t in call(again, "trail_list", filter_status="stale")["trails"]}
@@ -289,7 +289,7 @@ def test_list_filters_sorting_and_limit(ws) -> None:
 
 # -- merge --------------------------------------------------------------------------------------------------------
 def _set_age(ws, trail_id: str, days: float) -> None:
-    ws.graph.store.db.execute("UPDATE trails SET last_modified_ms = ? WHERE trail_id = ?",
+    shared_db(ws).execute("UPDATE trails SET last_modified_ms = ? WHERE trail_id = ?",
                               (int(time.time() * 1000 - days * 86_400_000), trail_id))
 
 
@@ -436,7 +436,7 @@ WRITER = textwrap.dedent('''
     from pathlib import Path
     sys.path.insert(0, {tests!r})
     from support import open_workspace, call
-    ws = open_workspace(Path({home!r}), Path({repo!r}))
+    ws = open_workspace(Path({home!r}), Path({repo!r}), memory_url={url!r})
     ids = [call(ws, "trail_save", "shared", label=f"{{sys.argv[1]}}-{{k}}",
                 visited_nodes=[{{"node_external_id": "file::pkg/pool.py"}}])["trail_id"] for k in range(25)]
     ws.close()
@@ -444,9 +444,9 @@ WRITER = textwrap.dedent('''
 ''')
 
 
-def test_two_processes_do_not_lose_each_others_trails(home_repo) -> None:
+def test_two_processes_do_not_lose_each_others_trails(home_repo, learning_store) -> None:
     home, repo = home_repo
-    code = WRITER.format(tests=str(Path(__file__).parent), home=str(home), repo=str(repo))
+    code = WRITER.format(tests=str(Path(__file__).parent), home=str(home), repo=str(repo), url=learning_store)
     procs = [subprocess.Popen([sys.executable, "-c", code, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for name in ("p1", "p2")]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -454,7 +454,7 @@ def test_two_processes_do_not_lose_each_others_trails(home_repo) -> None:
         assert p.returncode == 0, err
     ids = [line for out, _ in outs for line in out.split()]
     assert len(ids) == 50 and len(set(ids)) == 50
-    ws = open_workspace(home, repo)
+    ws = open_workspace(home, repo, memory_url=learning_store)
     try:
         listed = call(ws, "trail_list", limit=500, max_output_chars=100000)
         assert listed["total_count"] == 50 and {t["trail_id"] for t in listed["trails"]} == set(ids)

@@ -107,6 +107,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                           "weights."),
     "trail": ("learning", "Saved investigations (shared by every agent): list, show, resume, merge, archive."),
     "weights": ("learning", "Learned edge weights: statistics and reset."),
+    "learning": ("learning", "Trails and learned weights as a whole: move them between graph.db and a team server."),
     "memory": ("memory", "Knowledge memory: entries with categories, tags, resonance and visibility "
                          "(memory.db, shared by every workspace)."),
     "token": ("tokens", "Bearer tokens for `m1nd serve --http` beyond loopback: each acts as one agent; stored "

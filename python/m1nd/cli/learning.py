@@ -157,6 +157,27 @@ def weights_reset(yes: bool, relation: str | None, node: str | None) -> None:
                    f"{r['mean_abs_change']:.4f}); pass --yes to apply")
 
 
+@click.command("migrate")
+@click.option("--to", "to", required=True, metavar="TARGET",
+              help="postgresql://user[:password]@host[:port]/db (the workspace's project there), or local (this "
+                   "workspace's graph.db).")
+@click.option("--replace", is_flag=True, help="Overwrite a target that already holds trails or learned weights.")
+@click.option("--json", "json_out", is_flag=True, help="Print the result as JSON.")
+def learning_migrate(to: str, replace: bool, json_out: bool) -> None:
+    """Copy this workspace's trails, learn log and learned weights from the store in use (M1ND_MEMORY_URL /
+    --memory-url, else graph.db) to TARGET, in one transaction on the target with row counts verified; the
+    source is left as it was. The knowledge memory moves with `m1nd memory migrate`."""
+    r = _with_workspace(lambda ws: ws.learning_migrate(to, replace=replace), as_json=json_out)
+    if json_out:
+        _print_json(r)
+        return
+    t = r["tables"]
+    skipped = f", {r['learned_weights_skipped']} for edges this graph lacks skipped" if r[
+        "learned_weights_skipped"] else ""
+    click.echo(f"Copied {t['trails']} trails, {t['learn_log']} learn events and {r['learned_weights_applied']} "
+               f"learned weights{skipped} to {r['to']} (row counts verified).")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(make_shortcut(
         "learn", ("query", "feedback", "node_ids"), lambda r, a: render_learn(r),
@@ -188,3 +209,10 @@ def register(cli: click.Group) -> None:
     weights.add_command(weights_stats)
     weights.add_command(weights_reset)
     cli.add_command(weights)
+
+    @click.group("learning")
+    def learning() -> None:
+        """Trails and learned weights as a whole: move them between graph.db and a team server."""
+
+    learning.add_command(learning_migrate)
+    cli.add_command(learning)

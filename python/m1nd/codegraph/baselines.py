@@ -125,7 +125,7 @@ def snapshot(cg: CodeGraph, kind: str) -> int:
         with cg.store.db.write():
             files = repo.file_hashes()
             files_blob = zlib.compress("\n".join(f"{p}\t{h or ''}" for p, h in files).encode("utf-8"), 1)
-            gen, wgen = cg.store.generations()
+            gen, wgen = cg.generations()
             bid = repo.insert(kind=kind, created_ms=now_ms(), pid=os.getpid(), graph_generation=gen,
                               weights_generation=wgen, node_count=g.n, edge_count=g.e, nodes_blob=nodes_blob,
                               weights_blob=weights_blob, files_blob=files_blob)
@@ -261,7 +261,7 @@ def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: b
         })
         if include_weight_drift:
             out.update(_weight_drift(g, base, top_n))
-        out["learn_events_since"] = cg.store.learning.events_since(base.created_ms)
+        out["learn_events_since"] = cg.shared.learning.events_since(base.created_ms)
         out["queries_processed"] = int(cg.queries_processed)
         out["uptime_seconds"] = round(time.time() - cg.started, 3)
     out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)

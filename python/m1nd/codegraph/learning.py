@@ -188,16 +188,16 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
         synced = getattr(cg, "_synced", None)  # write_weights marks the edges synced; undone if the commit fails
         synced_before = synced[changed].copy() if synced is not None and len(changed) else None
         try:
-            with cg.store.db.write():
+            with cg.shared.write():
                 if len(changed):
                     cg.write_weights(g, changed, ltp=ltp_counts, ltd=ltd_counts)
-                cg.store.learning.append_event(
+                cg.shared.learning.append_event(
                     agent_id=agent_id, query=query, feedback=feedback, strength=float(strength),
                     node_ids_json=json.dumps({"node_ids": [g.nodes.ext_id[i] for i in confirmed],
                                               "wrong_node_ids": [g.nodes.ext_id[i] for i in rejected]},
                                              ensure_ascii=False),
                     edges_adjusted=len(changed), created_ms=now_ms(), keep=LEARN_LOG_KEEP)
-                wgen = cg.store.bump("weights_generation") if len(changed) else cg.store.generations()[1]
+                wgen = cg.shared.learning.bump_generation() if len(changed) else cg.shared.learning.generation()
         except BaseException:
             # Nothing was committed: undo the in-memory update so memory and database agree.
             if len(positions):
@@ -307,7 +307,7 @@ def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
             flushed = cg.flush()
         elif action == "baseline":
             out["baseline_id"] = record_manual(cg)
-        _, wgen = cg.store.generations()
+        _, wgen = cg.generations()
         out.update({"flushed_edges": int(flushed), "dirty_weights": len(cg.dirty_positions()),
                     "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms),
                     "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)})
@@ -328,7 +328,7 @@ def weight_stats(cg: CodeGraph, top: int = 20) -> dict[str, Any]:
             edge, s, d, rel = edge_label(g, p)
             rows.append({"edge": edge, "source": s, "target": d, "relation": rel, "w0": round(float(w0[p]), 4),
                          "w": round(float(w[p]), 4), "delta": round(float(diff[p]), 4)})
-        _, wgen = cg.store.generations()
+        _, wgen = cg.generations()
         return {"edges_total": int(g.e), "strengthened": int(np.count_nonzero(diff > 1e-7)),
                 "weakened": int(np.count_nonzero(diff < -1e-7)),
                 "mean_abs_change": round(float(np.abs(diff).mean()), 6) if g.e else 0.0,
@@ -356,14 +356,14 @@ def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | Non
             if i is None:
                 raise unknown_nodes_error(g, [node], argument="node")
             node_ext_id = g.nodes.ext_id[i]
-        repo = cg.store.learning
-        with cg.store.db.write():
+        repo = cg.shared.learning
+        with cg.shared.write():
             rows = repo.learned_edges(relation=code, node_ext_id=node_ext_id)
             if apply and rows:
                 repo.reset_to_base(rows, now_ms())
-                wgen = cg.store.bump("weights_generation")
+                wgen = repo.bump_generation()
             else:
-                wgen = cg.store.generations()[1]
+                wgen = repo.generation()
         if apply and rows:
             cg.graph()  # patch the in-memory weights now
     return {"applied": bool(apply and rows), "edges_selected": len(rows),

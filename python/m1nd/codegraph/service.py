@@ -33,6 +33,8 @@ from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
 from m1nd.store.graph_repo import GraphStore, now_ms
+from m1nd.store.team_contract import SharedLearningStore
+from m1nd.store.team_sqlite import SqliteLearningStore
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ class CodeGraph:
         self.workdir = settings.workspace_dir
         self.workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
+        self._shared: SharedLearningStore | None = None  # trails and learned weights (opened on first use)
         self._graph: Graph | None = None
         self._weights_generation = 0
         self._watermark_ms = 0
@@ -95,13 +98,38 @@ class CodeGraph:
         try:
             self.flush()
         finally:
+            if self._shared is not None:
+                self._shared.close()
             self.store.close()
+
+    @property
+    def shared(self) -> SharedLearningStore:
+        """Where trails and learned weights live: ``graph.db`` itself, or the PostgreSQL server of the memory URL
+        (issue 18), where every machine working on the same project shares them (:func:`m1nd.config.team_project`).
+        """
+        if self._shared is None:
+            url = self.settings.memory_url
+            if url is None:
+                self._shared = SqliteLearningStore(self.store.db)
+            else:
+                from m1nd.config import team_project
+                from m1nd.store.pg_team_repo import open_pg_learning
+
+                self._shared = open_pg_learning(url, team_project(self.settings.workspace_key),
+                                                lock_timeout_ms=self.settings.busy_timeout_ms)
+        return self._shared
+
+    def generations(self) -> tuple[int, int]:
+        """(graph generation of the local graph, weights generation of the shared learned weights)."""
+        if self.settings.memory_url is None:
+            return self.store.generations()  # one query: both counters are in graph.db's meta
+        return self.store.generations()[0], self.shared.learning.generation()
 
     # -- loading ------------------------------------------------------------------------------------------------
     def graph(self) -> Graph:
         """The current graph, re-synchronised with the database (reload on a new generation, patch weights)."""
         with self.lock:
-            gen, wgen = self.store.generations()
+            gen, wgen = self.generations()
             if self._graph is None or self._graph.graph_generation != gen:
                 self._load(gen)
             elif wgen != self._weights_generation:
@@ -135,9 +163,10 @@ class CodeGraph:
             self._weights_generation = int(meta["weights_generation"][0])
             self._graph = g
             self._synced = engine.weights.copy()
-            _, wgen = self.store.generations()
-            if wgen != self._weights_generation:
-                self._sync_weights(wgen)
+            if not self.shared.remote:
+                _, wgen = self.generations()
+                if wgen != self._weights_generation:
+                    self._sync_weights(wgen)
         else:
             with self.store.db.read():
                 how = "rows"
@@ -171,7 +200,7 @@ class CodeGraph:
                     lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
-                watermark = self.store.newest_weight_update_ms()
+                watermark = self.shared.learning.weights_mark() if not self.shared.remote else 0
                 has_git = self.store.has_git_root()
             g = self._build(nodes, edges, gen, has_git, lexicon, trigram)
             g.history = history
@@ -187,6 +216,8 @@ class CodeGraph:
                 "meta": {"has_git": np.asarray([int(has_git)]), "watermark_ms": np.asarray([watermark]),
                          "weights_generation": np.asarray([wgen])}})
         cache.prune(self.workdir, gen)
+        if self.shared.remote:
+            self._replay_shared_weights()
         self._relax_weights()
         self._pending_ltp.clear()
         self._pending_ltd.clear()
@@ -204,6 +235,16 @@ class CodeGraph:
         g.extra["priors"] = priors(nodes)
         return g
 
+    def _replay_shared_weights(self) -> None:
+        """On a server store the local graph holds base weights only: start from ``w0`` and replay every learned
+        weight of the project (a process's own ``graph.db`` learning from before team mode is not mixed in)."""
+        g = self._graph
+        assert g is not None
+        g.engine.weights[:] = g.engine.csr.base_weights
+        self._synced = g.engine.weights.copy()
+        self._watermark_ms = 0
+        self._sync_weights(self.shared.learning.generation())
+
     def _relax_weights(self) -> None:
         """Optional relaxation of learned weights toward ``w0`` (learning.md §1), applied in memory at load:
         ``w ← w0 + (w − w0)·2^(−Δt / half_life)`` with Δt since the edge was last learned. Off unless
@@ -217,13 +258,13 @@ class CodeGraph:
         g = self._graph
         if half_life <= 0 or g is None or self._synced is None:
             return
-        rows = self.store.edge_weights_since(1)
+        rows, _ = self.shared.learning.weights_since(0)
         if not rows:
             return
         now = now_ms()
         idx = g.nodes.index
         positions, ages = [], []
-        for src, dst, rel, _w, upd in rows:
+        for src, dst, rel, _w0, _w, upd in rows:
             u, v = idx.get(src), idx.get(dst)
             if u is None or v is None:
                 continue
@@ -249,20 +290,25 @@ class CodeGraph:
         """Another process (or our own flush) changed learned weights: patch them in place."""
         g = self._graph
         assert g is not None and self._synced is not None
-        rows = self.store.edge_weights_since(self._watermark_ms)
+        rows, mark = self.shared.learning.weights_since(self._watermark_ms)
         idx = g.nodes.index
         w = g.engine.weights
-        for src, dst, rel, w_db, upd in rows:
+        base = g.engine.csr.base_weights
+        for src, dst, rel, w0_db, w_db, _upd in rows:
             u, v = idx.get(src), idx.get(dst)
             if u is None or v is None:
                 continue
             p = g.engine.csr.find_edge(u, v, rel)
             if p < 0:
                 continue
+            # the learned change replayed onto this graph's own base (exactly w_db where both bases agree: always
+            # on graph.db, and on a server whenever the machines ingested the same code)
+            b = float(base[p])
+            target = w_db if abs(b - w0_db) < 1e-6 else min(W_MAX, max(W_MIN, b + (w_db - w0_db)))
             local = float(w[p]) - float(self._synced[p])  # unflushed learning of this process survives
-            w[p] = min(W_MAX, max(W_MIN, w_db + local))
-            self._synced[p] = w_db
-            self._watermark_ms = max(self._watermark_ms, int(upd))
+            w[p] = min(W_MAX, max(W_MIN, target + local))
+            self._synced[p] = target
+        self._watermark_ms = mark
         self._weights_generation = wgen
 
     # -- per-agent state ------------------------------------------------------------------------------------------
@@ -299,14 +345,14 @@ class CodeGraph:
         verdict was logged (by any process) and cached per agent and graph generation."""
         from m1nd.codegraph.learning import feedback_factors
 
-        newest = self.store.newest_feedback_id()
+        newest = self.shared.learning.newest_feedback_id()
         if newest == 0:
             return {}, {}
         cache = self._feedback_cache
         if cache.get("key") != (newest, g.graph_generation):
             cache.clear()
             cache["key"] = (newest, g.graph_generation)
-            cache["rows"] = self.store.feedback_log()
+            cache["rows"] = self.shared.learning.feedback_log()
         hit = cache.get(("agent", agent_id))
         if hit is None:
             hit = cache[("agent", agent_id)] = feedback_factors(cache["rows"], agent_id, g.nodes.index)
@@ -364,11 +410,13 @@ class CodeGraph:
         """Commit the in-memory change of the given edges as deltas (inside the caller's transaction)."""
         assert self._synced is not None
         w = g.engine.weights
+        base = g.engine.csr.base_weights
         keys = self.edge_keys(g, positions)
         rows = []
         for p, (s, d, r) in zip(positions.tolist(), keys):
-            rows.append((s, d, r, float(w[p]) - float(self._synced[p]), (ltp or {}).get(p, 0), (ltd or {}).get(p, 0)))
-        n = self.store.apply_weight_deltas(rows, w_min=W_MIN, w_max=W_MAX)
+            rows.append((s, d, r, float(base[p]), float(w[p]) - float(self._synced[p]), (ltp or {}).get(p, 0),
+                         (ltd or {}).get(p, 0)))
+        n = self.shared.learning.apply_weight_deltas(rows, w_min=W_MIN, w_max=W_MAX, updated_ms=now_ms())
         self._synced[positions] = w[positions]
         return n
 
@@ -385,11 +433,11 @@ class CodeGraph:
             dirty = self.dirty_positions()
             if len(dirty) == 0:
                 return 0
-            with self.store.db.write():
+            with self.shared.write():
                 # The graph may have been replaced by another process's ingest meanwhile: ext-id keyed deltas
                 # simply miss edges that no longer exist.
                 n = self.write_weights(g, dirty, ltp=self._pending_ltp, ltd=self._pending_ltd)
-                self._weights_generation = self.store.bump("weights_generation")
+                self._weights_generation = self.shared.learning.bump_generation()
             self._pending_ltp.clear()
             self._pending_ltd.clear()
             self.last_persist_ms = now_ms()
@@ -704,7 +752,7 @@ class CodeGraph:
         from m1nd import __version__
 
         g = self.graph()
-        gen, wgen = self.store.generations()
+        gen, wgen = self.generations()
         roots = self.store.roots()
         counts = self.store.file_counts()
         warnings: list[str] = []

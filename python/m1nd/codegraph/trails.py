@@ -29,7 +29,8 @@ from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoun
 from m1nd.graph.model import Graph, relation_name
 from m1nd.codegraph.learning import unknown_nodes_error
 from m1nd.store.graph_repo import now_ms
-from m1nd.store.trails_repo import TRAIL_COLUMNS, TrailRepo
+from m1nd.store.team_contract import TrailRepository as TrailRepo
+from m1nd.store.trails_repo import TRAIL_COLUMNS
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -482,7 +483,7 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
                   graph_generation=0, created_ms=ts, last_modified_ms=ts)
         n_nodes = len(t.nodes())
         t.summary = summary if summary is not None else summarise(label, n_nodes, hyps, len(concl), len(questions))
-        db, repo = cg.store.db, cg.store.trails
+        db, repo = cg.shared, cg.shared.trails
         with db.write():
             t.trail_id = _next_id(repo, agent_id)
             t.graph_generation = cg.store.generations()[0]
@@ -500,7 +501,7 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
-        db, repo = cg.store.db, cg.store.trails
+        db, repo = cg.shared, cg.shared.trails
         with db.write():
             t = _load(repo, trail_id)
             if t is None:
@@ -575,8 +576,8 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
     needs_all = filter_status in ("saved", "active", "stale")
     with cg.lock:
         g = cg.graph()
-        repo = cg.store.trails
-        with cg.store.db.read():
+        repo = cg.shared.trails
+        with cg.shared.read():
             # sort the narrow rows first, then fetch the wide ones (sorting JSON columns costs ~10 ms per 3k trails)
             ids = repo.ids(**filters, limit=None if needs_all else limit)
             count = len(ids) if needs_all else repo.count(**filters)
@@ -724,7 +725,7 @@ def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | No
         raise _bad("label must be 1..200 characters", "label")
     with cg.lock:
         g = cg.graph()
-        db, repo = cg.store.db, cg.store.trails
+        db, repo = cg.shared, cg.shared.trails
         with db.write():
             trails: list[Trail] = []
             for tid in trail_ids:
@@ -838,7 +839,7 @@ def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
-        t = _load(cg.store.trails, trail_id)
+        t = _load(cg.shared.trails, trail_id)
         if t is None:
             raise _not_found(trail_id)
         st = staleness(g, cg.store.generations()[0], t)
@@ -855,7 +856,7 @@ def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
 def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     check_trail_id(trail_id)
     with cg.lock:
-        db, repo = cg.store.db, cg.store.trails
+        db, repo = cg.shared, cg.shared.trails
         with db.write():
             t = _load(repo, trail_id)
             if t is None:

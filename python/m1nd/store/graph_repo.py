@@ -21,9 +21,7 @@ import numpy as np
 from m1nd.errors import BusyError
 from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
-from m1nd.store.learning_repo import LearningRepo
 from m1nd.store.perspectives_repo import PerspectiveRepo
-from m1nd.store.trails_repo import TrailRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
 from m1nd.timeutil import now_ms  # re-exported: the graph services import the clock from here
 
@@ -68,8 +66,6 @@ class GraphStore:
         self.path = Path(path)
         self.db: Database = open_db(self.path, GRAPH_MIGRATIONS, busy_timeout_ms=busy_timeout_ms)
         self.baselines = BaselineRepo(self.db)
-        self.learning = LearningRepo(self.db)
-        self.trails = TrailRepo(self.db)
         self.perspectives = PerspectiveRepo(self.db)
 
     def close(self) -> None:
@@ -83,10 +79,6 @@ class GraphStore:
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (key, None if value is None else str(value)))
-
-    def newest_weight_update_ms(self) -> int:
-        """When an edge weight was last written (0 for none): the watermark of later weight syncs."""
-        return int(self.db.scalar("SELECT MAX(updated_ms) FROM edges", default=0) or 0)
 
     def has_git_root(self) -> bool:
         """Whether an ingest root is inside a git repository."""
@@ -299,15 +291,6 @@ class GraphStore:
             self.db.executemany("INSERT INTO agent_boosts(agent_id, ext_id, boost, created_ms, source) "
                                 "VALUES (?,?,?,?,?)", [(agent_id, e, b, c, s) for e, b, c, s in rows])
 
-    def feedback_log(self) -> list[tuple[str, str, str, float, str]]:
-        """Every learn_log row as (agent_id, query, feedback, strength, node_ids_json), oldest first (node
-        feedback)."""
-        return [(a or "", q or "", f or "", float(s or 0.0), j or "{}") for a, q, f, s, j in self.db.execute(
-            "SELECT agent_id, query, feedback, strength, node_ids_json FROM learn_log ORDER BY id")]
-
-    def newest_feedback_id(self) -> int:
-        return int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM learn_log", default=0) or 0)
-
     def extract_terms(self) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
         """Per stored file: ``(root_id, relpath, the file's own terms, [(local definition id, terms), ...])`` (the
         lexical index's input). Files extracted before body terms existed yield empty terms until the next ingest
@@ -372,24 +355,3 @@ class GraphStore:
             out += self.db.all(f"SELECT id, {', '.join(NODE_COLUMNS)} FROM nodes WHERE source_path = ? AND root_id = ?",
                                (p, root_id))
         return out
-
-    # -- learned weights ----------------------------------------------------------------------------------------
-    def edge_weights_since(self, watermark_ms: int) -> list[tuple[str, str, int, float, int]]:
-        """Edges whose learned weight was written at or after ``watermark_ms`` (re-reading the boundary
-        millisecond is harmless; never-learned edges have ``updated_ms = 0`` and are skipped)."""
-        return self.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w, e.updated_ms FROM edges e "
-                           "JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst "
-                           "WHERE e.updated_ms >= ? AND e.updated_ms > 0", (watermark_ms,))
-
-    def apply_weight_deltas(self, rows: Iterable[tuple[str, str, int, float, int, int]], *, w_min: float,
-                            w_max: float) -> int:
-        """rows: (src ext, dst ext, relation, delta, n_ltp, n_ltd). Deltas compose across processes."""
-        ts = now_ms()
-        n = 0
-        for src, dst, rel, delta, ltp, ltd in rows:
-            self.db.execute(
-                "UPDATE edges SET w = MIN(?, MAX(?, w + ?)), n_ltp = n_ltp + ?, n_ltd = n_ltd + ?, updated_ms = ? "
-                "WHERE src = (SELECT id FROM nodes WHERE ext_id = ?) AND dst = (SELECT id FROM nodes WHERE ext_id = ?) "
-                "AND relation = ?", (w_max, w_min, delta, ltp, ltd, ts, src, dst, rel))
-            n += self.db.changes()
-        return n

@@ -122,10 +122,13 @@ class PgStore:
         except psycopg.Error as e:
             raise StoreError(f"bad memory database address {self.shown}: {_first_line(e)}",
                              recover="use postgresql://user[:password]@host[:port]/database") from e
+        # No check on every checkout (a round trip per transaction, the largest part of a short read): a pooled
+        # connection that died with the server fails at BEGIN, before anything ran, and _lost() then drops every
+        # dead idle connection at once so that the retry gets a live one without waiting.
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, open=False, timeout=timeout_s,
                                    kwargs={"autocommit": True, "application_name": app,
                                            "connect_timeout": CONNECT_TIMEOUT_S},
-                                   check=ConnectionPool.check_connection, reconnect_timeout=60.0)
+                                   reconnect_timeout=60.0)
         try:
             self.pool.open(wait=True, timeout=timeout_s)
         except PoolTimeout as e:
@@ -174,7 +177,7 @@ class PgStore:
                                      recover="check that the server runs; nothing was written") from e
                 log.warning("memory database connection lost (%s); retrying (%d/%d)", type(e).__name__, attempt,
                             retries)
-                self._backoff(attempt)
+                self._lost(attempt)
             except pg_errors.IntegrityError:
                 raise  # the repositories translate the constraint they expect
             except psycopg.Error as e:
@@ -195,12 +198,13 @@ class PgStore:
                 cm = self.pool.connection(timeout=self.timeout_s)
                 conn = cm.__enter__()
                 if write:
-                    conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
                     # a writer that hangs inside its transaction must not stall every other writer for ever: wait
-                    # at most as long as SQLite's busy timeout, then report busy
-                    conn.execute(f"SET LOCAL lock_timeout = {int(self.lock_timeout_ms)}")
-                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
-                    conn.execute("SET LOCAL lock_timeout = 0")
+                    # at most as long as SQLite's busy timeout, then report busy. One message (no parameters, so
+                    # several statements may share it): four round trips would be most of a short write's time.
+                    name = lock.replace("'", "''")
+                    conn.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = "
+                                 f"{int(self.lock_timeout_ms)}; SELECT pg_advisory_xact_lock(hashtext('{name}')); "
+                                 "SET LOCAL lock_timeout = 0")
                 else:
                     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 break
@@ -218,7 +222,7 @@ class PgStore:
                     raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
                                      recover="check that the server runs; nothing was written") from e
                 log.warning("memory database connection lost (%s); retrying (%d)", type(e).__name__, attempt)
-                self._backoff(attempt)
+                self._lost(attempt)
         committing = False
         try:
             try:
@@ -250,6 +254,33 @@ class PgStore:
             raise
         else:
             cm.__exit__(None, None, None)
+
+    def _lost(self, attempt: int) -> None:
+        """A connection failed: discard the idle ones that died with it; retry at once the first time (a stale
+        pooled connection after a server restart), with backoff after that (the server is down)."""
+        with contextlib.suppress(Exception):
+            self.pool.check()
+        if attempt > 1:
+            self._backoff(attempt - 1)
+
+    def once(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """One read statement outside any transaction (autocommit: a single statement is its own snapshot), so
+        without the round trips of ``BEGIN`` and ``COMMIT``; retried on a lost connection, as reads may be."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self.pool.connection(timeout=self.timeout_s) as conn:
+                    cur = conn.execute(sql, params)
+                    return cur.fetchall() if cur.description is not None else []
+            except (psycopg.OperationalError, PoolTimeout) as e:
+                if attempt > retries_for_connect() or self._closed.is_set():
+                    raise StoreError(f"the memory database {self.shown} is unreachable: {_first_line(e)}",
+                                     recover="check that the server runs") from e
+                log.warning("memory database connection lost (%s); retrying (%d)", type(e).__name__, attempt)
+                self._lost(attempt)
+            except psycopg.Error as e:
+                raise StoreError(f"database error on {self.shown}: {_first_line(e)}") from e
 
     @staticmethod
     def _backoff(attempt: int) -> None:

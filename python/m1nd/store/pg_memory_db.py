@@ -86,8 +86,9 @@ class PgMemoryDb:
 
     dialect = "postgresql"
 
-    def __init__(self, store: PgStore) -> None:
+    def __init__(self, store: PgStore, *, lock: str = "m1nd_writer") -> None:
         self.store = store
+        self.lock = lock  # the advisory lock writers queue on (one per kind of shared state)
         self._tx: Tx | None = None
         self._changes = 0
         self._last_rowid = 0
@@ -98,7 +99,7 @@ class PgMemoryDb:
         if self._tx is not None:  # nested use joins the outer transaction, as on SQLite
             yield self
             return
-        with self.store.transaction(write=write) as tx:
+        with self.store.transaction(write=write, lock=self.lock) as tx:
             self._tx = tx
             try:
                 yield self
@@ -131,9 +132,12 @@ class PgMemoryDb:
                    ) -> list[tuple[Any, ...]]:
         if self._tx is not None:
             return self._run(self._tx, stmt, returning, params)
-        # outside a transaction (a lone read, as SQLite's autocommit): a transaction of its own
+        # outside a transaction (as SQLite's autocommit): a lone read is one statement on its own; a write gets a
+        # transaction of its own (the writers' lock)
         write = bool(re.match(r"^\s*(INSERT|UPDATE|DELETE|WITH)", stmt, re.IGNORECASE))
-        with self.store.transaction(write=write) as tx:
+        if not write and not returning:
+            return self.store.once(stmt, params)
+        with self.store.transaction(write=write, lock=self.lock) as tx:
             return self._run(tx, stmt, returning, params)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[tuple[Any, ...]]:

@@ -126,22 +126,40 @@ class PgEntryRepo(EntryRepo):
     def hydrate_rowids(self, rowids: Sequence[int], *, agent: str | None, now: int) -> list[Entry]:
         if not rowids:
             return []
-        got = {e.rowid: e for e in self._hydrate_where(
-            "e.rowid = ANY(:ids)", {"ids": list(rowids), "agent": agent, "now": now})}
+        got = self._prefetched(rowids, agent, now)
+        if got is None:
+            got = {e.rowid: e for e in self._hydrate_where(
+                "e.rowid = ANY(:ids)", {"ids": list(rowids), "agent": agent, "now": now})}
         return [got[r] for r in rowids if r in got]
+
+    def _prefetched(self, rowids: Sequence[int], agent: str | None, now: int) -> dict[int, Entry] | None:
+        """The entries :meth:`keyword_hits` already read, when this same transaction asks for them next (as a
+        search does): one statement instead of two, each a round trip to the server."""
+        cached = self.__dict__.pop("_keyword_entries", None)
+        if cached is None:
+            return None
+        tx, key, entries = cast(tuple[Any, tuple[Any, Any], dict[int, Entry]], cached)
+        if tx is not self.pg._tx or key != (agent, now) or not set(rowids) <= entries.keys():
+            return None
+        return entries
 
     def keyword_hits(self, w: Where, match: str, limit: int) -> list[tuple[int, float]]:
         pred, params = _scope_sql(w)
         q, qp = tsquery_sql(match)
         params.update(qp)
         # The keyword hits drive the query (GIN index, materialised), then the scope filters them, as FTS5 does on
-        # SQLite: a planner misled by stale statistics cannot start from the visibility index instead.
+        # SQLite: a planner misled by stale statistics cannot start from the visibility index instead. The top
+        # hits come back hydrated, for the hydrate_rowids call that follows in a search (see _prefetched).
+        hydrate = _HYDRATE_SELECT.replace("SELECT e.rowid,", "SELECT top.s, e.rowid,", 1)
         rows = self.pg.native(
             f"WITH hits AS MATERIALIZED (SELECT f.rowid, ts_rank({_RANK_WEIGHTS}, f.doc, {q}) AS s "
-            f"FROM entries_fts f WHERE f.doc @@ {q}) "
-            f"SELECT e.rowid, h.s FROM hits h JOIN entries e ON e.rowid = h.rowid WHERE {pred} "
-            f"ORDER BY h.s DESC, e.updated_at DESC LIMIT {int(limit)}", params)
-        return [(r[0], float(r[1])) for r in rows]
+            f"FROM entries_fts f WHERE f.doc @@ {q}), "
+            f"top AS MATERIALIZED (SELECT e.rowid, h.s, e.updated_at FROM hits h JOIN entries e "
+            f"ON e.rowid = h.rowid WHERE {pred} ORDER BY h.s DESC, e.updated_at DESC LIMIT {int(limit)}) "
+            f"{hydrate} JOIN top ON top.rowid = e.rowid ORDER BY top.s DESC, top.updated_at DESC", params)
+        entries = {int(r[1]): row_to_entry(r[1:]) for r in rows}
+        self.__dict__["_keyword_entries"] = (self.pg._tx, (params.get("agent"), params.get("now")), entries)
+        return [(int(r[1]), float(r[0])) for r in rows]
 
     def keyword_count(self, w: Where, match: str) -> int:
         pred, params = _scope_sql(w)

@@ -244,7 +244,15 @@ def _seed(tx: Tx) -> None:
                    [("schema_version", "2"), ("wake_secret", secrets.token_hex(32))])
 
 
-MIGRATIONS: list[PgMigration] = [_seed]
+# 2: the keyword index without GIN's pending list (issue 18, search speed). With ``fastupdate`` on, inserted
+# documents wait in an unsorted list that every search scans until a VACUUM merges it: right after a bulk add the
+# keyword search read 3.5x the buffers (median 291 vs 82 at 10k entries). Inserts now update the index directly.
+_V2 = """
+ALTER INDEX entries_fts_doc SET (fastupdate = off);
+SELECT gin_clean_pending_list('entries_fts_doc'::regclass);
+"""
+
+MIGRATIONS: list[PgMigration] = [_seed, _V2]
 
 
 # -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------------
