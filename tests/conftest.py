@@ -82,39 +82,41 @@ def memory_tools(memory_ws: Any) -> ToolClient:
     return ToolClient(memory_ws, "alice")
 
 
+def _server(pgvector: bool):
+    from pg_cluster import start_or_skip
+
+    cluster = start_or_skip(pgvector=pgvector)
+    yield cluster
+    cluster.close()
+
+
+def _database(server, prefix: str):
+    name = prefix + secrets.token_hex(6)
+    yield server.new_database(name)
+    server.drop_database(name)
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """One throwaway PostgreSQL server for the session (:mod:`pg_cluster`); skipped where none can start, except
     in CI."""
-    from pg_cluster import start_or_skip
-
-    cluster = start_or_skip()
-    yield cluster
-    cluster.close()
+    yield from _server(pgvector=False)
 
 
 @pytest.fixture
 def pg_url(pg_server) -> str:
     """A fresh, empty database on the session's server; dropped afterwards."""
-    name = "t_" + secrets.token_hex(6)
-    yield pg_server.new_database(name)
-    pg_server.drop_database(name)
+    yield from _database(pg_server, "t_")
 
 
 @pytest.fixture(scope="session")
 def pgvector_server():
     """A throwaway PostgreSQL server that offers pgvector (the pgserver wheel's binaries); skipped where pgserver
     is not installed, except in CI on the Pythons it has wheels for."""
-    from pg_cluster import start_or_skip
-
-    cluster = start_or_skip(pgvector=True)
-    yield cluster
-    cluster.close()
+    yield from _server(pgvector=True)
 
 
 @pytest.fixture
 def pgvector_url(pgvector_server) -> str:
     """A fresh, empty database on the pgvector server; dropped afterwards."""
-    name = "v_" + secrets.token_hex(6)
-    yield pgvector_server.new_database(name)
-    pgvector_server.drop_database(name)
+    yield from _database(pgvector_server, "v_")
