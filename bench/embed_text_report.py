@@ -142,7 +142,9 @@ def full_seconds(r: dict[str, Any], v: str) -> float:
 
 
 def tables(rows: list[dict[str, Any]]) -> str:
-    head = "| project | node text | distinct texts | tokens | embedding s (full, est.) | MRR | Δ MRR vs no model | R@10 |"
+    head = (
+        "| project | node text | distinct texts | tokens | embedding s (full, est.) | MRR | Δ MRR vs no model | R@10 |"
+    )
     out = [head, "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         base = r["noemb"]["mrr"]

@@ -2,7 +2,8 @@
 stdout; nothing here asserts on time or on RSS (both depend on the machine's load), only on structure.
 
 * Serving RSS: ``m1nd serve`` over stdio after 30 ``activate`` calls, with the model (bulk embedding running in the
-  worker child, and fully embedded with the index built by the query child) vs ``M1ND_EMBEDDER=none``; the query embeddings served by the query child (default) vs a session in
+  worker child, and fully embedded with the index built by the query child) vs ``M1ND_EMBEDDER=none``; the query
+  embeddings served by the query child (default) vs a session in
   the server (``M1ND_EMBED_QUERY_PROCESS=0``). Two corpora: a stdlib subset fully embedded but for 10 % of its nodes
   (so queries embed while the bulk job runs), and — in a full run with the sdist at hand (bench/test_e2e_sdist.py
   fetches it; ``$M1ND_CORPORA``) — Django 5.1.4 with nothing embedded yet.

@@ -2,7 +2,8 @@
 
 For each mirrored public repository (:mod:`localization`: ``$M1ND_LOCALIZATION_MIRRORS`` or ``/work/.mirror``,
 held-out projects excluded) the HEAD is checked out with its history, ingested by m1nd (with code embeddings when
-the model is installed; not in CI, see EMBED below), and up to 100 commit subjects are turned into queries whose answers are the non-test source
+the model is installed; not in CI, see EMBED below), and up to 100 commit subjects are turned into queries whose
+answers are the non-test source
 files the commit touched. Four rankers answer the same queries: ``activate``, ``activate`` without embeddings, BM25
 from the bm25s library and BM25 in SQLite FTS5 (what ``m1nd eval`` prints). The timed part is one ``activate`` per
 project. Figures are printed as a table and stored in each benchmark's ``extra_info``; the assertions only guard

@@ -1,6 +1,7 @@
 """MCP transport overhead on a real corpus (issue 3 targets).
 
-1. Round-trip latency of ``activate``, ``why``, ``impact`` (and ``learn``) through ``m1nd serve`` over stdio (raw JSON lines over
+1. Round-trip latency of ``activate``, ``why``, ``impact`` (and ``learn``) through ``m1nd serve`` over stdio (raw
+JSON lines over
    pipes, one persistent server process) against the in-process :func:`m1nd.tools.registry.call_tool` on the same
    persisted graph. Reported: medians and the overhead ratio ``stdio / in-process`` (target < 1.5x).
 2. Server start to the first answered ``tools/call`` (initialize + activate) with a persisted graph (target < 1 s).

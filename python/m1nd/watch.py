@@ -81,10 +81,17 @@ def watch_status(workdir: Path) -> dict[str, Any]:
         checking = checking or bool(state.get("checking"))
     if not pending and not checking:
         return {"stale": False, "watchers": watchers}
-    return {"stale": True, "watchers": watchers, "pending_files": sorted(pending)[:SHOWN_PENDING], "pending_count": len(pending),
-            "stale_hint": ("files changed since this graph was built are being re-ingested; results may miss "
-                           "those edits for a moment" if pending else
-                           "the watcher is checking for files changed while no watcher ran")}
+    return {
+        "stale": True,
+        "watchers": watchers,
+        "pending_files": sorted(pending)[:SHOWN_PENDING],
+        "pending_count": len(pending),
+        "stale_hint": (
+            "files changed since this graph was built are being re-ingested; results may miss those edits for a moment"
+            if pending
+            else "the watcher is checking for files changed while no watcher ran"
+        ),
+    }
 
 
 def _alive(pid: int) -> bool:

@@ -4,7 +4,8 @@ A stop of ``m1nd serve`` used to abort with SIGABRT now and then ("terminate cal
 the interpreter finalised while a thread was inside ONNX Runtime. The failure was intermittent, so each way of
 stopping is tried ``M1ND_STOP_TRIALS`` times (default 10; the README's figures come from 50): close stdin, SIGTERM,
 SIGINT, each at a random moment after the embedding worker has committed its first batch. Every trial must exit with
-the clean code (the time to exit is reported on stderr, never asserted), leave no worker child behind, and keep every vector committed before the stop; the
+the clean code (the time to exit is reported on stderr, never asserted), leave no worker child behind, and keep
+every vector committed before the stop; the
 vectors keep growing from trial to trial (the work resumes where it stopped).
 """
 

@@ -120,10 +120,17 @@ def tool_scenario(home: Path, clock: Frozen) -> list[dict[str, Any]]:
         call("memory_search", query="backoff jitter missing", include_private=False)
         call("memory_search", query="memory engines", mode="semantic")
         call("memory_search", query="retry storm", mode="hybrid", limit=3)
-        call("memory_update", id=ids.get("a", "kn-missing"), title="Retry with jittered backoff", append="Cap the delay.",
-             add_tags=["resilience"])
+        call(
+            "memory_update",
+            id=ids.get("a", "kn-missing"),
+            title="Retry with jittered backoff",
+            append="Cap the delay.",
+            add_tags=["resilience"],
+        )
         call("memory_update", id=ids.get("a", "kn-missing"), find="jitter", replace="full jitter")
-        call("memory_relate", "rel", from_id=ids.get("a", "kn-missing"), to_id=ids.get("c", "kn-missing"), type="related")
+        call(
+            "memory_relate", "rel", from_id=ids.get("a", "kn-missing"), to_id=ids.get("c", "kn-missing"), type="related"
+        )
         call("memory_relate", from_id=ids.get("a", "kn-missing"), to_id=ids.get("c", "kn-missing"), type="related")
         call("memory_relationships", id=ids.get("c", "kn-missing"))
         call("memory_reinforce", id=ids.get("c", "kn-missing"), amount=2)
@@ -142,7 +149,12 @@ def tool_scenario(home: Path, clock: Frozen) -> list[dict[str, Any]]:
         call("wake_fetch", days=3)
         begun = call("wake_begin", wake=1, model="golden-model")
         if "session" in begun:
-            s1 = call("wake_respond", guess="memory builder", bloom_id=ids.get("bloom", "kn-missing"), session=begun["session"])
+            s1 = call(
+                "wake_respond",
+                guess="memory builder",
+                bloom_id=ids.get("bloom", "kn-missing"),
+                session=begun["session"],
+            )
             if "session" in s1:
                 call("wake_respond", guess="nothing", bloom_id=ids.get("a", "kn-missing"), session=s1["session"])
         clock.tick(days=40)

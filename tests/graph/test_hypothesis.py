@@ -24,7 +24,9 @@ def test_classify(claim: str, kind: str, negated: bool) -> None:
 
 
 def test_depends_on_true_through_contained_methods(small_graph) -> None:
-    r = hypothesize(small_graph, "`file::src/session_pool.py::class::SessionPool` depends on `file::src/db.py::fn::connect`")
+    r = hypothesize(
+        small_graph, "`file::src/session_pool.py::class::SessionPool` depends on `file::src/db.py::fn::connect`"
+    )
     assert r["claim_type"] == "depends_on"
     assert r["supporting_evidence"][0]["evidence_type"] == "direct_edge"
     odds = 1.0

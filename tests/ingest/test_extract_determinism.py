@@ -50,7 +50,7 @@ def _c() -> bytes:
     parts = ["#include <stdio.h>\n#include \"demo.h\"\n\n"]
     for i in range(N):
         parts.append(
-            f"int helper{i}(int x) {{\n  printf(\"%d\", x);\n  puts(\"a{i}\");\n  return helper{(i + 1) % N}(abs(x));\n}}\n"
+            f'int helper{i}(int x) {{\n  printf("%d", x);\n  puts("a{i}");\n  return helper{(i + 1) % N}(abs(x));\n}}\n'
         )
     return "".join(parts).encode()
 

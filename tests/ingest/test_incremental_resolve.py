@@ -81,7 +81,9 @@ def _edit(text: str, rel: str, op: str, n: int) -> str:
         name, _, body = rest.partition(":\n")
         return f"{head}class {name}:\n    def zq_m{n}(self):\n        return self.total()\n\n{body}"
     if op == "attr" and "def __init__(self" in text:
-        return text.replace("def __init__(self, inv):\n", f"def __init__(self, inv):\n        self.zq{n} = Discount()\n", 1)
+        return text.replace(
+            "def __init__(self, inv):\n", f"def __init__(self, inv):\n        self.zq{n} = Discount()\n", 1
+        )
     if op == "drop_last":
         cut = text.rfind("\ndef ")
         return text[:cut] + "\n" if cut > 0 else text

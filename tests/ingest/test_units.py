@@ -211,7 +211,12 @@ def test_strip_jsonc() -> None:
 
 
 def test_schema_tables() -> None:
-    assert schema.KINDS["dir"] == 0 and schema.KINDS["section"] == 11 and len(schema.KINDS) == 13 and schema.KINDS["macro"] == 12
+    assert (
+        schema.KINDS["dir"] == 0
+        and schema.KINDS["section"] == 11
+        and len(schema.KINDS) == 13
+        and schema.KINDS["macro"] == 12
+    )
     assert [r.code for r in schema.RELATIONS] == list(range(12))
     assert schema.RELATIONS[schema.CALLS] == (2, "calls", 0.5, 0.8, 0.5, "called_by")
     assert schema.RELATION_CODES["co_changes"] == 7 and schema.INVERSE_RELATION_CODES["tested_by"] == 6

@@ -57,7 +57,7 @@ FILES = {
                     raise ValueError("out of stock")
                 self.stock[sku] -= qty
         ''',
-    "tests/test_cart.py": '''
+    "tests/test_cart.py": """
         from shop.cart import Cart
         from shop.store import Inventory
 
@@ -68,8 +68,9 @@ FILES = {
             c = Cart(inv)
             c.add_item("apple", 2)
             assert c.items == [("apple", 2)]
-        ''',
-    "README.md": "# Shop\n\nThe `Cart` uses `Inventory.reserve` to hold stock.\n\n## Pricing\n\nSee src/shop/pricing.py.\n",
+        """,
+    "README.md": ("# Shop\n\nThe `Cart` uses `Inventory.reserve` to hold stock.\n\n"
+                  "## Pricing\n\nSee src/shop/pricing.py.\n"),
     "config/settings.toml": "[shop]\ncurrency = 'EUR'\n",
 }
 

@@ -85,8 +85,13 @@ def test_surviving_edges_keep_learned_weights(repo, ws_factory) -> None:
         db.execute("UPDATE edges SET w = 0.99")
     (repo / "src/shop/new.py").write_text("def f():\n    return 1\n")
     ingest(ws, repo)
-    ws_vals = {round(r[0], 4) for r in db.all("SELECT w FROM edges e JOIN nodes n ON n.id = e.src "
-                                              "WHERE n.source_path != 'src/shop/new.py' AND n.ext_id != 'dir::src/shop'")}
+    ws_vals = {
+        round(r[0], 4)
+        for r in db.all(
+            "SELECT w FROM edges e JOIN nodes n ON n.id = e.src "
+            "WHERE n.source_path != 'src/shop/new.py' AND n.ext_id != 'dir::src/shop'"
+        )
+    }
     assert ws_vals == {0.99}
 
 

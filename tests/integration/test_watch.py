@@ -33,8 +33,13 @@ def wait_for(pred, what: str, timeout: float = SETTLE_S) -> Any:
 def graph_rows(ws: Workspace) -> tuple[set[tuple[Any, ...]], set[tuple[Any, ...]]]:
     """Node rows (without row ids) and edges (by external ids, with relation, base weight and count)."""
     db = ws.graph.store.db
-    nodes = {tuple(r) for r in db.all("SELECT ext_id, label, qname, kind, lang, source_path, line_start, line_end, "
-                                      "signature, doc, is_test, content_hash, last_change_ms, ROUND(churn, 5), commit_count FROM nodes")}
+    nodes = {
+        tuple(r)
+        for r in db.all(
+            "SELECT ext_id, label, qname, kind, lang, source_path, line_start, line_end, "
+            "signature, doc, is_test, content_hash, last_change_ms, ROUND(churn, 5), commit_count FROM nodes"
+        )
+    }
     edges = {(s, d, int(rel), round(float(w0), 6), int(c)) for s, d, rel, w0, c in db.all(
         "SELECT a.ext_id, b.ext_id, e.relation, e.w0, e.count FROM edges e JOIN nodes a ON a.id = e.src "
         "JOIN nodes b ON b.id = e.dst")}

@@ -84,7 +84,9 @@ async def test_every_tool_answers_minimal_valid_arguments(server_env: dict[str, 
         await c.ok("impact", {"node_id": ACQUIRE})
         await c.ok("why", {"source": ACQUIRE, "target": CONNECT})
         await c.ok("diagram", {"node_id": ACQUIRE})
-        await c.ok("trace", {"trace": 'Traceback (most recent call last):\n  File "shop/pool.py", line 14, in acquire\n'})
+        await c.ok(
+            "trace", {"trace": 'Traceback (most recent call last):\n  File "shop/pool.py", line 14, in acquire\n'}
+        )
         await c.ok("missing", {"query": "session pool"})
         await c.ok("hypothesize", {"claim": f"`{ACQUIRE}` depends on `{CONNECT}`"})
         await c.ok("diverge", {"baseline": "this_session"})

@@ -70,21 +70,51 @@ def _decode_error(raw: bytes) -> Any:
     return json.loads(e.value.response)
 
 
-@pytest.mark.parametrize(("raw", "code", "message"), [
-    (b'{"jsonrpc": "2.0", "id": 1 "method": "ping"}', -32700,
-     "parse error: Expecting ',' delimiter at line 1 column 28"),
-    (b"\xff\xfe", -32700, "parse error"),
-    (b"[]", -32600, "invalid request: empty batch"),
-    (b'"ping"', -32600, "invalid request: expected a JSON object"),
-    (b'{"id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
-    (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
-    (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600, "invalid request: 'method' must be a string"),
-    (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
-    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
-    (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600, "invalid request: 'id' must be a string or an integer"),
-    (b"{}", -32600, "invalid request"),
-], ids=["bad-json", "bad-utf8", "empty-batch", "not-object", "no-jsonrpc", "jsonrpc-1", "method-type",
-        "float-id", "bool-id", "null-id", "empty-object"])
+@pytest.mark.parametrize(
+    ("raw", "code", "message"),
+    [
+        (
+            b'{"jsonrpc": "2.0", "id": 1 "method": "ping"}',
+            -32700,
+            "parse error: Expecting ',' delimiter at line 1 column 28",
+        ),
+        (b"\xff\xfe", -32700, "parse error"),
+        (b"[]", -32600, "invalid request: empty batch"),
+        (b'"ping"', -32600, "invalid request: expected a JSON object"),
+        (b'{"id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600, "invalid request: 'jsonrpc' must be \"2.0\""),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600, "invalid request: 'method' must be a string"),
+        (
+            b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+            -32600,
+            "invalid request: 'id' must be a string or an integer",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": true, "method": "ping"}',
+            -32600,
+            "invalid request: 'id' must be a string or an integer",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+            -32600,
+            "invalid request: 'id' must be a string or an integer",
+        ),
+        (b"{}", -32600, "invalid request"),
+    ],
+    ids=[
+        "bad-json",
+        "bad-utf8",
+        "empty-batch",
+        "not-object",
+        "no-jsonrpc",
+        "jsonrpc-1",
+        "method-type",
+        "float-id",
+        "bool-id",
+        "null-id",
+        "empty-object",
+    ],
+)
 def test_decode_errors(raw: bytes, code: int, message: str) -> None:
     r = _decode_error(raw)
     assert r["jsonrpc"] == "2.0"

@@ -71,8 +71,11 @@ def test_seed_knowledge_reference_shape_and_default_dir(cli, tmp_path: Path) -> 
     (d / "b.jsonl").write_text(json.dumps({"title": "No id", "category_id": "insight", "body": "x"}) + "\n",
                                encoding="utf-8")
     r = cli("seed", "knowledge", agent="alice")
-    assert r.out.splitlines() == [f"Imported 1 entries from {d / 'a.jsonl'}", f"Imported 1 entries from {d / 'b.jsonl'}",
-                                  "Total: 2"]
+    assert r.out.splitlines() == [
+        f"Imported 1 entries from {d / 'a.jsonl'}",
+        f"Imported 1 entries from {d / 'b.jsonl'}",
+        "Total: 2",
+    ]
     assert "note: created category 'recipe'" in r.err
     js = cli("show", "kn-1a2b3c4d", "--json").json()
     assert (js["category_id"], js["fact_type"], js["fact_state"], js["summary"], js["wake_phrases"],
@@ -121,7 +124,10 @@ def test_registries(cli, filled) -> None:
         "Error: Invalid category id 'Bad Id' (lowercase letters, digits, '_' or '-')\n"
     assert cli("categories", "add", "recipe", "Recipes").out == "Added category: recipe\n"
     assert cli("categories", "add", "recipe", "again").err == "Error: Category 'recipe' already exists\n"
-    assert cli("categories", "remove", "pattern").err == "Error: Cannot remove category 'pattern': 1 entries still use it\n"
+    assert (
+        cli("categories", "remove", "pattern").err
+        == "Error: Cannot remove category 'pattern': 1 entries still use it\n"
+    )
     assert cli("categories", "remove", "recipe").out == "Deleted category: recipe\n"
     assert cli("categories", "remove", "recipe").err == "Error: Category 'recipe' not found\n"
     cats = cli("categories", "list", "--json").json()
@@ -133,7 +139,10 @@ def test_registries(cli, filled) -> None:
     assert cli("applicability", "add", "--id", "wasm", "--description", "WebAssembly", "--scope", "global").code == 0
     assert any(a["id"] == "wasm" and a["scope"] == "global" for a in cli("applicability", "list", "--json").json())
     rt = cli("relationship-types", "list").out
-    assert "  related - Related entries (bidirectional)" in rt and "  extends - Builds on another entry (directional)" in rt
+    assert (
+        "  related - Related entries (bidirectional)" in rt
+        and "  extends - Builds on another entry (directional)" in rt
+    )
     assert ".md" in cli("content-types", "list").out
     for name in ("source-types", "entry-types", "session-types"):
         assert cli(name, "list", "--json").code == 0

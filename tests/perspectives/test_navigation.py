@@ -165,8 +165,12 @@ def test_every_score_term_recomputed(client: Client, shop_ws, anchored: bool) ->
     earlier = {idx[r["target_node"]] for r in start_routes}
     L = _reference_local_activation(g, focus)
     lmax = max(L[idx[r["target_node"]]] for r in routes)
-    act = {a["node_id"]: a["activation"] for a in client.ok("activate", query=query, top_k=200,
-                                                             coactivation_ltp=False, max_output_chars=100000)["activated"]}
+    act = {
+        a["node_id"]: a["activation"]
+        for a in client.ok("activate", query=query, top_k=200, coactivation_ltp=False, max_output_chars=100000)[
+            "activated"
+        ]
+    }
     qmax = max(act.values())
     anchor_act = None
     if anchored:
@@ -551,7 +555,9 @@ def test_semantic_backend_hook(client: Client, shop_ws) -> None:
         s = _full(client, query="acquire", anchor_node=ACQUIRE)
         assert s["semantic_backend"] == "embedding"
         r = route_to(all_routes(client, s["perspective_id"], 1), "file::src/shop/pool.py::class::Pool::fn::acquire")
-        assert r is not None and r["family"] == "semantic_affinity" and r["reason"] == "Similar purpose (similarity 0.80)"
+        assert (
+            r is not None and r["family"] == "semantic_affinity" and r["reason"] == "Similar purpose (similarity 0.80)"
+        )
         test_route = route_to(all_routes(client, s["perspective_id"], 1),
                               "file::tests/test_session_pool.py::fn::test_acquire")
         aff = client.ok("perspective_affinity", perspective_id=s["perspective_id"], route_id=test_route["route_id"],

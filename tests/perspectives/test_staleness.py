@@ -19,8 +19,10 @@ def test_follow_with_an_old_version_is_refused_then_accepted(client: Client) -> 
     assert v2 == v1 + 1
     e = client.err("perspective_follow", perspective_id=pid, route_index=1, route_set_version=v1)
     assert e["code"] == "stale_route_set"
-    assert e["message"] == (f"route set version {v1} is stale (the focus moved since; current version is {v2}). "
-                            f"Call perspective_routes with route_set_version={v2} to see the current routes, then retry")
+    assert e["message"] == (
+        f"route set version {v1} is stale (the focus moved since; current version is {v2}). "
+        f"Call perspective_routes with route_set_version={v2} to see the current routes, then retry"
+    )
     assert e["details"] == {"current_version": v2, "refreshed": False}
     assert f"route_set_version={v2}" in e["recover"]
     # every version-checked tool refuses the same way and changes nothing

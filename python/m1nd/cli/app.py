@@ -44,7 +44,8 @@ class CliContext:
 
 
 def split_global_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
-    """Pull ``--home/--workspace/--agent/--memory-url`` out of argv wherever they stand (before or after the command word)."""
+    """Pull ``--home/--workspace/--agent/--memory-url`` out of argv wherever they stand (before or after the
+    command word)."""
     found: dict[str, str] = {}
     rest: list[str] = []
     i = 0

@@ -260,7 +260,8 @@ def feedback_factors(rows: list[tuple[str, str, str, float, str]], agent_id: str
     Per node, the sum s over every query gives ``factor = FEEDBACK_SPAN ** tanh(2·s)`` (one ``correct`` at the
     default strength 0.2 raises a node ~1.3x in every query; a few verdicts saturate at 2x); the sum over the
     verdicts given *on the same query* gives ``lift = tanh(2·s_q)`` ∈ (−1, 1), which the ranking applies as a
-    move toward 1 (or toward 0) of up to ``activation.LIFT_SPAN`` of the distance: an agent that confirms a result for a query
+    move toward 1 (or toward 0) of up to ``activation.LIFT_SPAN`` of the distance: an agent that confirms a result
+    for a query
     sees it near the top when it asks that query again.
 
     Edge learning alone cannot move a node whose relevance comes from its own text (its score is pinned to the

@@ -160,7 +160,9 @@ class LiveRoots:
         return out
 
     # -- one batch --------------------------------------------------------------------------------------------------
-    def try_patch(self, store: GraphStore, path: str, changed: list[str], opts: dict[str, Any]) -> dict[str, Any] | None:
+    def try_patch(
+        self, store: GraphStore, path: str, changed: list[str], opts: dict[str, Any]
+    ) -> dict[str, Any] | None:
         """Patch the changed relpaths of root ``path`` into the store; ``None`` when the full ingest must run."""
         if not enabled():
             return None
@@ -183,7 +185,9 @@ class LiveRoots:
         try:
             if store.generations()[0] != state.generation:
                 self.drop(path)  # another ingest wrote: this resolver no longer matches the store
-                return _no(path, f"the graph was written by another ingest ({state.generation} -> {store.generations()[0]})")
+                return _no(
+                    path, f"the graph was written by another ingest ({state.generation} -> {store.generations()[0]})"
+                )
             if state.git_head is not None or (root / ".git").exists():
                 if _head(root) != state.git_head:
                     return _no(path, "git HEAD moved")
@@ -211,8 +215,11 @@ class LiveRoots:
             report = _write(store, state, patch, file_rows, touch, me.report or {}, started,
                             gitdata.worktree_state(root))
             # for the service's next load (m1nd.graph.regen); taken out of the report before anyone sees it
-            report["_delta"] = (before, report["graph_generation"],
-                                {(state.root_id, row[0]) for row in file_rows} | {(state.root_id, rel) for _m, rel in touch})
+            report["_delta"] = (
+                before,
+                report["graph_generation"],
+                {(state.root_id, row[0]) for row in file_rows} | {(state.root_id, rel) for _m, rel in touch},
+            )
             for row in file_rows:
                 state.files[row[0]] = (row[1], row[2], row[3], row[4], row[6])
             for m, rel in touch:
@@ -376,7 +383,9 @@ def _report(r: TrackedResolver, state: RootState, prev: dict[str, Any], file_row
     extracts = r.extracts
     parse_errors = sorted(rel for rel, b in extracts.items() if b.get("parse_error"))
     cut = sorted(rel for rel, b in extracts.items() if b.get("cut"))
-    warnings = [w for w in prev.get("warnings") or () if not w.startswith(("parse error in ", "extraction bounded in "))]
+    warnings = [
+        w for w in prev.get("warnings") or () if not w.startswith(("parse error in ", "extraction bounded in "))
+    ]
     warnings += [f"parse error in {rel}: {extracts[rel]['parse_error']}" for rel in parse_errors[:20]]
     warnings += [f"extraction bounded in {rel}: {extracts[rel]['cut']}" for rel in cut[:20]]
     return {

@@ -124,8 +124,16 @@ class _Search:
                 if relations is None or r in relations:
                     yield v, p, r, False
 
-    def best_path(self, sources: set[int], targets: set[int], *, relations: frozenset[int] | None, directed: bool,
-                  max_hops: int, avoid: set[int] | None = None) -> tuple[list[int], list[tuple[int, bool]], float] | None:
+    def best_path(
+        self,
+        sources: set[int],
+        targets: set[int],
+        *,
+        relations: frozenset[int] | None,
+        directed: bool,
+        max_hops: int,
+        avoid: set[int] | None = None,
+    ) -> tuple[list[int], list[tuple[int, bool]], float] | None:
         """Strongest path (product of weights) from any source to any target; None if none within max_hops."""
         import heapq
 

@@ -18,7 +18,11 @@ import numpy as np
 from m1nd.graph.nodes import FILE, NodeTable
 from m1nd.graph.strings import pack_strings, unpack_strings
 
-STOPWORDS = frozenset(["a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this", "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we", "codebase", "task", "validate", "using", "focus", "around"])
+STOPWORDS = frozenset([
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this",
+    "that", "from", "into", "its", "own", "how", "what", "where", "which", "why", "does", "do", "it", "we",
+    "codebase", "task", "validate", "using", "focus", "around",
+])
 _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
 _PARTS = re.compile(r"::|[_\-./:]")
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

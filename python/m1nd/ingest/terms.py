@@ -10,7 +10,8 @@ terms with repeats, so the index build only counts.
 
 Language-agnostic on purpose: it needs only the definitions' line spans, so every extractor (and the regex
 fallback) gets body terms for free, and the blob stays the per-file cache unit. The result is stored in the
-extract blob as one space-separated string of index terms per definition, which the index build reads back from ``graph.db``.
+extract blob as one space-separated string of index terms per definition, which the index build reads back from
+``graph.db``.
 """
 
 from __future__ import annotations

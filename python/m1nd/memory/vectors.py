@@ -17,7 +17,8 @@ Construction is always explicit about metric and dtype (the defaults changed acr
 exact below 50,000 vectors and HNSW above. Similarity = 1 − cosine distance.
 
 An index file is opened as a read-only memory map (``Index.view``: start-up reads nothing) and copied into memory
-at the first write; the ``(key, tag)`` map is built on first need. Writes go to the in-memory index; :meth:`save` writes the files atomically (``*.tmp`` then rename), at most every
+at the first write; the ``(key, tag)`` map is built on first need. Writes go to the in-memory index; :meth:`save`
+writes the files atomically (``*.tmp`` then rename), at most every
 5 s from :meth:`maybe_save`, and at interpreter exit for every index still dirty.
 """
 

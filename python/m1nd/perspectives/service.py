@@ -542,7 +542,9 @@ class PerspectiveService:
                route_set_version: int | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         if page < 1:
-            raise InvalidInputError(f"argument 'page' must be an integer ≥ 1 (got {page})", details={"argument": "page"})
+            raise InvalidInputError(
+                f"argument 'page' must be an integer ≥ 1 (got {page})", details={"argument": "page"}
+            )
         size = min(10, max(1, page_size))
         with self.cg.lock:
             p = self._get(agent, pid)

@@ -28,10 +28,22 @@ class BaselineRepo:
 
     def insert(self, *, kind: str, created_ms: int, pid: int, graph_generation: int, weights_generation: int,
                node_count: int, edge_count: int, nodes_blob: bytes, weights_blob: bytes, files_blob: bytes) -> int:
-        self.db.execute("INSERT INTO baselines(kind, created_ms, pid, graph_generation, weights_generation, node_count, "
-                        "edge_count, nodes_blob, weights_blob, files_blob) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (kind, created_ms, pid, graph_generation, weights_generation, node_count, edge_count,
-                         nodes_blob, weights_blob, files_blob))
+        self.db.execute(
+            "INSERT INTO baselines(kind, created_ms, pid, graph_generation, weights_generation, node_count, "
+            "edge_count, nodes_blob, weights_blob, files_blob) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                kind,
+                created_ms,
+                pid,
+                graph_generation,
+                weights_generation,
+                node_count,
+                edge_count,
+                nodes_blob,
+                weights_blob,
+                files_blob,
+            ),
+        )
         return int(self.db.last_insert_rowid())
 
     def prune(self, kind: str, keep: int) -> None:

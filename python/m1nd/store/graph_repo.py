@@ -77,8 +77,10 @@ class GraphStore:
         return None if value is None else str(value)
 
     def set_meta(self, key: str, value: Any) -> None:
-        self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                        (key, None if value is None else str(value)))
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, None if value is None else str(value)),
+        )
 
     def has_git_root(self) -> bool:
         """Whether an ingest root is inside a git repository."""
@@ -100,7 +102,9 @@ class GraphStore:
             if cur and not self._lock_is_stale(cur):
                 pid, _, rest = cur.partition("@")
                 _, _, started = rest.rpartition(":")
-                when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(started) / 1000)) if started.isdigit() else "?"
+                when = (
+                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(started) / 1000)) if started.isdigit() else "?"
+                )
                 raise BusyError(f"an ingest is already running in this workspace (pid {pid}, started {when}); "
                                 "retry when it finishes")
             self.set_meta("ingest_lock", me)
@@ -302,7 +306,9 @@ class GraphStore:
                 continue
             yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
 
-    def extract_terms_of(self, files: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
+    def extract_terms_of(
+        self, files: Iterable[tuple[int, str]]
+    ) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
         """:meth:`extract_terms` of the given (root id, relpath) files only."""
         for root_id, relpath in sorted(files):
             blob = self.db.scalar("SELECT terms_blob FROM files WHERE root_id = ? AND relpath = ?", (root_id, relpath))
@@ -333,8 +339,11 @@ class GraphStore:
         lookup = np.full(int(ids.max()) + 1 if len(ids) else 1, -1, dtype=np.int64)
         lookup[ids] = np.arange(len(ids))
         n_edges = int(self.db.scalar("SELECT COUNT(*) FROM edges", default=0))
-        flat = np.fromiter(itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
-                           dtype=np.float64, count=n_edges * 5)
+        flat = np.fromiter(
+            itertools.chain.from_iterable(self.db.execute("SELECT src, dst, relation, w0, w FROM edges")),
+            dtype=np.float64,
+            count=n_edges * 5,
+        )
         e = flat.reshape(-1, 5)
         return {
             "src": lookup[e[:, 0].astype(np.int64)].astype(np.int32),

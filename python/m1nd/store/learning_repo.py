@@ -1,4 +1,5 @@
-"""The learn log and learned weights on ``graph.db``: the SQLite side of :class:`m1nd.store.team_contract.LearnedRepository`.
+"""The learn log and learned weights on ``graph.db``: the SQLite side of
+:class:`m1nd.store.team_contract.LearnedRepository`.
 
 The ``learn_log`` table (one row per feedback event, the newest few thousand kept) and the learned weights ``w`` of
 the ``edges`` table (deltas applied in place, reset to their base ``w0``), with the ``weights_generation`` counter

@@ -1,4 +1,5 @@
-"""SQLite backups (entry snapshots before a change) of the memory (:class:`~m1nd.store.memory_contract.BackupRepository`)."""
+"""SQLite backups (entry snapshots before a change) of the memory
+(:class:`~m1nd.store.memory_contract.BackupRepository`)."""
 
 from __future__ import annotations
 

@@ -219,7 +219,8 @@ class PgVectorRepo(VectorRepo):
 
     # -- pgvector (issue 18 item 2) ----------------------------------------------------------------------------------
     def native_search(self) -> bool:
-        """Whether this database searches vectors itself (pgvector enabled by :func:`m1nd.memory.core.enable_pgvector`)."""
+        """Whether this database searches vectors itself (pgvector enabled by
+        :func:`m1nd.memory.core.enable_pgvector`)."""
         return bool(self.db.scalar(
             "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND "
             "table_name = 'vectors' AND column_name = 'emb'",

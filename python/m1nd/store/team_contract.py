@@ -91,8 +91,8 @@ class LearningDump:
     trails: list[TrailRow] = field(default_factory=list)  # TRAIL_COLUMNS order
     tags: list[tuple[str, str]] = field(default_factory=list)  # (trail_id, tag)
     sequences: list[tuple[str, int]] = field(default_factory=list)  # (agent_slug, next)
-    log: list[tuple[Any, ...]] = field(default_factory=list)  # (agent_id, query, feedback, strength,
-    #                                                            node_ids_json, edges_adjusted, created_ms), oldest first
+    # (agent_id, query, feedback, strength, node_ids_json, edges_adjusted, created_ms), oldest first
+    log: list[tuple[Any, ...]] = field(default_factory=list)
     weights: list[tuple[Any, ...]] = field(default_factory=list)  # (src, dst, relation, w0, w, n_ltp, n_ltd,
     #                                                                updated_ms) of every edge ever learned
 

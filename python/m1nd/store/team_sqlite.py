@@ -42,9 +42,12 @@ class SqliteLearningStore:
             tags=self.db.all("SELECT trail_id, tag FROM trail_tags ORDER BY trail_id, tag"),
             sequences=self.db.all("SELECT agent_slug, next FROM trail_seq ORDER BY agent_slug"),
             log=self.db.all(f"SELECT {_LOG_COLUMNS} FROM learn_log ORDER BY id"),
-            weights=self.db.all("SELECT s.ext_id, d.ext_id, e.relation, e.w0, e.w, e.n_ltp, e.n_ltd, e.updated_ms "
-                                "FROM edges e JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst "
-                                "WHERE e.updated_ms > 0 AND (e.w != e.w0 OR e.n_ltp > 0 OR e.n_ltd > 0) ORDER BY 1, 2, 3"))
+            weights=self.db.all(
+                "SELECT s.ext_id, d.ext_id, e.relation, e.w0, e.w, e.n_ltp, e.n_ltd, e.updated_ms "
+                "FROM edges e JOIN nodes s ON s.id = e.src JOIN nodes d ON d.id = e.dst "
+                "WHERE e.updated_ms > 0 AND (e.w != e.w0 OR e.n_ltp > 0 OR e.n_ltd > 0) ORDER BY 1, 2, 3"
+            ),
+        )
 
     def is_empty(self) -> bool:
         return not (self.db.scalar("SELECT EXISTS (SELECT 1 FROM trails)")

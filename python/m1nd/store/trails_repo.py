@@ -32,8 +32,9 @@ class TrailRepo:
 
     def insert(self, row: Sequence[Any], tags: Sequence[str]) -> None:
         """A new trail (``row`` in :data:`TRAIL_COLUMNS` order) and its tags."""
-        self.db.execute(f"INSERT INTO trails({', '.join(TRAIL_COLUMNS)}) VALUES ({', '.join('?' * len(TRAIL_COLUMNS))})",
-                        tuple(row))
+        self.db.execute(
+            f"INSERT INTO trails({', '.join(TRAIL_COLUMNS)}) VALUES ({', '.join('?' * len(TRAIL_COLUMNS))})", tuple(row)
+        )
         self.db.executemany("INSERT OR IGNORE INTO trail_tags(trail_id, tag) VALUES (?, ?)",
                             [(row[0], g) for g in tags])
 

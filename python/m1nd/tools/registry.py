@@ -341,8 +341,8 @@ def validate_arguments(tool: Tool, args: Any) -> dict[str, Any]:
         if p.name in args:
             out[p.name] = _check_value(p, args[p.name])
         elif p.required:
-            raise InvalidInputError(f"missing required argument '{p.name}' ({_describe_range(p) if p.type in ('integer', 'number') else p.type})",
-                                    details={"argument": p.name})
+            kind = _describe_range(p) if p.type in ("integer", "number") else p.type
+            raise InvalidInputError(f"missing required argument '{p.name}' ({kind})", details={"argument": p.name})
         elif p.default is not _MISSING:
             out[p.name] = p.default
     for group in tool.exclusive:

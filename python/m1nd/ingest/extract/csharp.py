@@ -1,7 +1,8 @@
 """C# (issue 12 item 6) through the tags-query extractor (:mod:`m1nd.ingest.extract.tags`).
 
 Definitions: classes and records (``class``), structs, interfaces, enums, delegates (``type``), methods,
-constructors, destructors, operators, local functions (``fn``), namespaces (``mod``; the first one is the file's package).
+constructors, destructors, operators, local functions (``fn``), namespaces (``mod``; the first one is the file's
+package).
 References: calls (``F()``, ``this.F()``, ``base.F()``, ``Type.F()``, ``obj.F()``), ``new T()``, base types, the
 types of parameters, locals, properties and return values.
 Imports: ``using A.B;`` (every type of the namespace: a star import), ``using X = A.B.C;``, ``using static A.B.C;``;

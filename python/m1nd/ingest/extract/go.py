@@ -182,8 +182,12 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: 
                 types.bind(o, _txt(nm), UNKNOWN_TYPE)
     for node in caps.get("gprm", ()):
         ty = node.child_by_field_name("type")
-        if node.parent is not None and node.parent.parent is not None and node.parent.parent.type == "method_declaration" \
-                and node.parent.parent.child_by_field_name("receiver") == node.parent:
+        if (
+            node.parent is not None
+            and node.parent.parent is not None
+            and node.parent.parent.type == "method_declaration"
+            and node.parent.parent.child_by_field_name("receiver") == node.parent
+        ):
             continue  # the receiver: `@`
         o = -2
         for nm in node.children_by_field_name("name"):

@@ -361,7 +361,9 @@ def _collect_types(caps: dict[str, list[Any]], defs: list[dict[str, Any]], own: 
     for node in caps.get("jparams", ()):
         o = own(node.start_byte)
         for prm in node.named_children:
-            pat = prm.child_by_field_name("pattern") if prm.type in ("required_parameter", "optional_parameter") else None
+            pat = (
+                prm.child_by_field_name("pattern") if prm.type in ("required_parameter", "optional_parameter") else None
+            )
             if pat is not None and pat.type == "identifier":
                 ty = prm.child_by_field_name("type")
                 val = (_annotation_type(ty) if ty is not None else None) or UNKNOWN_TYPE

@@ -1,5 +1,5 @@
-"""Python extractor (graph.md §6): classes, functions (async, decorated, nested, ``name = lambda …``), imports, calls, bases,
-annotation and decorator references. One tree-sitter query, one pass over its captures."""
+"""Python extractor (graph.md §6): classes, functions (async, decorated, nested, ``name = lambda …``), imports,
+calls, bases, annotation and decorator references. One tree-sitter query, one pass over its captures."""
 
 from __future__ import annotations
 

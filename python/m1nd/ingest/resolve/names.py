@@ -306,7 +306,8 @@ class NameLookup(ResolverCore):
     def lookup(
         self, f: FileState, owner: int, name: str, want: frozenset[int], category: str
     ) -> tuple[int, float]:
-        """Resolve a (possibly dotted) name from ``owner`` in file ``f``: (node, factor) or (NOTFOUND|AMBIG|EXTERNAL, 0)."""
+        """Resolve a (possibly dotted) name from ``owner`` in file ``f``: (node, factor) or
+        (NOTFOUND|AMBIG|EXTERNAL, 0)."""
         if "." in name:
             return self.lookup_qualified(f, owner, name.split("."), want, category)
         got = self.scope_lookup(f, owner, name, want, category)
