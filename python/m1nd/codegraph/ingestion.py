@@ -295,6 +295,21 @@ def _stored_row(old: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(row)
 
 
+def write_edge_diff(store: GraphStore, old_edges: dict[tuple[int, int, int], tuple[Any, ...]],
+                    new_edges: dict[tuple[int, int, int], tuple[float, int]]) -> tuple[int, int, int]:
+    """Write the difference between the stored edges (key -> (w0, w, count, ...)) and the extracted ones (key ->
+    (w0, count)): new edges start at their base weight, vanished ones go, and an edge whose base or count changed is
+    rebased (its learned weight kept). Returns how many were (created, removed, rebased)."""
+    ins = [(*k, w0, w0, c, 0) for k, (w0, c) in new_edges.items() if k not in old_edges]
+    gone = [k for k in old_edges if k not in new_edges]
+    rebased = [(w0, c, *k) for k, (w0, c) in new_edges.items()
+               if k in old_edges and (abs(old_edges[k][0] - w0) > 1e-6 or old_edges[k][2] != c)]
+    store.delete_edges(gone)
+    store.insert_edges(ins)
+    store.update_edges_base(rebased)
+    return len(ins), len(gone), len(rebased)
+
+
 def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, parts: Any,
            file_rows: list[list[Any]], removed_files: list[str], touch: list[tuple[int, str]], git: Any,
            state: str | None, make_report: Any) -> dict[str, Any]:
@@ -339,13 +354,7 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
                 continue
             new_edges[(s, d, int(e.relation))] = (float(e.w0), int(e.count))
         ts = now_ms()
-        ins = [(*k, w0, w0, c, 0) for k, (w0, c) in new_edges.items() if k not in old_edges]
-        gone = [k for k in old_edges if k not in new_edges]
-        rebased = [(w0, c, *k) for k, (w0, c) in new_edges.items()
-                   if k in old_edges and (abs(old_edges[k][0] - w0) > 1e-6 or old_edges[k][2] != c)]
-        store.delete_edges(gone)
-        store.insert_edges(ins)
-        store.update_edges_base(rebased)
+        ins, gone, rebased = write_edge_diff(store, old_edges, new_edges)
         changed = bool(created or removed_ids or updated or ins or gone or rebased or other_roots_removed)
         if changed:
             store.bump("graph_generation")
@@ -355,7 +364,7 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
         report = make_report({"changed": changed,
                               "nodes": {"created": len(created), "removed": len(removed_ids),
                                         "updated": len(updated), "total": total_nodes},
-                              "edges": {"created": len(ins), "removed": len(gone), "total": total_edges}}, gen)
+                              "edges": {"created": ins, "removed": gone, "total": total_edges}}, gen)
         store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
                           report=report)
     return report

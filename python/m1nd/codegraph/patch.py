@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from m1nd.codegraph.ingestion import _compress, _decompress, _git_from_json, _node_row, _stored_row, _take_terms
+from m1nd.codegraph.ingestion import (
+    _compress,
+    _decompress,
+    _git_from_json,
+    _node_row,
+    _stored_row,
+    _take_terms,
+    write_edge_diff,
+)
 
 if TYPE_CHECKING:
     from m1nd.ingest.resolve.incremental import TrackedResolver
@@ -356,13 +364,7 @@ def _write(store: GraphStore, state: RootState, patch: Any, file_rows: list[list
             if s is None or d is None or s == d:
                 continue
             new_edges[(s, d, int(rel))] = (float(w0), int(c))
-        ins = [(*k, w0, w0, c, 0) for k, (w0, c) in new_edges.items() if k not in old_edges]
-        gone = [k for k in old_edges if k not in new_edges]
-        rebased = [(w0, c, *k) for k, (w0, c) in new_edges.items()
-                   if k in old_edges and (abs(old_edges[k][0] - w0) > 1e-6 or old_edges[k][2] != c)]
-        store.delete_edges(gone)
-        store.insert_edges(ins)
-        store.update_edges_base(rebased)
+        ins, gone, rebased = write_edge_diff(store, old_edges, new_edges)
         changed = bool(created or removed_ids or updated or ins or gone or rebased)
         if changed:
             store.bump("graph_generation")
@@ -371,7 +373,7 @@ def _write(store: GraphStore, state: RootState, patch: Any, file_rows: list[list
         report = _report(r, state, prev, file_rows, started, gen, changed,
                          {"created": len(created), "removed": len(removed_ids), "updated": len(updated),
                           "total": total_nodes},
-                         {"created": len(ins), "removed": len(gone), "total": total_edges})
+                         {"created": ins, "removed": gone, "total": total_edges})
         store.finish_root_report(rid, git_state=git_state, report=report)
     state.generation = gen
     return report
