@@ -35,6 +35,32 @@ def test_migrations_are_versioned_and_applied_once(pg_url: str) -> None:
         store.close()
 
 
+def test_concurrent_first_migrations_apply_each_step_once(pg_url: str) -> None:
+    """Processes that open a fresh database at once all wait on the schema lock; the later ones must see the
+    version the first one committed (not re-run its CREATE TABLE)."""
+    store = PgStore(pg_url, max_size=8)
+    steps = ["CREATE TABLE race_one(x INTEGER)", "SELECT pg_sleep(0.2)", "CREATE TABLE race_two(x INTEGER)"]
+    errors: list[BaseException] = []
+    applied: list[int] = []
+
+    def open_it() -> None:
+        try:
+            applied.append(store.migrate("race", steps))
+        except BaseException as e:  # noqa: BLE001 — reported by the assertion below
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert sum(applied) == len(steps) and store.version("race") == len(steps)
+    finally:
+        store.close()
+
+
 def test_concurrent_read_modify_write_is_serialized(pg_url: str) -> None:
     store = PgStore(pg_url)
     try:

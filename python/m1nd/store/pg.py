@@ -143,15 +143,20 @@ class PgStore:
         return hashlib.sha256(self.shown.encode()).hexdigest()[:12]
 
     # -- transactions ---------------------------------------------------------------------------------------------
-    def run(self, fn: Callable[[Tx], T], *, write: bool = True, retries: int = RETRIES) -> T:
-        """``fn(tx)`` inside one transaction, retried as the module docstring says."""
+    def run(self, fn: Callable[[Tx], T], *, write: bool = True, retries: int = RETRIES,
+            read_committed: bool = False) -> T:
+        """``fn(tx)`` inside one transaction, retried as the module docstring says. ``read_committed``: each
+        statement sees every commit before it (for bodies that first wait on an advisory lock: at a snapshot level
+        the lock query itself would fix the snapshot before the wait, and the body would miss what the lock's
+        previous holder committed)."""
         attempt = 0
         while True:
             attempt += 1
             committing = False
             try:
                 with self.pool.connection(timeout=self.timeout_s) as conn:
-                    conn.execute("BEGIN ISOLATION LEVEL SERIALIZABLE" if write else
+                    conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED" if read_committed else
+                                 "BEGIN ISOLATION LEVEL SERIALIZABLE" if write else
                                  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     try:
                         result = fn(Tx(conn))
@@ -320,7 +325,7 @@ class PgStore:
                            "DO UPDATE SET version = excluded.version", (component, number))
                 return True
 
-            applied += int(self.run(step))
+            applied += int(self.run(step, read_committed=True))  # the version read must follow the lock
         return applied
 
     def close(self) -> None:
