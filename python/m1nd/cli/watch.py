@@ -55,8 +55,14 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
         sys.exit(1)
 
     done = threading.Event()
+    stopped_by: list[str] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        done.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
+        signal.signal(sig, on_signal)
     watcher = Watcher(ws.settings, cg.ingest, on_report=lambda r: _emit(r, json_out),
                       prime=cg.prime_live_roots).start()
     roots = ", ".join(r.path for r in cg.store.roots())
@@ -67,6 +73,9 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
     finally:
         watcher.stop()
         ws.close()
+    from m1nd.mcp.lifecycle import exit_process
+
+    exit_process(130 if stopped_by == ["SIGINT"] else 0)  # (why not a normal return: see exit_process)
 
 
 def _emit(report: dict[str, Any], json_out: bool) -> None:
