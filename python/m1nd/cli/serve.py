@@ -81,7 +81,7 @@ def serve_cmd(use_http: bool, host: str, port: int, workers: int, profile: str |
         from m1nd.mcp.stdio import serve_stdio
 
         code = serve_stdio(obj.settings, profile=profile, agent=agent)
-    from m1nd.mcp.lifecycle import exit_process
+    from m1nd.process_exit import exit_process
 
     exit_process(code)  # everything is flushed and closed: no interpreter finalisation under native threads
 

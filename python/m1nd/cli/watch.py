@@ -73,7 +73,7 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
     finally:
         watcher.stop()
         ws.close()
-    from m1nd.mcp.lifecycle import exit_process
+    from m1nd.process_exit import exit_process
 
     exit_process(130 if stopped_by == ["SIGINT"] else 0)  # (why not a normal return: see exit_process)
 

@@ -4,8 +4,8 @@ The first SIGTERM/SIGINT/SIGHUP stops reading and lets the call in progress fini
 :data:`SHUTDOWN_GRACE_S`); :func:`finish` then flushes learned weights and closes the databases, bounded so a
 stuck tool cannot hang the exit, and the process exits 0 (130 on SIGINT). A second signal exits at once.
 
-The exit itself is :func:`exit_process`: once everything is flushed and closed, the process ends without
-interpreter finalisation, because finalisation is not safe while daemon threads are inside native code.
+The exit itself is :func:`m1nd.process_exit.exit_process`: once everything is flushed and closed, the process ends
+without interpreter finalisation, because finalisation is not safe while daemon threads are inside native code.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, NoReturn
+from typing import Any
 
 from m1nd.errors import M1ndError
 
@@ -99,31 +99,6 @@ def finish(workspace: Any, shutdown: Shutdown, timeout: float = 15.0) -> int:
         log.info("m1nd: stopped (%s); flushed %d learned weights", shutdown.reason, n)
     sys.stderr.flush()
     return shutdown.exit_code
-
-
-def exit_process(code: int) -> NoReturn:
-    """End a long-running command (``m1nd serve``, ``m1nd watch``) after its own shutdown: run the exit handlers
-    (index saves, child processes), flush stdout and stderr, then ``os._exit``.
-
-    Why not ``sys.exit``: interpreter finalisation ends the daemon threads still running (the file watcher inside
-    watchfiles' Rust loop, a tool call past its grace period, a patch batch in a Cython kernel) by making each one
-    that reacquires the GIL call ``pthread_exit``, whose forced unwind through a native frame that may not unwind
-    calls ``std::terminate``, and C++ static destructors run under threads still using them. Either one aborts the
-    process with SIGABRT ("terminate called without an active exception") now and then on a loaded machine (seen on
-    CI, one stop in a few hundred). Everything that must be durable is committed and closed before this point, so
-    nothing is lost by skipping finalisation; the same reasoning as the embedding child (:mod:`m1nd.embed_worker`).
-    """
-    import atexit
-
-    try:
-        atexit._run_exitfuncs()  # what finalisation would have run first (they log their own failures)
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):  # a closed pipe (the client left): nothing more can be said
-                pass
-        os._exit(code)
 
 
 def start_workspace(settings: Any, transport: str) -> Any:
