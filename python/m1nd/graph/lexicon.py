@@ -168,21 +168,28 @@ def node_terms_from_blobs(t: NodeTable, rows: Iterable[tuple[int, str, str, list
     external id plus ``::`` plus its local id (graph.md §3)."""
     out = [""] * t.n
     file_at: dict[tuple[int, str], int] = {}
-    kind = t.kind
-    for i in np.flatnonzero(kind == FILE).tolist():
+    for i in np.flatnonzero(t.kind == FILE).tolist():
         file_at[(int(t.root_id[i]), t.source_path[i])] = i
+    for i, terms in blob_terms(t, rows, file_at):
+        out[i] = terms
+    return out
+
+
+def blob_terms(t: NodeTable, rows: Iterable[tuple[int, str, str, list[tuple[str, str]]]],
+               file_at: dict[tuple[int, str], int]) -> Iterable[tuple[int, str]]:
+    """(node position, body terms) of every node the stored extract blobs ``rows`` speak of (see
+    :func:`node_terms_from_blobs`); ``file_at`` maps (root id, relpath) to the file nodes wanted."""
     index = t.index
     for root_id, relpath, file_terms, defs in rows:
         f = file_at.get((int(root_id), relpath))
         if f is None:
             continue
-        out[f] = file_terms or ""
+        yield f, file_terms or ""
         head = t.ext_id[f] + "::"
         for local, terms in defs:
             i = index.get(head + local)
             if i is not None:
-                out[i] = terms or ""
-    return out
+                yield i, terms or ""
 
 
 @dataclass

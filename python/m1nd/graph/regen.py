@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.graph.lexicon import TermIndex
+from m1nd.graph.lexicon import TermIndex, blob_terms
 from m1nd.graph.model import Graph
 from m1nd.graph.nodes import DIR, NodeTable
 from m1nd.graph.semantic import TrigramIndex
@@ -46,23 +46,12 @@ def node_terms_of(t: NodeTable, nodes: Iterable[int],
     only their files' stored terms (``read`` takes (root id, relpath) pairs)."""
     nodes = [j for j in nodes if t.kind[j] != DIR]
     wanted = {(int(t.root_id[j]), t.source_path[j]) for j in nodes}
-    by_node: dict[int, str] = {}
     file_at: dict[tuple[int, str], int] = {}
     for j in nodes:
         f = int(t.file_of[j])
         if f >= 0:
             file_at[(int(t.root_id[f]), t.source_path[f])] = f
-    index = t.index
-    for root_id, relpath, file_terms, defs in read(wanted):
-        f = file_at.get((int(root_id), relpath))
-        if f is None:
-            continue
-        by_node[f] = file_terms or ""
-        head = t.ext_id[f] + "::"
-        for local, terms in defs:
-            i = index.get(head + local)
-            if i is not None:
-                by_node[i] = terms or ""
+    by_node = dict(blob_terms(t, read(wanted), file_at))
     return {j: by_node.get(j, "") for j in nodes}
 
 
