@@ -71,6 +71,27 @@ class ReferencePasses(ResolverCore):
                     continue
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
+    def _union_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
+        """The one method ``meth`` of every type a union receiver may hold (EXTERNAL: all lie outside the graph);
+        NOTFOUND when they differ or one is not known."""
+        alts = self.eval_alternatives(f, owner, texpr, 0)
+        if len(alts) < 2:
+            return NOTFOUND, 0.0
+        if all(t == EXTERNAL for t, _ in alts):
+            return EXTERNAL, 0.0
+        targets = set()
+        factor = 1.0
+        for t, fac in alts:
+            got = self.member(t, meth, FN_KINDS) if t >= 0 else t
+            if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
+                return NOTFOUND, 0.0
+            targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
+            factor = min(factor, fac)
+        if len(targets) != 1:
+            return NOTFOUND, 0.0
+        got = next(iter(targets))
+        return got, (factor if got >= 0 else 0.0)
+
     def _count(self, res: int, n: int) -> None:
         if res in (NOTFOUND, BROKEN):
             self.unresolved += n
@@ -154,6 +175,16 @@ class ReferencePasses(ResolverCore):
         elif kind == "typed_call":
             texpr, _, meth = name.rpartition(":")
             t, factor = self.eval_type(f, owner, texpr, 0)
+            if t == NOTFOUND and ("|" in texpr or ">" in texpr):
+                # a union (``x = A() or B()``; ``self.x`` assigned both): its alternatives may still agree on the
+                # method (the same definition, e.g. inherited from one base) or all lie outside the graph
+                got, factor = self._union_target(f, owner, texpr, meth)
+                if got == EXTERNAL:
+                    return
+                if got >= 0:
+                    self.typed_stats[0] += n
+                    self.edge(owner, got, CALLS, factor, n)
+                    return
             if t == EXTERNAL:
                 return  # a method of a type outside the graph (builtins, imported libraries)
             if t >= 0:

@@ -53,6 +53,13 @@ class ReceiverTypes(ResolverCore):
         return self.returned_type(m, depth)
 
     def _eval_type(self, f: FileState, owner: int, texpr: str, depth: int) -> tuple[int, float]:
+        if "|" in texpr:  # a union: one type when every alternative names it (or all lie outside the graph)
+            got = {self.eval_type(f, owner, alt, depth) for alt in texpr.split("|")}
+            types = {t for t, _ in got}
+            if len(types) == 1:
+                t = next(iter(types))
+                return t, min(fac for _, fac in got)
+            return NOTFOUND, 0.0
         base, *fields = texpr.split(">")
         factor = 1.0
         if base == "@":
@@ -157,3 +164,48 @@ class ReceiverTypes(ResolverCore):
             got = next(iter(found))
             return got, (factor if got >= 0 else 0.0)
         return NOTFOUND, 0.0
+
+    def eval_alternatives(self, f: FileState, owner: int, texpr: str, depth: int) -> list[tuple[int, float]]:
+        """The types a receiver may hold: one per alternative of a union (``A()|B()``, or an attribute / a returned
+        value whose type expression is one); ``[(NOTFOUND, 0)]`` when one of them is not known."""
+        out: list[tuple[int, float]] = []
+        for alt in texpr.split("|"):
+            head, sep, last = alt.rpartition(">")
+            if sep and not last.endswith("()"):
+                t, factor = self.eval_type(f, owner, head, depth)
+                if t >= 0:
+                    out.extend((g, min(factor, fac)) for g, fac in self.attr_alternatives(t, last, depth))
+                else:
+                    out.append((t, 0.0))
+            else:
+                out.append(self.eval_type(f, owner, alt, depth))
+            if any(t < 0 and t != EXTERNAL for t, _ in out):
+                return [(NOTFOUND, 0.0)]
+        return out
+
+    def attr_alternatives(self, t: int, attr: str, depth: int) -> list[tuple[int, float]]:
+        """:meth:`attr_type`, keeping a union attribute's alternatives apart."""
+        c = self.attr_holder(t, attr)
+        if c >= 0:
+            texpr = self.extra[c]["attrs"][attr]
+            if "|" in texpr:
+                cf = self.file_by_idx[self.file_of[c]]
+                return [self.eval_type(cf, c, alt, depth + 1) for alt in texpr.split("|")]
+        return [self.attr_type(t, attr, depth)]
+
+    def attr_holder(self, t: int, attr: str) -> int:
+        """The nearest class of ``t``'s hierarchy that assigns attribute ``attr`` (-1: none)."""
+        seen = {t}
+        queue = [t]
+        while queue:
+            c = queue.pop(0)
+            ex = self.extra[c]
+            if ex is not None:
+                attrs = ex.get("attrs")
+                if attrs is not None and attr in attrs:
+                    return c
+            for b in self.bases.get(c, ()):
+                if b not in seen:
+                    seen.add(b)
+                    queue.append(b)
+        return -1
