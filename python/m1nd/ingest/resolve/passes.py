@@ -27,6 +27,10 @@ from m1nd.ingest.resolve.tables import (
 )
 
 
+#: weight factor of an edge found through several possible receiver types that agree on the method
+SET_FACTOR = 0.9
+
+
 class ReferencePasses(ResolverCore):
     """Resolves the extracts' references into edges."""
 
@@ -72,25 +76,21 @@ class ReferencePasses(ResolverCore):
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
     def _union_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
-        """The one method ``meth`` of every type a union receiver may hold (EXTERNAL: all lie outside the graph);
-        NOTFOUND when they differ or one is not known."""
-        alts = self.eval_alternatives(f, owner, texpr, 0)
-        if len(alts) < 2:
+        """The one method ``meth`` of every type the receiver may hold (``eval_set``); EXTERNAL when they all
+        lie outside the graph; NOTFOUND when they differ or one is not known."""
+        alts = self.eval_set(f, owner, texpr, 0)
+        if not alts:
             return NOTFOUND, 0.0
-        if all(t == EXTERNAL for t, _ in alts):
-            return EXTERNAL, 0.0
         targets = set()
-        factor = 1.0
-        for t, fac in alts:
+        for t in alts:
             got = self.member(t, meth, FN_KINDS) if t >= 0 else t
             if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
                 return NOTFOUND, 0.0
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
-            factor = min(factor, fac)
         if len(targets) != 1:
             return NOTFOUND, 0.0
         got = next(iter(targets))
-        return got, (factor if got >= 0 else 0.0)
+        return got, (SET_FACTOR if got >= 0 else 0.0)
 
     def _count(self, res: int, n: int) -> None:
         if res in (NOTFOUND, BROKEN):
@@ -175,7 +175,7 @@ class ReferencePasses(ResolverCore):
         elif kind == "typed_call":
             texpr, _, meth = name.rpartition(":")
             t, factor = self.eval_type(f, owner, texpr, 0)
-            if t == NOTFOUND and ("|" in texpr or ">" in texpr):
+            if t == NOTFOUND and (">" in texpr or "|" in texpr):
                 # a union (``x = A() or B()``; ``self.x`` assigned both): its alternatives may still agree on the
                 # method (the same definition, e.g. inherited from one base) or all lie outside the graph
                 got, factor = self._union_target(f, owner, texpr, meth)
