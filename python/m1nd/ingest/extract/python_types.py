@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from m1nd.ingest.extract._common import UNKNOWN_TYPE, ScopeTypes
+from m1nd.ingest.extract._common import UNKNOWN_TYPE, ScopeTypes, union_of
 
 DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
@@ -368,7 +368,8 @@ def infer_returns(
     fn_nodes: dict[int, Any],
 ) -> None:
     """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
-    returned value has the same type expression (``return None`` / bare ``return`` say nothing; ``return self``
+    returned value has a known type expression, their union when they differ (``return None`` / bare ``return``
+    say nothing; ``return self``
     is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
     coroutine, not the returned value."""
     skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
@@ -402,10 +403,12 @@ def infer_returns(
             continue
         rets.setdefault(o, set()).add(texpr)
     for o, vals in rets.items():
-        if o not in skip and len(vals) == 1:
-            texpr = next(iter(vals))
-            if texpr:
-                defs[o]["ret"] = texpr
+        if o in skip or not vals or not all(vals):
+            continue
+        # several returned types: their union (the resolver links a call on it when all agree on the method)
+        texpr = next(iter(vals)) if len(vals) == 1 else union_of(vals)
+        if texpr:
+            defs[o]["ret"] = texpr
 
 
 def _bind_target(

@@ -175,7 +175,7 @@ class ReferencePasses(ResolverCore):
         elif kind == "typed_call":
             texpr, _, meth = name.rpartition(":")
             t, factor = self.eval_type(f, owner, texpr, 0)
-            if t == NOTFOUND and (">" in texpr or "|" in texpr):
+            if t == NOTFOUND:
                 # a union (``x = A() or B()``; ``self.x`` assigned both): its alternatives may still agree on the
                 # method (the same definition, e.g. inherited from one base) or all lie outside the graph
                 got, factor = self._union_target(f, owner, texpr, meth)

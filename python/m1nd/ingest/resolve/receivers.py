@@ -198,10 +198,12 @@ class ReceiverTypes(ResolverCore):
             if t < 0:
                 return None
             cur: set[int] = {t}
-        elif base.endswith("()") and fields:
+        elif base.endswith("()"):
             cur = set()
-            t, _ = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
+            t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
             if t >= 0 and self.kind[t] == K_FN:
+                if not self._unique(f, base[:-2], t, factor, "call"):
+                    return None
                 got = self._returned_set(t, depth)
                 if got is None:
                     return None
