@@ -458,6 +458,8 @@ class ScopeTypes:
         """``x.f()`` (what calling ``f`` on ``x`` returns) where ``x`` is a name of known type ``T`` seen from
         ``scope`` -> ``T>f()``: the method of ``T``, which the resolver can follow, instead of a dotted name it
         would look up as a module path. Unchanged when ``x`` has no type here (a module, an unknown value)."""
+        if "|" in texpr:
+            return "|".join(self.localize(scope, alt) for alt in texpr.split("|"))
         base, sep, fields = texpr.partition(">")
         if not base.endswith("()") or "." not in base or base[0] == "@":
             return texpr
