@@ -255,8 +255,11 @@ class ReceiverTypes(ResolverCore):
         if attr.endswith("()"):
             name = attr[:-2]
             for i, c in enumerate(holders):
-                m = self.member(c, name, CALL_KINDS) if i == 0 else self.first(self.members.get(c, {}).get(name),
-                                                                                  CALL_KINDS)
+                m = (
+                    self.member(c, name, CALL_KINDS)
+                    if i == 0
+                    else self.first(self.members.get(c, {}).get(name), CALL_KINDS)
+                )
                 if m < 0:
                     if i == 0 and (m == EXTERNAL or self.has_outside_base(c)):
                         return None  # (inherited from outside the graph: its result is not known here)
