@@ -28,6 +28,13 @@ FILES = {
         class OwnLoop(Loop):
             def run(self):
                 pass
+
+
+        class StubLoop(Loop):
+            def _nope(self):
+                raise NotImplementedError
+
+            start = run = _nope
         """,
     "pkg/other.py": """
         class Runner:
@@ -38,7 +45,7 @@ FILES = {
                 pass
         """,
     "pkg/use.py": """
-        from .loops import Loop, OwnLoop, ProactorLoop, SelectorLoop
+        from .loops import Loop, OwnLoop, ProactorLoop, SelectorLoop, StubLoop
 
 
         def agree(flag):
@@ -59,6 +66,13 @@ FILES = {
             loop = SelectorLoop()
             if flag:
                 loop = given
+            loop.run()
+
+
+        def stored(flag):
+            loop = SelectorLoop()
+            if flag:
+                loop = StubLoop()
             loop.run()
 
 
@@ -163,6 +177,8 @@ def test_union_that_disagrees_or_is_partly_unknown_gives_no_edge(g) -> None:
     # OwnLoop overrides run: two definitions, no guess; a parameter of unknown type: no guess either
     assert not g.targets(f"{U}::fn::differ", "calls") & RUNS
     assert not g.targets(f"{U}::fn::partly_unknown", "calls") & RUNS
+    # StubLoop replaces run with a stored callable (``start = run = _nope``): not Loop.run there
+    assert not g.targets(f"{U}::fn::stored", "calls") & RUNS
 
 
 def test_union_outside_the_graph_is_settled(g) -> None:

@@ -71,6 +71,7 @@ QUERY = r"""
 (parameters (typed_parameter (identifier) @ptyped))
 (parameters (typed_default_parameter name: (identifier) @ptyped))
 (class_definition body: (block (expression_statement (assignment left: (identifier) @cname))))
+(class_definition body: (block (expression_statement (assignment right: (assignment left: (identifier) @cname)))))
 (return_statement) @ret
 (return_statement (identifier) @retname)
 (yield) @yield

@@ -83,6 +83,8 @@ class ReferencePasses(ResolverCore):
             return NOTFOUND, 0.0
         targets = set()
         for t in alts:
+            if t >= 0 and self.stores_attr(t, meth):
+                return NOTFOUND, 0.0  # ``getstate = _notimplemented``: a stored callable may replace the method
             got = self.member(t, meth, FN_KINDS) if t >= 0 else t
             if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
                 return NOTFOUND, 0.0
