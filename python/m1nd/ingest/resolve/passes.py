@@ -178,8 +178,9 @@ class ReferencePasses(ResolverCore):
             texpr, _, meth = name.rpartition(":")
             t, factor = self.eval_type(f, owner, texpr, 0)
             if t == NOTFOUND:
-                # a union (``x = A() or B()``; ``self.x`` assigned both): its alternatives may still agree on the
-                # method (the same definition, e.g. inherited from one base) or all lie outside the graph
+                # several possible types (``x = A()`` here and ``B()`` there, ``self.x`` assigned both, ``self`` in a
+                # mixin standing for each derived type): they may still agree on the method (the same definition,
+                # e.g. inherited from one base) or all lie outside the graph
                 got, factor = self._union_target(f, owner, texpr, meth)
                 if got == EXTERNAL:
                     return
