@@ -2,7 +2,7 @@
 values of several known types is their union; ``self`` in a mixin or a base stands for every type derived from it.
 A call links only when every possible type gives the same method definition (one inherited from a common base, say);
 when they differ or one is not known there is no edge, and when all of them lie outside the graph the call is
-settled without a guess. ``run`` and ``append`` are defined by unrelated classes too, so a name-based guess would
+settled without a guess. ``run`` and ``count`` are defined by unrelated classes too, so a name-based guess would
 link them: every edge below comes from the receiver's types."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ FILES = {
             def run(self):
                 pass
 
-            def append(self, x):
+            def count(self, x):
                 pass
         """,
     "pkg/use.py": """
@@ -80,7 +80,7 @@ FILES = {
             items = []
             if flag:
                 items = ""
-            items.append(1)
+            items.count(1)
 
 
         def pick(flag):
@@ -157,7 +157,7 @@ U = "file::pkg/use.py"
 RUN = "file::pkg/loops.py::class::Loop::fn::run"
 OWN_RUN = "file::pkg/loops.py::class::OwnLoop::fn::run"
 OTHER_RUN = "file::pkg/other.py::class::Runner::fn::run"
-OTHER_APPEND = "file::pkg/other.py::class::Runner::fn::append"
+OTHER_COUNT = "file::pkg/other.py::class::Runner::fn::count"
 RUNS = {RUN, OWN_RUN, OTHER_RUN}
 
 
@@ -182,8 +182,8 @@ def test_union_that_disagrees_or_is_partly_unknown_gives_no_edge(g) -> None:
 
 
 def test_union_outside_the_graph_is_settled(g) -> None:
-    # a list or a str: append is a builtin's method, not Runner.append by name
-    assert OTHER_APPEND not in g.targets(f"{U}::fn::outside", "calls")
+    # a list or a str: count is a builtin's method, not Runner.count by name (the only count of the graph)
+    assert OTHER_COUNT not in g.targets(f"{U}::fn::outside", "calls")
 
 
 def test_union_of_returned_types(g) -> None:
