@@ -335,6 +335,24 @@ def is_test_path(relpath: str, lang: str) -> bool:
 
 #: a name bound to a value of unknown type (or to values of different types)
 UNKNOWN_TYPE = ""
+#: most alternatives a union type expression (``A()|B()``) lists; more is no longer worth the resolver's time
+UNION_MAX = 4
+
+
+def union_of(vals: set[str]) -> str:
+    """One type expression for a name bound to values of several known types: ``A()|B()`` (sorted, so the
+    output is deterministic; an alternative that is itself a union is flattened), UNKNOWN_TYPE past UNION_MAX."""
+    alts: set[str] = set()
+    for v in vals:
+        alts.update(v.split("|"))
+    return "|".join(sorted(alts)) if len(alts) <= UNION_MAX else UNKNOWN_TYPE
+
+
+def extend_texpr(texpr: str, tail: str) -> str:
+    """``texpr`` followed by segments ``tail`` (``>a>m()``); a union gets them on every alternative."""
+    if "|" not in texpr:
+        return texpr + tail
+    return "|".join(alt + tail for alt in texpr.split("|"))
 
 
 class ScopeTypes:
@@ -342,11 +360,15 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "nbind", "param_names", "params", "typed_names", "wanted")
+                 "nbind", "param_names", "params", "typed_names", "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
-                 param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False) -> None:
+                 param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
+                 unions: bool = False) -> None:
         self.defs = defs
+        # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
+        # when every alternative's method is the same definition); off: no type (the other languages' rule)
+        self.unions = unions
         self.local_calls = local_calls  # rewrite ``x.f()`` on a typed local ``x`` to ``T>f()`` (see localize)
         self.wanted = wanted  # local names worth a type: receivers of method calls (and what they copy)
         self.fn_nodes = fn_nodes or {}  # function nodes by def index (their parameters are read lazily)
@@ -411,7 +433,9 @@ class ScopeTypes:
             if self.local_calls and not first:  # (first: a copy's type is looked up one step only)
                 v = self.localize(at, v)
             vals.add(v)
-        return next(iter(vals)) if len(vals) == 1 else UNKNOWN_TYPE
+        if len(vals) == 1:
+            return next(iter(vals))
+        return union_of(vals) if self.unions and vals else UNKNOWN_TYPE
 
     def scope_of(self, scope: int, name: str) -> int | None:
         """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
@@ -434,6 +458,8 @@ class ScopeTypes:
         """``x.f()`` (what calling ``f`` on ``x`` returns) where ``x`` is a name of known type ``T`` seen from
         ``scope`` -> ``T>f()``: the method of ``T``, which the resolver can follow, instead of a dotted name it
         would look up as a module path. Unchanged when ``x`` has no type here (a module, an unknown value)."""
+        if "|" in texpr:
+            return "|".join(self.localize(scope, alt) for alt in texpr.split("|"))
         base, sep, fields = texpr.partition(">")
         if not base.endswith("()") or "." not in base or base[0] == "@":
             return texpr
@@ -443,7 +469,7 @@ class ScopeTypes:
         t = self.lookup(scope, head, first=True)
         if not t:
             return texpr
-        return f"{t}>{rest.replace('.', '>')}()" + (sep + fields if sep else "")
+        return extend_texpr(t, f">{rest.replace('.', '>')}()" + (sep + fields if sep else ""))
 
     def params_of(self, s: int) -> frozenset[str]:
         """Names of the parameters of function ``s`` (read lazily through ``param_names``: only lookups need them)."""

@@ -11,6 +11,7 @@ from m1nd.ingest import treesitter as ts
 from m1nd.ingest.extract._common import (
     ScopeTypes,
     config_tokens,
+    extend_texpr,
     finish_defs,
     first_paragraph,
     import_binding,
@@ -31,7 +32,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 10
+EXTRACTOR_VERSION = 11
 LANG = "python"
 
 
@@ -70,6 +71,7 @@ QUERY = r"""
 (parameters (typed_parameter (identifier) @ptyped))
 (parameters (typed_default_parameter name: (identifier) @ptyped))
 (class_definition body: (block (expression_statement (assignment left: (identifier) @cname))))
+(class_definition body: (block (expression_statement (assignment right: (assignment left: (identifier) @cname)))))
 (return_statement) @ret
 (return_statement (identifier) @retname)
 (yield) @yield
@@ -298,7 +300,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True)
+    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True)
     local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
@@ -448,7 +450,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         recv = types.lookup(o, head) if head in types.typed_names and head not in heads else None
         if recv:
             mid, _, m = rest.rpartition(".")
-            key = ("typed_call", (recv + ">" + mid.replace(".", ">") if mid else recv) + ":" + m, o)
+            key = ("typed_call", (extend_texpr(recv, ">" + mid.replace(".", ">")) if mid else recv) + ":" + m, o)
         elif head in PY_BUILTIN_TYPES and head not in heads:
             continue  # str.join(...), dict.fromkeys(...), int.from_bytes(...)
         elif head in heads:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from m1nd.ingest.extract._common import UNKNOWN_TYPE, ScopeTypes
+from m1nd.ingest.extract._common import UNKNOWN_TYPE, ScopeTypes, extend_texpr, union_of
 
 DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WSB = re.compile(rb"\s+")
@@ -153,6 +153,13 @@ def value_type(node: Any, depth: int = 0) -> str | None:
     t = node.type
     if t == "none":
         return None
+    if t == "conditional_expression" and node.named_child_count == 3 and depth < 4:
+        # ``A() if c else B()``: either type (their union); ``A() if c else None``: A()
+        alts = {value_type(node.named_child(0), depth + 1), value_type(node.named_child(2), depth + 1)}
+        alts.discard(None)
+        if not alts or not all(a and a[0] != "=" for a in alts):
+            return UNKNOWN if alts else None
+        return union_of(alts)  # type: ignore[arg-type]
     lit = _LITERAL_TYPES.get(t)
     if lit is not None:
         return lit
@@ -175,7 +182,8 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             ):  # ``Foo().make().run()``: what ``make`` returns, then ``run``
                 inner = value_type(fn.child_by_field_name("object"), depth + 1)
                 if inner and inner[0] != "=":
-                    return f"{inner}>{fn.child_by_field_name('attribute').text.decode('utf-8', 'replace')}()"
+                    attr = fn.child_by_field_name("attribute").text.decode("utf-8", "replace")
+                    return extend_texpr(inner, f">{attr}()")
         return UNKNOWN
     if t == "identifier":
         return "=" + node.text.decode("utf-8", "replace")
@@ -354,7 +362,7 @@ def _as_target_type(node: Any) -> str:
     value = pat.named_child(0)
     if holder.type == "with_item":
         texpr = value_type(value)
-        return f"{texpr}>__enter__()" if texpr and texpr[0] != "=" else UNKNOWN
+        return extend_texpr(texpr, ">__enter__()") if texpr and texpr[0] != "=" else UNKNOWN
     if holder.type == "except_clause" and value.type in ("identifier", "attribute"):
         return dotted(value) or UNKNOWN
     return UNKNOWN
@@ -368,7 +376,8 @@ def infer_returns(
     fn_nodes: dict[int, Any],
 ) -> None:
     """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
-    returned value has the same type expression (``return None`` / bare ``return`` say nothing; ``return self``
+    returned value has a known type expression, their union when they differ (``return None`` / bare ``return``
+    say nothing; ``return self``
     is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
     coroutine, not the returned value."""
     skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
@@ -402,10 +411,12 @@ def infer_returns(
             continue
         rets.setdefault(o, set()).add(texpr)
     for o, vals in rets.items():
-        if o not in skip and len(vals) == 1:
-            texpr = next(iter(vals))
-            if texpr:
-                defs[o]["ret"] = texpr
+        if o in skip or not vals or not all(vals):
+            continue
+        # several returned types: their union (the resolver links a call on it when all agree on the method)
+        texpr = next(iter(vals)) if len(vals) == 1 else union_of(vals)
+        if texpr:
+            defs[o]["ret"] = texpr
 
 
 def _bind_target(

@@ -27,6 +27,10 @@ from m1nd.ingest.resolve.tables import (
 )
 
 
+#: weight factor of an edge found through several possible receiver types that agree on the method
+SET_FACTOR = 0.9
+
+
 class ReferencePasses(ResolverCore):
     """Resolves the extracts' references into edges."""
 
@@ -70,6 +74,25 @@ class ReferencePasses(ResolverCore):
                 if owner < 0:
                     continue
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
+
+    def _union_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
+        """The one method ``meth`` of every type the receiver may hold (``eval_set``); EXTERNAL when they all
+        lie outside the graph; NOTFOUND when they differ or one is not known."""
+        alts = self.eval_set(f, owner, texpr, 0)
+        if not alts:
+            return NOTFOUND, 0.0
+        targets = set()
+        for t in alts:
+            if t >= 0 and self.stores_attr(t, meth):
+                return NOTFOUND, 0.0  # ``getstate = _notimplemented``: a stored callable may replace the method
+            got = self.member(t, meth, FN_KINDS) if t >= 0 else t
+            if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
+                return NOTFOUND, 0.0
+            targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
+        if len(targets) != 1:
+            return NOTFOUND, 0.0
+        got = next(iter(targets))
+        return got, (SET_FACTOR if got >= 0 else 0.0)
 
     def _count(self, res: int, n: int) -> None:
         if res in (NOTFOUND, BROKEN):
@@ -154,6 +177,17 @@ class ReferencePasses(ResolverCore):
         elif kind == "typed_call":
             texpr, _, meth = name.rpartition(":")
             t, factor = self.eval_type(f, owner, texpr, 0)
+            if t == NOTFOUND:
+                # several possible types (``x = A()`` here and ``B()`` there, ``self.x`` assigned both, ``self`` in a
+                # mixin standing for each derived type): they may still agree on the method (the same definition,
+                # e.g. inherited from one base) or all lie outside the graph
+                got, factor = self._union_target(f, owner, texpr, meth)
+                if got == EXTERNAL:
+                    return
+                if got >= 0:
+                    self.typed_stats[0] += n
+                    self.edge(owner, got, CALLS, factor, n)
+                    return
             if t == EXTERNAL:
                 return  # a method of a type outside the graph (builtins, imported libraries)
             if t >= 0:

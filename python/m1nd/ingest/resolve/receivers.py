@@ -15,6 +15,9 @@ from m1nd.ingest.resolve.tables import (
     FileState,
 )
 
+#: most types a receiver's evaluation may hold (more: not known)
+SET_MAX = 8
+
 
 class ReceiverTypes(ResolverCore):
     """Evaluates receiver type expressions (``Foo``, ``make()``, ``@``, ``>attr`` chains)."""
@@ -53,6 +56,13 @@ class ReceiverTypes(ResolverCore):
         return self.returned_type(m, depth)
 
     def _eval_type(self, f: FileState, owner: int, texpr: str, depth: int) -> tuple[int, float]:
+        if "|" in texpr:  # a union: one type when every alternative names it (or all lie outside the graph)
+            got = {self.eval_type(f, owner, alt, depth) for alt in texpr.split("|")}
+            types = {t for t, _ in got}
+            if len(types) == 1:
+                t = next(iter(types))
+                return t, min(fac for _, fac in got)
+            return NOTFOUND, 0.0
         base, *fields = texpr.split(">")
         factor = 1.0
         if base == "@":
@@ -157,3 +167,165 @@ class ReceiverTypes(ResolverCore):
             got = next(iter(found))
             return got, (factor if got >= 0 else 0.0)
         return NOTFOUND, 0.0
+
+    def eval_set(self, f: FileState, owner: int, texpr: str, depth: int) -> frozenset[int] | None:
+        """Every type a receiver may hold (graph types, ``EXTERNAL`` for one outside the graph), where
+        :meth:`eval_type` needs one: the alternatives of unions (``A()|B()``, in attributes and returned values too)
+        and, for ``self`` (``@``), what the overrides of a method in the derived types return and what they assign to
+        an attribute (a mixin's ``self.loop = self.create_event_loop()``). None when one of them is not known."""
+        key = (owner, texpr)
+        memo = self.set_memo
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # cycle guard
+        got = self._eval_set(f, owner, texpr, depth) if depth < 6 else None
+        memo[key] = got
+        return got
+
+    def _eval_set(self, f: FileState, owner: int, texpr: str, depth: int) -> frozenset[int] | None:
+        if "|" in texpr:
+            out: set[int] = set()
+            for alt in texpr.split("|"):
+                got = self.eval_set(f, owner, alt, depth)
+                if got is None:
+                    return None
+                out |= got
+            return frozenset(out) if len(out) <= SET_MAX else None
+        base, *fields = texpr.split(">")
+        poly = base == "@"  # ``self`` is an instance of the enclosing type or of any type derived from it
+        if poly:
+            t = self.enclosing_type(owner)
+            if t < 0:
+                return None
+            cur: set[int] = {t}
+        elif base.endswith("()"):
+            cur = set()
+            t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
+            if t >= 0 and self.kind[t] == K_FN:
+                if not self._unique(f, base[:-2], t, factor, "call"):
+                    return None
+                got = self._returned_set(t, depth)
+                if got is None:
+                    return None
+                cur |= got
+            else:
+                t, _ = self.eval_type(f, owner, base, depth)
+                if t < 0 and t != EXTERNAL:
+                    return None
+                cur.add(t)
+        else:
+            t, _ = self.eval_type(f, owner, texpr if not fields else base, depth)
+            if t < 0 and t != EXTERNAL:
+                return None
+            if not fields:
+                return frozenset((t,))
+            cur = {t}
+        for attr in fields:
+            nxt: set[int] = set()
+            for t in cur:
+                if t == EXTERNAL:
+                    nxt.add(EXTERNAL)
+                    continue
+                got = self._member_set(t, attr, poly, depth)
+                if got is None:
+                    return None
+                nxt |= got
+            if len(nxt) > SET_MAX:
+                return None
+            cur = nxt
+            poly = False
+        if any(t >= 0 and self.kind[t] not in CLASSLIKE for t in cur):
+            return None
+        return frozenset(cur)
+
+    def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
+        ex = self.extra[fn]
+        ret = ex.get("ret") if ex is not None else None
+        if not ret:
+            return None
+        return self.eval_set(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+
+    def _member_set(self, t: int, attr: str, poly: bool, depth: int) -> frozenset[int] | None:
+        """The types ``t``'s attribute ``attr`` (``m()``: what method ``m`` returns) may hold; with ``poly``,
+        ``t`` stands for any type derived from it too (their overrides and assignments count)."""
+        holders = [t]
+        if poly:
+            holders.extend(self._derived_closure(t))
+        out: set[int] = set()
+        if attr.endswith("()"):
+            name = attr[:-2]
+            for i, c in enumerate(holders):
+                m = (
+                    self.member(c, name, CALL_KINDS)
+                    if i == 0
+                    else self.first(self.members.get(c, {}).get(name), CALL_KINDS)
+                )
+                if m < 0:
+                    if i == 0 and (m == EXTERNAL or self.has_outside_base(c)):
+                        return None  # (inherited from outside the graph: its result is not known here)
+                    continue
+                if self.kind[m] != K_FN:
+                    out.add(m)
+                    continue
+                got = self._returned_set(m, depth)
+                if got is None:
+                    return None
+                out |= got
+            return frozenset(out) if out else None
+        for i, c in enumerate(holders):
+            h = self.attr_holder(c, attr) if i == 0 else c
+            ex = self.extra[h] if h >= 0 else None
+            attrs = ex.get("attrs") if ex is not None else None
+            if attrs is None or attr not in attrs:
+                if i == 0:
+                    m = self.member(c, attr, FN_KINDS)  # a property
+                    if m >= 0:
+                        got = self._returned_set(m, depth)
+                        if got is None:
+                            return None
+                        out |= got
+                    elif not poly:
+                        return None
+                continue
+            texpr = attrs[attr]
+            if not texpr:
+                return None
+            got = self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth + 1)
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out) if out else None
+
+    def _derived_closure(self, t: int) -> list[int]:
+        """Every type derived from ``t`` (breadth first, at most 256)."""
+        if self.derived is None:
+            self.derived_member(t, "", frozenset())  # builds the index
+        derived = self.derived or {}
+        seen = {t}
+        out: list[int] = []
+        queue = list(derived.get(t, ()))
+        while queue and len(seen) < 256:
+            c = queue.pop(0)
+            if c in seen:
+                continue
+            seen.add(c)
+            out.append(c)
+            queue.extend(derived.get(c, ()))
+        return out
+
+    def attr_holder(self, t: int, attr: str) -> int:
+        """The nearest class of ``t``'s hierarchy that assigns attribute ``attr`` (-1: none)."""
+        seen = {t}
+        queue = [t]
+        while queue:
+            c = queue.pop(0)
+            ex = self.extra[c]
+            if ex is not None:
+                attrs = ex.get("attrs")
+                if attrs is not None and attr in attrs:
+                    return c
+            for b in self.bases.get(c, ()):
+                if b not in seen:
+                    seen.add(b)
+                    queue.append(b)
+        return -1
