@@ -110,7 +110,6 @@ def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_c
             include_anomalies: bool = True, top_k: int = 50) -> dict[str, Any]:
     from m1nd.ingest._git import toplevel_and_prefix
 
-    started = time.perf_counter()
     g = cg.graph()
     roots = cg.store.roots()
     root = Path(roots[0].path) if roots else None
@@ -220,5 +219,4 @@ def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_c
         "structural_drift": round(drift, 4), "new_nodes": [f"file::{f}" for f in new_files[:top_k]],
         "removed_nodes": [f"file::{f}" for f in removed[:top_k]], "modified_nodes": modified[:top_k],
         "coupling_changes": coupling[:top_k], "anomalies": anomalies[:top_k], "summary": summary,
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
     }

@@ -547,7 +547,6 @@ class CodeGraph:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
@@ -603,11 +602,7 @@ class CodeGraph:
                         "sources": sorted({src for _b, _c, src in self.agent(agent_id).boosts.values()})},
             "learning": {"coactivation_edges_strengthened": strengthened},
             "dimensions_used": run.used, "semantic_backend": run.semantic_backend, "total_activated": total,
-            "graph_generation": g.graph_generation,
-            "hint": ("then: learn (feedback on these results), why SOURCE TARGET, impact NODE, or perspective_start"
-                     if activated else "no code matched; try other words (identifiers, file names), or why/impact "
-                     "with an external id"),
-            "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+            "graph_generation": g.graph_generation, "truncated": False,
         }
         from m1nd.watch import freshness
 
@@ -624,22 +619,18 @@ class CodeGraph:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
 
-        started = time.perf_counter()
         rel = kw.pop("relations", None)
         with self.lock:
             g = self.require_graph()
             out = queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
     def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
         from m1nd.graph.suspects import suspects
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             out = suspects(g, frames, top_k=top_k, max_hops=max_hops)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
     def neighbourhood(self, **kw: Any) -> dict[str, Any]:
@@ -655,12 +646,10 @@ class CodeGraph:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
 
-        started = time.perf_counter()
         rel = kw.pop("relations", None)
         with self.lock:
             g = self.require_graph()
             out = queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
     def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = 0.15,
@@ -668,7 +657,6 @@ class CodeGraph:
         """Prime this agent's later queries with a task description (activation.md §9)."""
         from m1nd.graph import activation as A
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             st = self.agent(agent_id)
@@ -701,8 +689,6 @@ class CodeGraph:
             "primed_nodes": [{"node_id": e, "label": t.label[t.index[e]], "boost": round(v, 5)}
                              for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
             "total_primed": len(primed), "decay_per_query": BOOST_DECAY, "expires_after_queries": expires,
-            "hint": "later activate calls by this agent are primed toward these nodes",
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
         }
 
     def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = 0.3, top_k: int = 10,
@@ -711,7 +697,6 @@ class CodeGraph:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
@@ -722,17 +707,12 @@ class CodeGraph:
             holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
             ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []
             self.decay_boosts(agent_id)
-        out = {"query": query, "structural_holes": holes, "ghost_edges": ghosts,
-               "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-        if not holes:
-            out["hint"] = "no structural hole found; lower min_sibling_activation or broaden the query"
-        return out
+        return {"query": query, "structural_holes": holes, "ghost_edges": ghosts}
 
     def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.hypothesis import hypothesize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             ghost_pairs: set[tuple[int, int]] = set()
@@ -743,7 +723,6 @@ class CodeGraph:
                     idx = g.nodes.index
                     ghost_pairs = {(idx[x["source"]], idx[x["target"]]) for x in A.ghost_edges(g, run, top, 50)}
             out = hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
     # -- health ---------------------------------------------------------------------------------------------------
@@ -802,8 +781,6 @@ class CodeGraph:
             "transport": self.transport, "core": core_build_info(),
             "watch": watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
         }
-        if g.n == 0:
-            out["hint"] = "call ingest with path=<repo root>"
         return out
 
 

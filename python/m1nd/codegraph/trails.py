@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -390,7 +389,6 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
          activation_boosts: dict[str, Any] | None = None, captured_nodes: list[str] | None = None) -> dict[str, Any]:
     """Save a new trail (never overwrites). ``captured_nodes``: visited nodes of the caller's open perspectives,
     used when ``visited_nodes`` is not given."""
-    started = time.perf_counter()
     if not isinstance(label, str) or not label.strip() or len(label) > 200:
         raise _bad("label must be 1..200 characters", "label")
     hyps = _parse_hypotheses(list(hypotheses or []))
@@ -491,13 +489,12 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
     return {"trail_id": t.trail_id, "label": label, "agent_id": agent_id, "nodes_saved": n_nodes,
             "hypotheses_saved": len(hyps), "conclusions_saved": len(concl), "open_questions_saved": len(questions),
             "boosts_saved": len(boosts), "graph_generation_at_creation": t.graph_generation,
-            "created_at_ms": t.created_ms, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+            "created_at_ms": t.created_ms}
 
 
 # -- trail_resume ------------------------------------------------------------------------------------------------
 def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
            max_listed: int = 20) -> dict[str, Any]:
-    started = time.perf_counter()
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
@@ -556,13 +553,12 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
             "missing_ratio": round(st.ratio, 4), "missing_nodes": st.missing[:max_listed],
             "missing_total": len(st.missing), "nodes_reactivated": len(surviving),
             "hypotheses_downgraded": downgraded, "trail": _brief(t, st), "open_questions": t.open_questions[:10],
-            "next_focus_node": focus, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+            "next_focus_node": focus}
 
 
 # -- trail_list --------------------------------------------------------------------------------------------------
 def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_status: str | None = None,
                 filter_tags: list[str] | None = None, limit: int = 50) -> dict[str, Any]:
-    started = time.perf_counter()
     if filter_status is not None and filter_status not in STATUSES:
         raise _bad(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
     statuses: tuple[str, ...] = ()
@@ -601,11 +597,7 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
                           "node_count": len(st.nodes), "hypothesis_count": len(t.hypotheses),
                           "conclusion_count": len(t.conclusions), "open_question_count": len(t.open_questions),
                           "tags": t.tags, "summary": t.summary})
-    out: dict[str, Any] = {"trails": items, "total_count": total if needs_all else count,
-                           "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-    if not items:
-        out["hint"] = "no trail matches; save one with trail_save at the end of an investigation"
-    return out
+    return {"trails": items, "total_count": total if needs_all else count}
 
 
 # -- trail_merge -------------------------------------------------------------------------------------------------
@@ -712,7 +704,6 @@ def _connections(g: Graph, trails: list[Trail]) -> list[dict[str, Any]]:
 
 
 def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | None = None) -> dict[str, Any]:
-    started = time.perf_counter()
     if not isinstance(trail_ids, list) or not (2 <= len(trail_ids) <= 10):
         n = len(trail_ids) if isinstance(trail_ids, list) else 0
         raise _bad(f"trail_merge needs 2 to 10 trail ids (got {n})", "trail_ids")
@@ -830,8 +821,7 @@ def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | No
         connections = _connections(g, trails)
     return {"merged_trail_id": new.trail_id, "label": label, "source_trails": list(trail_ids),
             "nodes_merged": n_nodes, "hypotheses_merged": len(hyps), "conclusions_merged": len(concl),
-            "conflicts": conflicts, "connections_discovered": connections,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+            "conflicts": conflicts, "connections_discovered": connections}
 
 
 # -- show / archive (CLI) ----------------------------------------------------------------------------------------

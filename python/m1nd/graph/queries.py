@@ -50,9 +50,6 @@ def why(g: Graph, source: str, target: str, *, max_hops: int = 6, max_paths: int
         "paths": [_path_dict(g, p) for p in paths], "total_paths_found": total, "budget_exhausted": exhausted,
         "shortest_hops": shortest if shortest >= 0 else None,
     }
-    if not paths:
-        out["hint"] = (f"no path within {max_hops} hops; raise max_hops (up to 8) or path_budget, or test the "
-                       "relationship with hypothesize")
     return out
 
 
@@ -135,12 +132,6 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
         "tests_affected": tests, "total_energy": round(float(best[reached].sum()), 4),
         "total_reached": len(reached), "max_hops_reached": max_hop, "causal_chains": chains,
     }
-    if not len(reached):
-        out["hint"] = "nothing reached: try direction='both', a lower min_signal, or more max_hops"
-    elif direction != "reverse":
-        out["hint"] = "reverse entries (callers, importers, tests) are what may break; run why to explain one link"
-    else:
-        out["hint"] = "run why SOURCE TARGET to explain a link, or learn to teach which entries mattered"
     return out
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from m1nd.graph.activation import DIMENSIONS
 from m1nd.graph.nodes import KIND_NAMES
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 RELATION_NAMES = tuple(RELATION_CODES) + tuple(n for n in INVERSE_RELATION_CODES if n not in RELATION_CODES)
@@ -91,7 +92,8 @@ register(Tool(
               "change-history match; for evaluating on the repository's own recent commits.", minimum=0,
               maximum=2**53),
     ),
-    handler=_activate, counts_query=True,
+    handler=_activate, hint=hints.activate, hint_before=("truncated",), timed=True, elapsed_before=("stale",),
+    counts_query=True,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
     shrinkable=("activated", "files", "ghost_edges", "structural_holes", "seeds", "related_memories"),
 ))
@@ -121,7 +123,7 @@ register(Tool(
         Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
               unique_items=True),
     ),
-    handler=_why, counts_query=True, read_only=True,
+    handler=_why, hint=hints.why, timed=True, counts_query=True, read_only=True,
     output_required=("source", "target", "paths", "total_paths_found", "budget_exhausted"), shrinkable=("paths",),
 ))
 
@@ -151,7 +153,7 @@ register(Tool(
         Param("include_causal_chains", "boolean", "Explain each entry's path.", default=True),
         Param("max_chains", "integer", "Chains returned.", default=10, minimum=0, maximum=50),
     ),
-    handler=_impact, counts_query=True, read_only=True,
+    handler=_impact, hint=hints.impact, timed=True, counts_query=True, read_only=True,
     output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),
     shrinkable=("blast_radius", "causal_chains", "tests_affected"),
 ))
@@ -165,7 +167,7 @@ register(Tool(
     name="health", title="Server and graph health", group="lifecycle",
     description=("Report whether the graph is ingested, its size and generations, learned-weight persistence, "
                  "the embedder, git state and agents. Call first in a session; if the graph is empty, call ingest."),
-    params=(), handler=_health, read_only=True,
+    params=(), handler=_health, hint=hints.health, read_only=True,
     output_required=("status", "node_count", "edge_count", "graph_generation", "embedder"),
     shrinkable=("agents", "ingest_roots", "warnings"),
 ))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 from m1nd.tools.learning import SchemaParam
 from m1nd.codegraph.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
@@ -50,7 +51,7 @@ register(Tool(
         Param("activation_boosts", "object", "node id -> boost in [0, 1] re-injected on resume; derived when "
               "omitted."),
     ),
-    handler=_save, counts_query=True,
+    handler=_save, timed=True, counts_query=True,
     output_required=("trail_id", "nodes_saved", "hypotheses_saved", "graph_generation_at_creation", "created_at_ms"),
 ))
 
@@ -73,7 +74,7 @@ register(Tool(
         Param("force", "boolean", "Resume even when stale.", default=False),
         Param("max_listed", "integer", "Cap on missing_nodes.", default=20, minimum=0, maximum=200),
     ),
-    handler=_resume, counts_query=True,
+    handler=_resume, timed=True, counts_query=True,
     output_required=("trail_id", "stale", "generations_behind", "missing_nodes", "nodes_reactivated",
                      "hypotheses_downgraded", "trail"),
     shrinkable=("missing_nodes", "hypotheses_downgraded", "open_questions"),
@@ -98,7 +99,7 @@ register(Tool(
         Param("filter_tags", "string[]", "Any of these tags.", default=(), max_items=50, max_length=64),
         Param("limit", "integer", "Trails returned.", default=50, minimum=1, maximum=500),
     ),
-    handler=_list, counts_query=True, read_only=True,
+    handler=_list, hint=hints.trail_list, timed=True, elapsed_before=("hint",), counts_query=True, read_only=True,
     output_required=("trails", "total_count"), shrinkable=("trails",),
 ))
 
@@ -119,7 +120,7 @@ register(Tool(
               max_length=100),
         Param("label", "string", "Defaults to 'merge: <label1> + <label2> …'.", min_length=1, max_length=200),
     ),
-    handler=_merge, counts_query=True,
+    handler=_merge, timed=True, counts_query=True,
     output_required=("merged_trail_id", "source_trails", "nodes_merged", "conflicts", "connections_discovered"),
     shrinkable=("connections_discovered", "conflicts"),
 ))
