@@ -110,9 +110,9 @@ def file_quality(ws, cases, root: Path, *, top_k: int = 60, dimensions: list[str
         r = ws.graph.activate("quality", query, top_k=top_k, dimensions=dimensions, coactivation_ltp=False,
                               learn=False)
         files: list[str] = []
-        for a in r["activated"]:
-            if a["source_path"] not in files:
-                files.append(a["source_path"])
+        for a in r.activated:
+            if a.source_path not in files:
+                files.append(a.source_path)
         recalls.append(len([e for e in expected if e in files[:10]]) / len(expected))
         first = next((k + 1 for k, f in enumerate(files) if f in expected), None)
         rr.append(1.0 / first if first else 0.0)

@@ -76,4 +76,4 @@ def test_activate_latency_sdist(benchmark, sdist_ws, new_words: bool) -> None:
 def test_sdist_answers_are_on_topic(sdist_ws) -> None:
     ws, _ = sdist_ws
     r = ws.graph.activate("q", "csrf middleware token check", top_k=10, learn=False)
-    assert any("csrf" in a["source_path"] for a in r["activated"][:5]), [a["node_id"] for a in r["activated"]]
+    assert any("csrf" in a.source_path for a in r.activated[:5]), r.node_ids

@@ -9,7 +9,6 @@ time, when there is one (otherwise they are reported as null rather than guessed
 from __future__ import annotations
 
 import re
-import time
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path

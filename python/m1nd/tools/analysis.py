@@ -10,7 +10,7 @@ from m1nd.tools.registry import Param, Tool, register
 
 def _warmup(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return ws.graph.warmup(a["agent_id"], a["task_description"], boost_strength=a["boost_strength"],
-                           max_primed=a["max_primed"])
+                           max_primed=a["max_primed"]).to_dict()
 
 
 register(Tool(
@@ -32,7 +32,7 @@ register(Tool(
 
 def _missing(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return ws.graph.missing(a["agent_id"], a["query"], min_sibling_activation=a["min_sibling_activation"],
-                            top_k=a["top_k"], include_ghost_edges=a["include_ghost_edges"])
+                            top_k=a["top_k"], include_ghost_edges=a["include_ghost_edges"]).to_dict()
 
 
 register(Tool(

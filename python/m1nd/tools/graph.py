@@ -55,7 +55,7 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                          include_structural_holes=a["include_structural_holes"],
                          coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
                          group_by=a["group_by"], history_before=a.get("history_before"),
-                         code_only=a["code_only"])
+                         code_only=a["code_only"]).to_dict()
 
 
 register(Tool(
@@ -102,7 +102,8 @@ register(Tool(
 def _why(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     g = ws.graph
     return g.why(source=a["source"], target=a["target"], max_hops=a["max_hops"], max_paths=a["max_paths"],
-                 path_budget=a["path_budget"], min_strength=a["min_strength"], relations=a.get("relations") or None)
+                 path_budget=a["path_budget"], min_strength=a["min_strength"],
+                 relations=a.get("relations") or None).to_dict()
 
 
 register(Tool(
@@ -132,7 +133,7 @@ def _impact(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     g = ws.graph
     return g.impact(node_id=a["node_id"], direction=a["direction"], max_hops=a["max_hops"],
                     min_signal=a["min_signal"], top_k=a["top_k"], relations=a.get("relations") or None,
-                    include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"])
+                    include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"]).to_dict()
 
 
 register(Tool(
