@@ -131,6 +131,24 @@ def test_warmup_and_missing_typed(ws: Workspace) -> None:
     assert ws.warmup("x", agent="warm", boost_strength=0).primed_nodes == []
 
 
+def test_trail_results_are_typed(ws: Workspace) -> None:
+    from m1nd.codegraph.results import TrailList, TrailResumed, TrailSaved
+    from m1nd.codegraph.trails import list_trails, resume, save
+
+    src = "file::shop/cart.py::class::Cart::fn::total"
+    saved = save(ws.graph, "python", "typed trail", open_questions=["who calls it?"],
+                 visited_nodes=[{"node_external_id": src}])
+    assert isinstance(saved, TrailSaved) and saved.nodes_saved == 1 and saved.open_questions_saved == 1
+    listed = list_trails(ws.graph)
+    assert isinstance(listed, TrailList) and listed.trails[0].trail_id == saved.trail_id
+    assert list(listed.to_dict().items()) == _service_part(_tool(ws, "trail_list"))
+    back = resume(ws.graph, "python", saved.trail_id)
+    assert isinstance(back, TrailResumed) and back.trail.label == "typed trail" and back.next_focus_node == src
+    wire = _tool(ws, "trail_resume", trail_id=saved.trail_id)  # (a resume touches last_modified_ms: keys only)
+    assert list(back.to_dict()) == [k for k, _ in _service_part(wire)]
+    assert list(back.to_dict()["trail"]) == list(wire["trail"]) and "stale" not in wire["trail"]
+
+
 def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:
     from m1nd.errors import M1ndError
 

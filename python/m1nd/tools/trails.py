@@ -26,7 +26,7 @@ def _save(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return save(ws.graph, a["agent_id"], a["label"], hypotheses=a.get("hypotheses"),
                 conclusions=a.get("conclusions"), open_questions=a.get("open_questions"), tags=a.get("tags"),
                 summary=a.get("summary"), visited_nodes=a.get("visited_nodes"),
-                activation_boosts=a.get("activation_boosts"), captured_nodes=captured)
+                activation_boosts=a.get("activation_boosts"), captured_nodes=captured).to_dict()
 
 
 register(Tool(
@@ -59,7 +59,7 @@ register(Tool(
 def _resume(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import resume
 
-    return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"])
+    return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"]).to_dict()
 
 
 register(Tool(
@@ -85,7 +85,7 @@ def _list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import list_trails
 
     return list_trails(ws.graph, filter_agent_id=a.get("filter_agent_id"), filter_status=a.get("filter_status"),
-                       filter_tags=a.get("filter_tags"), limit=a["limit"])
+                       filter_tags=a.get("filter_tags"), limit=a["limit"]).to_dict()
 
 
 register(Tool(
@@ -107,7 +107,7 @@ register(Tool(
 def _merge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import merge
 
-    return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label"))
+    return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label")).to_dict()
 
 
 register(Tool(
