@@ -35,9 +35,9 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
     assert r.semantic_backend == "embedding" and r.semantic_status is None
     assert r.activated[0].node_id == "file::src/net/retry.py::fn::backoff_delays"
     assert any(s.via in ("semantic", "both") for s in r.seeds)
-    assert max(a["dimensions"]["semantic"] for a in r["activated"]) > 0
+    assert max(a.dimensions["semantic"] for a in r.activated) > 0
     # warmup and missing go through the same semantic scores
-    assert ws.graph.warmup("a", "render invoice pdf")["primed_nodes"]
+    assert ws.graph.warmup("a", "render invoice pdf").primed_nodes
     # an unchanged tree re-ingested performs zero inferences
     before = cv.inferences
     rep2 = ws.graph.ingest(str(small_repo), embed="sync")
