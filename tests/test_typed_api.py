@@ -107,7 +107,7 @@ def test_the_wire_is_the_typed_result_plus_the_tool_layers_fields(ws: Workspace)
     typed = ws.activate("cart total price", top_k=5, coactivation_ltp=False)
     wire = _tool(ws, "activate", query="cart total price", top_k=5, coactivation_ltp=False)
     assert list(typed.to_dict().items()) == _service_part(wire)
-    assert wire["hint"].startswith("then: learn") and wire["elapsed_ms"] >= 0
+    assert wire["hint"].startswith("then: learn") and "elapsed_ms" in wire
     src, dst = "file::shop/cart.py::class::Cart::fn::total", "file::shop/pricing.py::fn::price_of"
     wire = _tool(ws, "why", source=src, target=dst)
     assert list(ws.why(src, dst).to_dict().items()) == _service_part(wire) and "elapsed_ms" in wire
