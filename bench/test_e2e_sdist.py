@@ -70,7 +70,7 @@ def test_ingest_sdist(benchmark, sdist_root, tmp_path) -> None:
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency_sdist(benchmark, sdist_ws, new_words: bool) -> None:
     ws, _ = sdist_ws
-    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words)["activated"]
+    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words).activated
 
 
 def test_sdist_answers_are_on_topic(sdist_ws) -> None:
