@@ -75,7 +75,7 @@ def ingest_stdlib(tmp_path_factory: Any, name: str, packages: tuple[str, ...] = 
     return Ingested(home, root, ws, r.structured)
 
 
-def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles: int = 3) -> dict:  # noqa: ANN001
+def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles: int = 3) -> Any:  # noqa: ANN001
     """Time ``activate`` over ``queries`` (each round the next query), after one untimed call that builds the
     generation's lazy state. ``new_words``: every per-query cache is dropped before each round (untimed), so each
     call costs what words never seen before do; otherwise the queries repeat, as an agent's vocabulary does."""
@@ -87,7 +87,7 @@ def bench_activate(benchmark, ws, queries: list[str], *, new_words: bool, cycles
         if new_words:
             g.drop_query_caches()
 
-    def one() -> dict:
+    def one() -> Any:  # an ActivationResult
         q = queries[state["i"] % len(queries)]
         state["i"] += 1
         return ws.graph.activate("bench", q, coactivation_ltp=False)
@@ -110,9 +110,9 @@ def file_quality(ws, cases, root: Path, *, top_k: int = 60, dimensions: list[str
         r = ws.graph.activate("quality", query, top_k=top_k, dimensions=dimensions, coactivation_ltp=False,
                               learn=False)
         files: list[str] = []
-        for a in r["activated"]:
-            if a["source_path"] not in files:
-                files.append(a["source_path"])
+        for a in r.activated:
+            if a.source_path not in files:
+                files.append(a.source_path)
         recalls.append(len([e for e in expected if e in files[:10]]) / len(expected))
         first = next((k + 1 for k, f in enumerate(files) if f in expected), None)
         rr.append(1.0 / first if first else 0.0)

@@ -70,10 +70,10 @@ def test_ingest_sdist(benchmark, sdist_root, tmp_path) -> None:
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency_sdist(benchmark, sdist_ws, new_words: bool) -> None:
     ws, _ = sdist_ws
-    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words)["activated"]
+    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words).activated
 
 
 def test_sdist_answers_are_on_topic(sdist_ws) -> None:
     ws, _ = sdist_ws
     r = ws.graph.activate("q", "csrf middleware token check", top_k=10, learn=False)
-    assert any("csrf" in a["source_path"] for a in r["activated"][:5]), [a["node_id"] for a in r["activated"]]
+    assert any("csrf" in a.source_path for a in r.activated[:5]), r.node_ids

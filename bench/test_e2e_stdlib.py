@@ -92,7 +92,7 @@ def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency(benchmark, stdlib_ws, new_words: bool) -> None:
     ws, _ = stdlib_ws
-    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words)["activated"]
+    assert bench_activate(benchmark, ws, QUERIES, new_words=new_words).activated
 
 
 def test_peak_memory_of_ingest(tmp_path) -> None:

@@ -320,11 +320,11 @@ def test_retrieval_quality_with_and_without_semantic(benchmark, model, tmp_path_
         sem = benchmark.pedantic(rq.evaluate, args=(ws,), rounds=1, iterations=1)
         no_d2 = rq.evaluate(ws, ["structural", "temporal", "causal"])
         probe = ws.graph.activate("q", rq.CASES[0][0], top_k=5, learn=False)
-        assert probe["semantic_backend"] == "embedding"
+        assert probe.semantic_backend == "embedding"
         os.environ["M1ND_EMBEDDER"] = "none"
         E.reset_embedder()
         tri = rq.evaluate(ws)
-        assert ws.graph.activate("q", rq.CASES[0][0], top_k=5, learn=False)["semantic_backend"] == "trigram"
+        assert ws.graph.activate("q", rq.CASES[0][0], top_k=5, learn=False).semantic_backend == "trigram"
     finally:
         rq.CASES = cases
         rq.STDLIB = STDLIB

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from corpus import workspace
+from m1nd.api import ActivationResult
 from m1nd.watch import Watcher
 from test_e2e_sdist import fetch_sdist
 
@@ -46,16 +47,16 @@ def test_watch_latency_one_file_edit(benchmark, watched) -> None:
         with target.open("a", encoding="utf-8") as f:
             f.write(f"\n\ndef {name}(value):\n    return capfirst(value)\n")
 
-    def until_seen() -> dict:
+    def until_seen() -> ActivationResult:
         name = state["name"]
         end = time.monotonic() + SETTLE_S
         while time.monotonic() < end:
             r = ws.graph.activate("bench", name, coactivation_ltp=False, learn=False)
-            if any(a["node_id"].endswith(f"fn::{name}") for a in r["activated"][:5]):
+            if any(a.node_id.endswith(f"fn::{name}") for a in r.activated[:5]):
                 return r
             time.sleep(0.02)
         raise AssertionError(f"{name} never reached activate")
 
     r = benchmark.pedantic(until_seen, setup=edit, rounds=3, iterations=1)
-    assert r["stale"] is False or r["pending_count"] >= 0
+    assert r.freshness["stale"] is False or r.freshness["pending_count"] >= 0
     benchmark.extra_info["files"] = ws.graph.store.file_counts()

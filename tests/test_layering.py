@@ -366,6 +366,24 @@ def test_sql_detector_sees_statements() -> None:
     assert sql_statements("m1nd.store.graph_repo") > 10
 
 
+# Timing a call is the tool layer's job (issue 16 item 3: the registry adds ``elapsed_ms`` to the result of every
+# tool declared ``timed``); services answer with data only. The ingest report keeps its duration: it is stored with
+# the root and printed as is by ``m1nd watch --json``, outside any tool call.
+TIMED_SERVICES_ALLOWED = {"m1nd.codegraph.ingestion", "m1nd.codegraph.patch"}
+
+
+def _mentions_elapsed(mod: str) -> bool:
+    return any(isinstance(node, ast.Constant) and node.value == "elapsed_ms" for node in ast.walk(TREES[mod]))
+
+
+def test_services_do_not_time_themselves() -> None:
+    bad = sorted(m for m in PATHS if _under(m, SERVICES) and m not in TIMED_SERVICES_ALLOWED
+                 and _mentions_elapsed(m))
+    assert not bad, f"services reporting elapsed_ms (declare the tool timed=True instead): {bad}"
+    stale = sorted(m for m in TIMED_SERVICES_ALLOWED if m not in PATHS or not _mentions_elapsed(m))
+    assert not stale, f"no elapsed_ms left in {stale}: remove them from TIMED_SERVICES_ALLOWED"
+
+
 def test_no_print_in_library() -> None:
     offenders = []
     for mod, tree in TREES.items():

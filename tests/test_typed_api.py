@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from m1nd import Workspace, call_tool
-from m1nd.api import ActivationHit, ActivationResult, ImpactResult, IngestReport, MemoryEntry, WhyResult
+from m1nd.api import (ActivationHit, ActivationResult, ImpactResult, IngestReport, MemoryEntry, MissingResult,
+                      WarmupResult, WhyResult)
 from m1nd.config import Settings
 
 FILES = {
@@ -91,6 +92,61 @@ def test_why_and_impact_typed(ws: Workspace) -> None:
     assert isinstance(imp, ImpactResult) and imp.direction == "reverse"
     assert src in {e.node_id for e in imp.blast_radius}
     assert all(e.signal_strength > 0 and e.hop_distance >= 1 for e in imp.blast_radius)
+
+
+# What the tool layer adds to a service's answer (issue 16 item 3): the agent-facing hint, the call's timing and
+# the response size. Everything else on the wire is the typed result, key for key and in the same order.
+TOOL_LAYER_KEYS = ("hint", "elapsed_ms", "response_chars")
+
+
+def _service_part(wire: dict) -> list[tuple[str, object]]:
+    return [(k, v) for k, v in wire.items() if k not in TOOL_LAYER_KEYS]
+
+
+def test_the_wire_is_the_typed_result_plus_the_tool_layers_fields(ws: Workspace) -> None:
+    typed = ws.activate("cart total price", top_k=5, coactivation_ltp=False)
+    wire = _tool(ws, "activate", query="cart total price", top_k=5, coactivation_ltp=False)
+    assert list(typed.to_dict().items()) == _service_part(wire)
+    assert wire["hint"].startswith("then: learn") and "elapsed_ms" in wire
+    src, dst = "file::shop/cart.py::class::Cart::fn::total", "file::shop/pricing.py::fn::price_of"
+    wire = _tool(ws, "why", source=src, target=dst)
+    assert list(ws.why(src, dst).to_dict().items()) == _service_part(wire) and "elapsed_ms" in wire
+    wire = _tool(ws, "impact", node_id=dst, direction="reverse", top_k=10)
+    assert list(ws.impact(dst, direction="reverse", top_k=10).to_dict().items()) == _service_part(wire)
+    assert wire["hint"].startswith("run why SOURCE TARGET")
+
+
+def test_warmup_and_missing_typed(ws: Workspace) -> None:
+    wire = _tool(ws, "missing", query="cart total price")
+    typed_missing = ws.missing("cart total price")
+    assert isinstance(typed_missing, MissingResult)
+    assert list(typed_missing.to_dict().items()) == _service_part(wire)
+    primed = ws.warmup("fix the cart total", agent="warm")
+    assert isinstance(primed, WarmupResult) and primed.primed_nodes and primed.total_primed == len(primed.primed_nodes)
+    boosts = [p.boost for p in primed.primed_nodes]
+    assert boosts == sorted(boosts, reverse=True) and boosts[0] == pytest.approx(0.15)
+    wire = _tool(ws, "warmup", agent_id="warm2", task_description="fix the cart total")
+    assert _service_part(wire) == list(primed.to_dict().items())
+    assert wire["hint"] == "later activate calls by this agent are primed toward these nodes"
+    assert ws.warmup("x", agent="warm", boost_strength=0).primed_nodes == []
+
+
+def test_trail_results_are_typed(ws: Workspace) -> None:
+    from m1nd.codegraph.results import TrailList, TrailResumed, TrailSaved
+    from m1nd.codegraph.trails import list_trails, resume, save
+
+    src = "file::shop/cart.py::class::Cart::fn::total"
+    saved = save(ws.graph, "python", "typed trail", open_questions=["who calls it?"],
+                 visited_nodes=[{"node_external_id": src}])
+    assert isinstance(saved, TrailSaved) and saved.nodes_saved == 1 and saved.open_questions_saved == 1
+    listed = list_trails(ws.graph)
+    assert isinstance(listed, TrailList) and listed.trails[0].trail_id == saved.trail_id
+    assert list(listed.to_dict().items()) == _service_part(_tool(ws, "trail_list"))
+    back = resume(ws.graph, "python", saved.trail_id)
+    assert isinstance(back, TrailResumed) and back.trail.label == "typed trail" and back.next_focus_node == src
+    wire = _tool(ws, "trail_resume", trail_id=saved.trail_id)  # (a resume touches last_modified_ms: keys only)
+    assert list(back.to_dict()) == [k for k, _ in _service_part(wire)]
+    assert list(back.to_dict()["trail"]) == list(wire["trail"]) and "stale" not in wire["trail"]
 
 
 def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:

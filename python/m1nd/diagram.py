@@ -181,10 +181,10 @@ def draw(graph: Any, node_id: str, *, view: str = "neighbourhood", target: str |
             raise InvalidInputError("view 'why' needs argument 'target' (the other end of the paths)",
                                     details={"argument": "target"})
         d = from_why(graph.why(source=node_id, target=target, max_hops=depth + 3, max_paths=5, path_budget=10000,
-                               min_strength=0.0001))
+                               min_strength=0.0001).to_dict())
     elif view == "impact":
         d = from_impact(graph.impact(node_id=node_id, direction=direction, max_hops=depth, min_signal=0.01,
-                                     top_k=max_nodes, include_causal_chains=True, max_chains=10))
+                                     top_k=max_nodes, include_causal_chains=True, max_chains=10).to_dict())
     else:
         d = from_neighbourhood(graph.neighbourhood(node_id=node_id, depth=depth, max_nodes=max_nodes))
     return {"view": view, "format": fmt, "diagram": render(d, fmt), "nodes": len(d.nodes), "edges": len(d.edges)}

@@ -6,21 +6,24 @@ load the graph, each with its collaborators passed in (the perspective service g
 gets the perspective service).
 
 Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Workspace.why`, :meth:`~Workspace.impact`,
-:meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`), which return the
-dataclasses of :mod:`m1nd.api`. They call the same service methods as the tools, with the same defaults, but return
-whole results (no response budget) and take Python values that the tool layer's schema checks do not see.
+:meth:`~Workspace.warmup`, :meth:`~Workspace.missing`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`,
+:meth:`~Workspace.memory_search`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
+methods as the tools, with the same defaults, but return whole results (no response budget) and take Python values
+that the tool layer's schema checks do not see.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from m1nd.api import ActivationResult, ImpactResult, IngestReport, MemoryEntry, MemorySearchResult, WhyResult
+    from m1nd.api import (ActivationResult, ImpactResult, IngestReport, MemoryEntry, MemorySearchResult,
+                          MissingResult, WarmupResult, WhyResult)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
     from m1nd.perspectives.service import PerspectiveService
@@ -86,39 +89,45 @@ class Workspace:
         >>> hits = ws.activate("session pool", top_k=5).activated  # doctest: +SKIP
         >>> hits[0].node_id, hits[0].source_path, hits[0].line_start  # doctest: +SKIP
         """
-        from m1nd.api import ActivationResult
-
         self.count_query(agent)
-        return ActivationResult.from_service(self.activation(agent, query, include_memory=include_memory,
-                                                             top_k=top_k, **options))
+        return self.activation(agent, query, include_memory=include_memory, top_k=top_k, **options)
 
     def activation(self, agent_id: str, query: str, *, include_memory: bool = False, **options: Any
-                   ) -> dict[str, Any]:
+                   ) -> ActivationResult:
         """The graph service's ``activate`` answer, joined with the memory entries about its results when
         ``include_memory`` (the two halves of m1nd meet here, in the composition root)."""
         out = self.graph.activate(agent_id, query, **options)
-        if include_memory and out["activated"]:
-            out["related_memories"] = self.related_memories(agent_id, [x["node_id"] for x in out["activated"]])
+        if include_memory and out.activated:
+            out = replace(out, related_memories=self.related_memories(agent_id, out.node_ids))
         return out
 
     def why(self, source: str, target: str, *, agent: str = "python", max_paths: int = 10, **options: Any
             ) -> WhyResult:
         """The strongest simple paths between two external ids (the ``why`` tool; ``options``: max_hops,
         path_budget, min_strength, relations)."""
-        from m1nd.api import WhyResult
-
         self.count_query(agent)
-        return WhyResult.from_service(self.graph.why(source=source, target=target, max_paths=max_paths, **options))
+        return self.graph.why(source=source, target=target, max_paths=max_paths, **options)
 
     def impact(self, node_id: str, *, agent: str = "python", direction: str = "both", top_k: int = 50,
                **options: Any) -> ImpactResult:
         """What a change to ``node_id`` affects (the ``impact`` tool; ``options``: max_hops, min_signal, relations,
         include_causal_chains, max_chains)."""
-        from m1nd.api import ImpactResult
-
         self.count_query(agent)
-        return ImpactResult.from_service(self.graph.impact(node_id=node_id, direction=direction, top_k=top_k,
-                                                           **options))
+        return self.graph.impact(node_id=node_id, direction=direction, top_k=top_k, **options)
+
+    def warmup(self, task_description: str, *, agent: str = "python", boost_strength: float = 0.15,
+               max_primed: int = 20) -> WarmupResult:
+        """Prime ``agent``'s later ``activate`` calls toward the code a task description matches (the ``warmup``
+        tool; ``boost_strength=0`` clears the priming)."""
+        self.count_query(agent)
+        return self.graph.warmup(agent, task_description, boost_strength=boost_strength, max_primed=max_primed)
+
+    def missing(self, query: str, *, agent: str = "python", min_sibling_activation: float = 0.3, top_k: int = 10,
+                include_ghost_edges: bool = True) -> MissingResult:
+        """Structural holes (likely missing links) and ghost edges around ``query`` (the ``missing`` tool)."""
+        self.count_query(agent)
+        return self.graph.missing(agent, query, min_sibling_activation=min_sibling_activation, top_k=top_k,
+                                  include_ghost_edges=include_ghost_edges)
 
     def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
                    agent: str | None = "python", tags: list[str] | None = None,

@@ -32,12 +32,12 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
                  "pending": 0}
     assert (ws.graph.workdir / "graph.code.usearch").exists()
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding" and "semantic_status" not in r
-    assert r["activated"][0]["node_id"] == "file::src/net/retry.py::fn::backoff_delays"
-    assert any(s["via"] in ("semantic", "both") for s in r["seeds"])
-    assert max(a["dimensions"]["semantic"] for a in r["activated"]) > 0
+    assert r.semantic_backend == "embedding" and r.semantic_status is None
+    assert r.activated[0].node_id == "file::src/net/retry.py::fn::backoff_delays"
+    assert any(s.via in ("semantic", "both") for s in r.seeds)
+    assert max(a.dimensions["semantic"] for a in r.activated) > 0
     # warmup and missing go through the same semantic scores
-    assert ws.graph.warmup("a", "render invoice pdf")["primed_nodes"]
+    assert ws.graph.warmup("a", "render invoice pdf").primed_nodes
     # an unchanged tree re-ingested performs zero inferences
     before = cv.inferences
     rep2 = ws.graph.ingest(str(small_repo), embed="sync")
@@ -63,13 +63,13 @@ def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_f
     cv = code_vectors_for(ws.graph)
     assert cv._worker is None  # a one-shot CLI process does not start the worker
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
-    assert r["semantic_status"].startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
+    assert r.semantic_backend == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
+    assert (r.semantic_status or "").startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
     assert ws.graph.health("a")["embedder"]["pending"] == rep["embeddings"]["queued"]
     cv.start_background()
     assert cv.wait_idle(timeout=60)
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding"
+    assert r.semantic_backend == "embedding"
 
 
 def test_index_is_rebuilt_from_the_database_when_missing(small_repo, workspace_for) -> None:
@@ -93,7 +93,7 @@ def test_no_model_keeps_the_trigram_backend(small_repo, workspace_for, monkeypat
     rep = ws.graph.ingest(str(small_repo), embed="sync")
     assert rep["embeddings"] == {"queued": 0, "model_id": None}
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "trigram" and r["activated"]
+    assert r.semantic_backend == "trigram" and r.activated
     assert ws.graph.health("a")["embedder"] == {"model_id": None, "dim": None, "available": False,
                                                 "code_vectors": 0, "pending": 0}
 
@@ -123,10 +123,10 @@ def test_perspective_start_seeds_like_activate_with_embeddings(small_repo, works
     ws.graph.ingest(str(small_repo), embed="sync")
     q = "exponential backoff between retries"
     act = ws.graph.activate("a", q, top_k=5, learn=False)
-    assert act["semantic_backend"] == "embedding"
+    assert act.semantic_backend == "embedding"
     start = service_for(ws).start("a", q)
-    assert [s["node_id"] for s in start["seeds"]] == [s["node_id"] for s in act["seeds"][:5]]
-    assert start["focus_node"] == act["seeds"][0]["node_id"]
+    assert [s["node_id"] for s in start["seeds"]] == [s.node_id for s in act.seeds[:5]]
+    assert start["focus_node"] == act.seeds[0].node_id
 
 
 def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,
@@ -196,7 +196,7 @@ def test_a_model_that_fails_to_load_degrades_health(small_repo, workspace_for, m
     ws = workspace_for(small_repo)
     ws.graph.ingest(str(small_repo), embed="sync")
     r = ws.graph.activate("a", "retry backoff", learn=False)
-    assert r["semantic_backend"] == "trigram"
+    assert r.semantic_backend == "trigram"
     h = ws.graph.health("a")
     assert h["status"] == "degraded" and h["embedder"]["available"] is False
     assert any("failed their checksum" in w for w in h["warnings"])

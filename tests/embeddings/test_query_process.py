@@ -100,7 +100,7 @@ def test_a_server_embeds_queries_without_holding_a_session(tmp_path) -> None:
     E.reset_embedder()
     ws = Workspace(Settings(home=home, workspace_key=repo, busy_timeout_ms=10000))
     try:
-        want = [a["node_id"] for a in ws.graph.activate("a", QUERY, top_k=8, learn=False)["activated"]]
+        want = ws.graph.activate("a", QUERY, top_k=8, learn=False).node_ids
     finally:
         ws.close()
 
@@ -148,8 +148,8 @@ def test_a_serving_workspace_searches_the_code_index_in_the_child(small_repo, wo
     E.set_embedder(remote)
     served = workspace_for(small_repo, transport="stdio")
     got = served.graph.activate("a", QUERY, top_k=8, learn=False)
-    assert got["semantic_backend"] == want["semantic_backend"] == "embedding"
-    assert [a["node_id"] for a in got["activated"]] == [a["node_id"] for a in want["activated"]]
+    assert got.semantic_backend == want.semantic_backend == "embedding"
+    assert got.node_ids == want.node_ids
     assert remote.searches >= 1
     assert code_vectors_for(served.graph)._index is None  # never opened by the server
     assert index_file.is_file()  # built and saved by the child

@@ -112,8 +112,8 @@ def test_code_activation_with_the_real_model(real_model, small_repo, workspace_f
     rep = ws.graph.ingest(str(small_repo), embed="sync")
     assert rep["embeddings"]["model_id"] == E.DEFAULT_MODEL_ID
     r = ws.graph.activate("a", "wait longer between attempts when a request fails", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding"
-    assert r["activated"][0]["source_path"] == "src/net/retry.py"
+    assert r.semantic_backend == "embedding"
+    assert r.activated[0].source_path == "src/net/retry.py"
 
 
 def test_a_model_folder_serves_embeds_in_the_worker_child_with_one_session(tmp_path, monkeypatch, small_repo,
@@ -147,7 +147,7 @@ def test_a_model_folder_serves_embeds_in_the_worker_child_with_one_session(tmp_p
     assert cv.wait_idle(timeout=120)
     assert {m for (m,) in cv.db.all("SELECT DISTINCT model_id FROM node_vectors")} == {"minilm-folder"}
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
-    assert r["semantic_backend"] == "embedding"
+    assert r.semantic_backend == "embedding"
     ws.close()
 
     monkeypatch.setenv("M1ND_EMBED_THREADS", str(C.worker_threads()))  # what the child sets before choosing

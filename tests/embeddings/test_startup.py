@@ -7,20 +7,21 @@ from __future__ import annotations
 import threading
 
 import pytest
+from m1nd.api import ActivationResult
 from m1nd.codegraph import vectors as C
 
 QUERY = "exponential backoff between retries"
 
 
-def _ids(r: dict) -> list[str]:
-    return [a["node_id"] for a in r["activated"]]
+def _ids(r: ActivationResult) -> list[str]:
+    return r.node_ids
 
 
 def _embedded(small_repo, workspace_for):
     ws = workspace_for(small_repo)
     ws.graph.ingest(str(small_repo), embed="sync")
     want = ws.graph.activate("a", QUERY, top_k=8, learn=False)
-    assert want["semantic_backend"] == "embedding"
+    assert want.semantic_backend == "embedding"
     ws.close()
     return want
 
@@ -49,7 +50,7 @@ def test_a_query_during_start_up_waits_for_the_semantic_path(small_repo, workspa
     threading.Timer(0.3, gate.set).start()
     got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
     assert w.done.is_set()
-    assert got["semantic_backend"] == "embedding" and "semantic_status" not in got
+    assert got.semantic_backend == "embedding" and got.semantic_status is None
     assert _ids(got) == _ids(want)  # the same answer as once the server is up
     assert w.join(10)
     ws.close()
@@ -63,13 +64,13 @@ def test_a_query_that_stops_waiting_says_it_ran_without_the_model(small_repo, wo
     ws.on_server_start()
     try:
         got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
-        assert got["semantic_backend"] == "trigram"
-        assert got["semantic_status"].startswith("semantic dimension not ready: the embedding model was still "
-                                                 "loading after 0 s (M1ND_EMBED_WAIT_S sets how long")
+        assert got.semantic_backend == "trigram"
+        assert (got.semantic_status or "").startswith("semantic dimension not ready: the embedding model was still "
+                                                      "loading after 0 s (M1ND_EMBED_WAIT_S sets how long")
     finally:
         gate.set()
     assert ws.graph._semantic_warmup.join(10)
-    assert ws.graph.activate("a", QUERY, top_k=8, learn=False)["semantic_backend"] == "embedding"
+    assert ws.graph.activate("a", QUERY, top_k=8, learn=False).semantic_backend == "embedding"
     ws.close()
 
 
@@ -134,6 +135,6 @@ def test_a_server_start_preloads_the_model_when_the_graph_is_fully_embedded(smal
     C.preload_model(ws.settings)  # what `m1nd serve` does first
     ws.on_server_start()
     got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
-    assert got["semantic_backend"] == "embedding" and fresh.loaded
+    assert got.semantic_backend == "embedding" and fresh.loaded
     assert ws.graph._semantic_warmup.preloaded or C._preloads
     ws.close()

@@ -81,14 +81,14 @@ def test_structural_holes_have_hot_neighbours(small_graph) -> None:
 
 def test_why_paths_are_real_and_sorted(small_graph) -> None:
     r = Q.why(small_graph, ACQUIRE, POOL, max_hops=6)
-    assert r["paths"], r
-    strengths = [p["cumulative_strength"] for p in r["paths"]]
+    assert r.paths, r
+    strengths = [p.cumulative_strength for p in r.paths]
     assert strengths == sorted(strengths, reverse=True)
-    best = r["paths"][0]
-    assert best["nodes"][0] == ACQUIRE and best["nodes"][-1] == POOL
-    assert best["relations"] == ["contained_in", "inherits"]
-    assert best["cumulative_strength"] == pytest.approx(0.8 * 0.7, rel=1e-5)
-    assert r["shortest_hops"] == 2
+    best = r.paths[0]
+    assert best.nodes[0] == ACQUIRE and best.nodes[-1] == POOL
+    assert best.relations == ["contained_in", "inherits"]
+    assert best.cumulative_strength == pytest.approx(0.8 * 0.7, rel=1e-5)
+    assert r.shortest_hops == 2
 
 
 def test_why_errors(small_graph) -> None:
@@ -101,16 +101,16 @@ def test_why_errors(small_graph) -> None:
 
 def test_impact_reverse_reaches_callers_and_tests(small_graph) -> None:
     r = Q.impact(small_graph, CONNECT, direction="reverse")
-    ids = [b["node_id"] for b in r["blast_radius"]]
+    ids = [b.node_id for b in r.blast_radius]
     assert ACQUIRE in ids
-    entry = r["blast_radius"][ids.index(ACQUIRE)]
-    assert entry["via_relation"] == "called_by" and entry["hop_distance"] == 1
-    assert entry["signal_strength"] == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-4)  # ŵ·decay·ρ(calls)
-    assert "file::tests/test_session_pool.py::fn::test_acquire" in r["tests_affected"]
-    assert sum(r["by_hop"].values()) == r["total_reached"]
+    entry = r.blast_radius[ids.index(ACQUIRE)]
+    assert entry.via_relation == "called_by" and entry.hop_distance == 1
+    assert entry.signal_strength == pytest.approx(0.5 * 0.55 * 0.8, rel=1e-4)  # ŵ·decay·ρ(calls)
+    assert "file::tests/test_session_pool.py::fn::test_acquire" in r.tests_affected
+    assert sum(r.by_hop.values()) == r.total_reached
 
 
 def test_impact_forward_only_follows_edges(small_graph) -> None:
     r = Q.impact(small_graph, ACQUIRE, direction="forward")
-    assert [b["node_id"] for b in r["blast_radius"]] == [CONNECT]
-    assert r["causal_chains"][0]["path"] == [ACQUIRE, CONNECT]
+    assert [b.node_id for b in r.blast_radius] == [CONNECT]
+    assert r.causal_chains[0].path == [ACQUIRE, CONNECT]

@@ -80,7 +80,7 @@ def busy_retry(call):
 
 def has_node(ws: Workspace, query: str, fragment: str) -> bool:
     r = ws.graph.activate("t", query, learn=False)
-    return any(fragment in a["node_id"] for a in r["activated"][:5])
+    return any(fragment in a.node_id for a in r.activated[:5])
 
 
 def start(ws: Workspace, **kw: Any) -> Watcher:
@@ -102,10 +102,10 @@ def test_edit_reaches_activate_and_matches_full_ingest(git_repo: Path, ws_factor
         add_function(git_repo / "src/shop/cart.py", "reconcile_ledger_quokka")
         wait_for(lambda: has_node(ws, "reconcile_ledger_quokka", "fn::reconcile_ledger_quokka"), "the new function")
         (git_repo / "src/shop/pricing.py").unlink()  # a deletion: its nodes and the edges into them go
-        wait_for(lambda: not any("pricing.py" in a["node_id"] for a in ws.graph.activate(
-            "t", "price_of apply_discount", learn=False)["activated"]), "the deleted file to leave the graph")
+        wait_for(lambda: not any("pricing.py" in a.node_id for a in ws.graph.activate(
+            "t", "price_of apply_discount", learn=False).activated), "the deleted file to leave the graph")
         assert_converges(ws, [w], tmp_path, git_repo)
-        assert ws.graph.activate("t", "reconcile ledger", learn=False)["stale"] is False
+        assert ws.graph.activate("t", "reconcile ledger", learn=False).freshness["stale"] is False
     finally:
         w.stop()
 
@@ -124,7 +124,7 @@ def test_stale_and_pending_files_while_a_batch_waits(git_repo: Path, ws_factory)
     try:
         add_function(git_repo / "src/shop/cart.py", "settle_invoice_narwhal")
         def stale_result() -> dict[str, Any] | None:
-            out = ws.graph.activate("t", "cart", learn=False)
+            out = ws.graph.activate("t", "cart", learn=False).freshness
             return out if out["stale"] else None
 
         r = wait_for(stale_result, "activate to report stale")

@@ -238,7 +238,6 @@ def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
 # -- drift -------------------------------------------------------------------------------------------------------
 def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: bool = True, top_n: int = 20,
           max_list: int = 50) -> dict[str, Any]:
-    started = time.perf_counter()
     with cg.lock:
         g = cg.graph()
         base, note = select_baseline(cg, since)
@@ -264,7 +263,6 @@ def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: b
         out["learn_events_since"] = cg.shared.learning.events_since(base.created_ms)
         out["queries_processed"] = int(cg.queries_processed)
         out["uptime_seconds"] = round(time.time() - cg.started, 3)
-    out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return out
 
 

@@ -9,7 +9,6 @@ time, when there is one (otherwise they are reported as null rather than guessed
 from __future__ import annotations
 
 import re
-import time
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,7 +109,6 @@ def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_c
             include_anomalies: bool = True, top_k: int = 50) -> dict[str, Any]:
     from m1nd.ingest._git import toplevel_and_prefix
 
-    started = time.perf_counter()
     g = cg.graph()
     roots = cg.store.roots()
     root = Path(roots[0].path) if roots else None
@@ -220,5 +218,4 @@ def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_c
         "structural_drift": round(drift, 4), "new_nodes": [f"file::{f}" for f in new_files[:top_k]],
         "removed_nodes": [f"file::{f}" for f in removed[:top_k]], "modified_nodes": modified[:top_k],
         "coupling_changes": coupling[:top_k], "anomalies": anomalies[:top_k], "summary": summary,
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
     }

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +111,6 @@ def validate_learn(feedback: str, strength: float, node_ids: list[str], wrong_no
 def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: list[str], *, strength: float = 0.2,
           wrong_node_ids: list[str] | None = None, max_path_hops: int = 3, paths_per_pair: int = 3) -> dict[str, Any]:
     """Apply explicit feedback (learning.md §2) and commit it before returning."""
-    started = time.perf_counter()
     validate_learn(feedback, strength, node_ids, wrong_node_ids)
     wrong_node_ids = list(wrong_node_ids or [])
     with cg.lock:
@@ -211,7 +209,6 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
         "edges_adjusted": len(changed),
         "nodes_affected": len(nodes_hit),
         "plasticity_delta": rate,
-        "elapsed_ms": None,
         "query": query,
         "feedback": feedback,
         "seed_source": seed_source,
@@ -230,7 +227,6 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
     elif not len(changed) and rate > 0:
         out["hint"] = ("nothing changed: the reported nodes are the query's own seeds, already at the weight bound, or "
                        "not linked to the seeds within max_path_hops (raise it, or check the link with why)")
-    out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return out
 
 
@@ -296,7 +292,6 @@ def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
     """``save`` flushes dirty learned weights now, ``status`` only reports, ``baseline`` records a manual baseline."""
     from m1nd.codegraph.baselines import record_manual
 
-    started = time.perf_counter()
     if action not in PERSIST_ACTIONS:
         raise InvalidInputError(f"action must be one of {', '.join(PERSIST_ACTIONS)} (got '{action}')",
                                 details={"argument": "action"})
@@ -310,8 +305,7 @@ def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
             out["baseline_id"] = record_manual(cg)
         _, wgen = cg.generations()
         out.update({"flushed_edges": int(flushed), "dirty_weights": len(cg.dirty_positions()),
-                    "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms),
-                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)})
+                    "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms)})
     return out
 
 

@@ -29,6 +29,8 @@ from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
+from m1nd.graph.results import (ActivationHit, ActivationResult, ImpactResult, MissingResult, PrimedNode, Seed,
+                                WarmupResult, WhyResult)
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
@@ -543,11 +545,10 @@ class CodeGraph:
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
                  coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
                  group_by: str = "node", history_before: int | None = None, code_only: bool = False
-                 ) -> dict[str, Any]:
+                 ) -> ActivationResult:
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
@@ -579,68 +580,52 @@ class CodeGraph:
             st.query_log.append((normalise_query(query), [t.ext_id[i] for i in run.seeds.nodes.tolist()]))
             if learn:
                 self.decay_boosts(agent_id)
-        activated = []
-        for i in top.tolist():
-            activated.append({
-                "node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
-                "activation": round(float(run.activation[i]), 5),
-                "dimensions": {d: round(float(run.dims[d][i]), 5) for d in A.DIMENSIONS},
-                "pagerank": round(float(t.pagerank[i]), 5), "primed": round(float(run.primed[i]), 5),
-                "source_path": t.source_path[i], "line_start": int(t.line_start[i]), "line_end": int(t.line_end[i]),
-            })
-        out: dict[str, Any] = {
-            "query": query,
-            "seeds": [{"node_id": t.ext_id[i], "label": t.label[i], "relevance": round(float(s), 4), "via": v}
-                      for i, s, v in zip(run.seeds.nodes.tolist()[:10], run.seeds.scores.tolist()[:10],
-                                         run.seeds.via[:10])],
-            "activated": activated,
-            **({"files": files} if files is not None else {}),
-            "ghost_edges": A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else [],
-            "structural_holes": (A.structural_holes(g, run.activation, 0.3, 5)
-                                 if include_structural_holes and len(top) else []),
-            "related_memories": [],
-            "priming": {"active": bool(boosts), "boosted_nodes": run.boosted_nodes,
-                        "sources": sorted({src for _b, _c, src in self.agent(agent_id).boosts.values()})},
-            "learning": {"coactivation_edges_strengthened": strengthened},
-            "dimensions_used": run.used, "semantic_backend": run.semantic_backend, "total_activated": total,
-            "graph_generation": g.graph_generation,
-            "hint": ("then: learn (feedback on these results), why SOURCE TARGET, impact NODE, or perspective_start"
-                     if activated else "no code matched; try other words (identifiers, file names), or why/impact "
-                     "with an external id"),
-            "truncated": False, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
-        }
+        activated = [
+            ActivationHit(node_id=t.ext_id[i], label=t.label[i], kind=t.kind_name(i),
+                          activation=round(float(run.activation[i]), 5),
+                          dimensions={d: round(float(run.dims[d][i]), 5) for d in A.DIMENSIONS},
+                          pagerank=round(float(t.pagerank[i]), 5), primed=round(float(run.primed[i]), 5),
+                          source_path=t.source_path[i], line_start=int(t.line_start[i]), line_end=int(t.line_end[i]))
+            for i in top.tolist()]
         from m1nd.watch import freshness
 
-        out.update(freshness(self.workdir))  # issue 15: say when a watcher has edits not yet in this graph
+        fresh = freshness(self.workdir)  # issue 15: say when a watcher has edits not yet in this graph
+        note = None
         if run.semantic_backend == "trigram":
             from m1nd.codegraph.vectors import semantic_status
 
-            note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False)))
-            if note:
-                out["semantic_status"] = note
-        return out
+            note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False))) or None
+        return ActivationResult(
+            query=query,
+            seeds=[Seed(node_id=t.ext_id[i], label=t.label[i], relevance=round(float(s), 4), via=v)
+                   for i, s, v in zip(run.seeds.nodes.tolist()[:10], run.seeds.scores.tolist()[:10],
+                                      run.seeds.via[:10])],
+            activated=activated, files=files,
+            ghost_edges=A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else [],
+            structural_holes=(A.structural_holes(g, run.activation, 0.3, 5)
+                              if include_structural_holes and len(top) else []),
+            priming={"active": bool(boosts), "boosted_nodes": run.boosted_nodes,
+                     "sources": sorted({src for _b, _c, src in self.agent(agent_id).boosts.values()})},
+            learning={"coactivation_edges_strengthened": strengthened},
+            dimensions_used=run.used, semantic_backend=run.semantic_backend, total_activated=total,
+            graph_generation=g.graph_generation,
+            freshness=fresh, semantic_status=note)
 
-    def why(self, **kw: Any) -> dict[str, Any]:
+    def why(self, **kw: Any) -> WhyResult:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
 
-        started = time.perf_counter()
         rel = kw.pop("relations", None)
         with self.lock:
             g = self.require_graph()
-            out = queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return out
+            return queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
     def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
         from m1nd.graph.suspects import suspects
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
-            out = suspects(g, frames, top_k=top_k, max_hops=max_hops)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return out
+            return suspects(g, frames, top_k=top_k, max_hops=max_hops)
 
     def neighbourhood(self, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import queries
@@ -651,24 +636,20 @@ class CodeGraph:
             g = self.require_graph()
             return queries.neighbourhood(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
-    def impact(self, **kw: Any) -> dict[str, Any]:
+    def impact(self, **kw: Any) -> ImpactResult:
         from m1nd.graph import queries
         from m1nd.graph.model import mask_from_names
 
-        started = time.perf_counter()
         rel = kw.pop("relations", None)
         with self.lock:
             g = self.require_graph()
-            out = queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return out
+            return queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
     def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = 0.15,
-               max_primed: int = 20) -> dict[str, Any]:
+               max_primed: int = 20) -> WarmupResult:
         """Prime this agent's later queries with a task description (activation.md §9)."""
         from m1nd.graph import activation as A
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             st = self.agent(agent_id)
@@ -693,25 +674,21 @@ class CodeGraph:
         while b >= 0.01:
             b *= BOOST_DECAY
             expires += 1
-        return {
-            "task_description": task_description,
-            "seeds": ([{"node_id": t.ext_id[i], "label": t.label[i], "relevance": round(float(v), 4),
-                        "via": via} for i, v, via in zip(run.seeds.nodes.tolist()[:20], run.seeds.scores.tolist()[:20],
-                                                         run.seeds.via[:20])] if run else []),
-            "primed_nodes": [{"node_id": e, "label": t.label[t.index[e]], "boost": round(v, 5)}
-                             for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
-            "total_primed": len(primed), "decay_per_query": BOOST_DECAY, "expires_after_queries": expires,
-            "hint": "later activate calls by this agent are primed toward these nodes",
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
-        }
+        return WarmupResult(
+            task_description=task_description,
+            seeds=([Seed(node_id=t.ext_id[i], label=t.label[i], relevance=round(float(v), 4), via=via)
+                    for i, v, via in zip(run.seeds.nodes.tolist()[:20], run.seeds.scores.tolist()[:20],
+                                         run.seeds.via[:20])] if run else []),
+            primed_nodes=[PrimedNode(node_id=e, label=t.label[t.index[e]], boost=round(v, 5))
+                          for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
+            decay_per_query=BOOST_DECAY, expires_after_queries=expires)
 
     def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = 0.3, top_k: int = 10,
-                include_ghost_edges: bool = True) -> dict[str, Any]:
+                include_ghost_edges: bool = True) -> MissingResult:
         """Structural holes and ghost edges around a query (activation.md §12); no learning side effects."""
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
@@ -722,17 +699,12 @@ class CodeGraph:
             holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
             ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []
             self.decay_boosts(agent_id)
-        out = {"query": query, "structural_holes": holes, "ghost_edges": ghosts,
-               "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-        if not holes:
-            out["hint"] = "no structural hole found; lower min_sibling_activation or broaden the query"
-        return out
+        return MissingResult(query=query, structural_holes=holes, ghost_edges=ghosts)
 
     def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> dict[str, Any]:
         from m1nd.graph import activation as A
         from m1nd.graph.hypothesis import hypothesize
 
-        started = time.perf_counter()
         with self.lock:
             g = self.require_graph()
             ghost_pairs: set[tuple[int, int]] = set()
@@ -743,7 +715,6 @@ class CodeGraph:
                     idx = g.nodes.index
                     ghost_pairs = {(idx[x["source"]], idx[x["target"]]) for x in A.ghost_edges(g, run, top, 50)}
             out = hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
-        out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return out
 
     # -- health ---------------------------------------------------------------------------------------------------
@@ -802,8 +773,6 @@ class CodeGraph:
             "transport": self.transport, "core": core_build_info(),
             "watch": watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
         }
-        if g.n == 0:
-            out["hint"] = "call ingest with path=<repo root>"
         return out
 
 

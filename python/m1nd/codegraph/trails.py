@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph, relation_name
 from m1nd.codegraph.learning import unknown_nodes_error
+from m1nd.codegraph.results import TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary
 from m1nd.store.graph_repo import now_ms
 from m1nd.store.team_contract import TrailRepository as TrailRepo
 from m1nd.store.trails_repo import TRAIL_COLUMNS
@@ -206,12 +206,12 @@ def reported_status(status: str, stale: bool) -> str:
     return "stale" if stale and status in ("saved", "active") else status
 
 
-def _brief(t: Trail, st: Staleness) -> dict[str, Any]:
-    return {"trail_id": t.trail_id, "label": t.label, "agent_id": t.agent_id,
-            "status": reported_status(t.status, st.stale), "created_at_ms": t.created_ms,
-            "last_modified_ms": t.last_modified_ms, "node_count": len(st.nodes),
-            "hypothesis_count": len(t.hypotheses), "conclusion_count": len(t.conclusions),
-            "open_question_count": len(t.open_questions), "tags": list(t.tags), "summary": t.summary}
+def _summary(t: Trail, st: Staleness) -> TrailSummary:
+    return TrailSummary(trail_id=t.trail_id, agent_id=t.agent_id, label=t.label,
+                        status=reported_status(t.status, st.stale), stale=st.stale, created_at_ms=t.created_ms,
+                        last_modified_ms=t.last_modified_ms, node_count=len(st.nodes),
+                        hypothesis_count=len(t.hypotheses), conclusion_count=len(t.conclusions),
+                        open_question_count=len(t.open_questions), tags=list(t.tags), summary=t.summary)
 
 
 # -- input validation (trail_save) -------------------------------------------------------------------------------
@@ -387,10 +387,9 @@ def _max_merge(into: dict[str, float], key: str, value: float) -> None:
 def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | None = None,
          conclusions: list[Any] | None = None, open_questions: list[Any] | None = None,
          tags: list[Any] | None = None, summary: str | None = None, visited_nodes: list[Any] | None = None,
-         activation_boosts: dict[str, Any] | None = None, captured_nodes: list[str] | None = None) -> dict[str, Any]:
+         activation_boosts: dict[str, Any] | None = None, captured_nodes: list[str] | None = None) -> TrailSaved:
     """Save a new trail (never overwrites). ``captured_nodes``: visited nodes of the caller's open perspectives,
     used when ``visited_nodes`` is not given."""
-    started = time.perf_counter()
     if not isinstance(label, str) or not label.strip() or len(label) > 200:
         raise _bad("label must be 1..200 characters", "label")
     hyps = _parse_hypotheses(list(hypotheses or []))
@@ -488,16 +487,15 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
             t.trail_id = _next_id(repo, agent_id)
             t.graph_generation = cg.store.generations()[0]
             _insert(repo, t)
-    return {"trail_id": t.trail_id, "label": label, "agent_id": agent_id, "nodes_saved": n_nodes,
-            "hypotheses_saved": len(hyps), "conclusions_saved": len(concl), "open_questions_saved": len(questions),
-            "boosts_saved": len(boosts), "graph_generation_at_creation": t.graph_generation,
-            "created_at_ms": t.created_ms, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+    return TrailSaved(trail_id=t.trail_id, label=label, agent_id=agent_id, nodes_saved=n_nodes,
+                      hypotheses_saved=len(hyps), conclusions_saved=len(concl), open_questions_saved=len(questions),
+                      boosts_saved=len(boosts), graph_generation_at_creation=t.graph_generation,
+                      created_at_ms=t.created_ms)
 
 
 # -- trail_resume ------------------------------------------------------------------------------------------------
 def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
-           max_listed: int = 20) -> dict[str, Any]:
-    started = time.perf_counter()
+           max_listed: int = 20) -> TrailResumed:
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
@@ -552,17 +550,16 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
     focus = None
     if surviving:
         focus = min(surviving.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    return {"trail_id": trail_id, "stale": st.stale, "generations_behind": st.generations_behind,
-            "missing_ratio": round(st.ratio, 4), "missing_nodes": st.missing[:max_listed],
-            "missing_total": len(st.missing), "nodes_reactivated": len(surviving),
-            "hypotheses_downgraded": downgraded, "trail": _brief(t, st), "open_questions": t.open_questions[:10],
-            "next_focus_node": focus, "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+    return TrailResumed(trail_id=trail_id, stale=st.stale, generations_behind=st.generations_behind,
+                        missing_ratio=round(st.ratio, 4), missing_nodes=st.missing[:max_listed],
+                        missing_total=len(st.missing), nodes_reactivated=len(surviving),
+                        hypotheses_downgraded=downgraded, trail=_summary(t, st),
+                        open_questions=t.open_questions[:10], next_focus_node=focus)
 
 
 # -- trail_list --------------------------------------------------------------------------------------------------
 def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_status: str | None = None,
-                filter_tags: list[str] | None = None, limit: int = 50) -> dict[str, Any]:
-    started = time.perf_counter()
+                filter_tags: list[str] | None = None, limit: int = 50) -> TrailList:
     if filter_status is not None and filter_status not in STATUSES:
         raise _bad(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
     statuses: tuple[str, ...] = ()
@@ -585,27 +582,17 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
             rank = {tid: k for k, tid in enumerate(ids)}
             rows.sort(key=lambda r: rank[r[0]])
             gen = cg.store.generations()[0]
-        items = []
+        items: list[TrailSummary] = []
         total = 0
         for r in rows:
             t = _from_row(r)
-            st = staleness(g, gen, t)
-            status = reported_status(t.status, st.stale)
-            if filter_status is not None and status != filter_status:
+            item = _summary(t, staleness(g, gen, t))
+            if filter_status is not None and item.status != filter_status:
                 continue
             total += 1
-            if len(items) >= limit:
-                continue
-            items.append({"trail_id": t.trail_id, "agent_id": t.agent_id, "label": t.label, "status": status,
-                          "stale": st.stale, "created_at_ms": t.created_ms, "last_modified_ms": t.last_modified_ms,
-                          "node_count": len(st.nodes), "hypothesis_count": len(t.hypotheses),
-                          "conclusion_count": len(t.conclusions), "open_question_count": len(t.open_questions),
-                          "tags": t.tags, "summary": t.summary})
-    out: dict[str, Any] = {"trails": items, "total_count": total if needs_all else count,
-                           "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-    if not items:
-        out["hint"] = "no trail matches; save one with trail_save at the end of an investigation"
-    return out
+            if len(items) < limit:
+                items.append(item)
+    return TrailList(trails=items, total_count=total if needs_all else count)
 
 
 # -- trail_merge -------------------------------------------------------------------------------------------------
@@ -711,8 +698,7 @@ def _connections(g: Graph, trails: list[Trail]) -> list[dict[str, Any]]:
     return [x[3] for x in found[:MAX_CONNECTIONS]]
 
 
-def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | None = None) -> dict[str, Any]:
-    started = time.perf_counter()
+def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | None = None) -> TrailMerged:
     if not isinstance(trail_ids, list) or not (2 <= len(trail_ids) <= 10):
         n = len(trail_ids) if isinstance(trail_ids, list) else 0
         raise _bad(f"trail_merge needs 2 to 10 trail ids (got {n})", "trail_ids")
@@ -828,10 +814,9 @@ def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | No
             _insert(repo, new)
             repo.mark_merged(trail_ids, into=new.trail_id, modified_ms=now)
         connections = _connections(g, trails)
-    return {"merged_trail_id": new.trail_id, "label": label, "source_trails": list(trail_ids),
-            "nodes_merged": n_nodes, "hypotheses_merged": len(hyps), "conclusions_merged": len(concl),
-            "conflicts": conflicts, "connections_discovered": connections,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+    return TrailMerged(merged_trail_id=new.trail_id, label=label, source_trails=list(trail_ids),
+                       nodes_merged=n_nodes, hypotheses_merged=len(hyps), conclusions_merged=len(concl),
+                       conflicts=conflicts, connections_discovered=connections)
 
 
 # -- show / archive (CLI) ----------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids
 from m1nd.graph.engine import Path
 from m1nd.graph.model import CAUSAL, RHO, STRUCTURAL_MASK, Graph, relation_name
+from m1nd.graph.results import CausalChain, ImpactEntry, ImpactResult, WhyResult
+from m1nd.graph.results import Path as GraphPath
 
 ZERO = np.zeros(16, np.float32)
 
@@ -26,16 +28,16 @@ def resolve_node(g: Graph, node_id: str, *, argument: str = "node_id") -> int:
                            details={"argument": argument, "closest": close})
 
 
-def _path_dict(g: Graph, p: Path) -> dict[str, Any]:
+def _path(g: Graph, p: Path) -> GraphPath:
     t = g.nodes
     rels = [relation_name(int(g.engine.csr.relations[e]), forward=int(d) > 0) for e, d in zip(p.edges, p.dirs)]
     nodes = [int(x) for x in p.nodes]
-    return {"nodes": [t.ext_id[i] for i in nodes], "labels": [t.label[i] for i in nodes], "relations": rels,
-            "cumulative_strength": round(p.strength, 6), "hops": len(rels)}
+    return GraphPath(nodes=[t.ext_id[i] for i in nodes], labels=[t.label[i] for i in nodes], relations=rels,
+                     cumulative_strength=round(p.strength, 6), hops=len(rels))
 
 
 def why(g: Graph, source: str, target: str, *, max_hops: int = 6, max_paths: int = 10, path_budget: int = 10000,
-        min_strength: float = 1e-4, relations_mask: int | None = None) -> dict[str, Any]:
+        min_strength: float = 1e-4, relations_mask: int | None = None) -> WhyResult:
     s = resolve_node(g, source, argument="source")
     t_ = resolve_node(g, target, argument="target")
     if s == t_:
@@ -45,15 +47,9 @@ def why(g: Graph, source: str, target: str, *, max_hops: int = 6, max_paths: int
     paths, total, exhausted, shortest = g.engine.k_paths(s, t_, max_hops=max_hops, max_paths=max_paths,
                                                          budget=path_budget, min_strength=min_strength, mask=mask)
     t = g.nodes
-    out: dict[str, Any] = {
-        "source": t.ext_id[s], "target": t.ext_id[t_], "source_label": t.label[s], "target_label": t.label[t_],
-        "paths": [_path_dict(g, p) for p in paths], "total_paths_found": total, "budget_exhausted": exhausted,
-        "shortest_hops": shortest if shortest >= 0 else None,
-    }
-    if not paths:
-        out["hint"] = (f"no path within {max_hops} hops; raise max_hops (up to 8) or path_budget, or test the "
-                       "relationship with hypothesize")
-    return out
+    return WhyResult(source=t.ext_id[s], target=t.ext_id[t_], source_label=t.label[s], target_label=t.label[t_],
+                     paths=[_path(g, p) for p in paths], total_paths_found=total, budget_exhausted=exhausted,
+                     shortest_hops=shortest if shortest >= 0 else None)
 
 
 def _via(g: Graph, v: int, hops: np.ndarray, act: np.ndarray, forward: bool, mask: int) -> str | None:
@@ -78,7 +74,7 @@ def _via(g: Graph, v: int, hops: np.ndarray, act: np.ndarray, forward: bool, mas
 
 def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5, min_signal: float = 0.01,
            top_k: int = 50, relations_mask: int | None = None, include_causal_chains: bool = True,
-           max_chains: int = 10) -> dict[str, Any]:
+           max_chains: int = 10) -> ImpactResult:
     src = resolve_node(g, node_id)
     mask = STRUCTURAL_MASK if relations_mask is None else relations_mask
     eng = g.engine
@@ -99,7 +95,7 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
     reached = np.nonzero(best > 0)[0]
     order = reached[np.lexsort((reached, -best[reached]))]
     t = g.nodes
-    blast = []
+    blast: list[ImpactEntry] = []
     by_hop: dict[str, int] = {}
     hop_of = np.full(n, -1, np.int32)
     for i in reached.tolist():
@@ -111,12 +107,12 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
     for i in order[:top_k].tolist():
         d = "forward" if best_dir[i] == 0 else "reverse"
         act, hops = runs[d]
-        blast.append({"node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
-                      "signal_strength": round(float(best[i]), 5), "hop_distance": int(hop_of[i]),
-                      "direction": d, "via_relation": _via(g, i, hops, act, d == "forward", mask)})
+        blast.append(ImpactEntry(node_id=t.ext_id[i], label=t.label[i], kind=t.kind_name(i),
+                                 signal_strength=round(float(best[i]), 5), hop_distance=int(hop_of[i]),
+                                 direction=d, via_relation=_via(g, i, hops, act, d == "forward", mask)))
     files = {int(t.file_of[i]) for i in reached.tolist() if t.file_of[i] >= 0}
     tests = [t.ext_id[i] for i in order.tolist() if t.is_test[i]][:20]
-    chains: list[dict[str, Any]] = []
+    chains: list[CausalChain] = []
     if include_causal_chains and max_chains > 0:
         found = []
         for d in (("forward", "reverse") if direction == "both" else (direction,)):
@@ -125,23 +121,14 @@ def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5
                 found.append((p, d))
         found.sort(key=lambda x: -x[0].strength)
         for p, d in found[:max_chains]:
-            pd = _path_dict(g, p)
-            chains.append({"path": pd["nodes"], "labels": pd["labels"], "relations": pd["relations"],
-                           "cumulative_strength": pd["cumulative_strength"], "direction": d})
+            gp = _path(g, p)
+            chains.append(CausalChain(path=gp.nodes, labels=gp.labels, relations=gp.relations,
+                                      cumulative_strength=gp.cumulative_strength, direction=d))
     max_hop = int(hop_of[reached].max()) if len(reached) else 0
-    out = {
-        "source": t.ext_id[src], "source_label": t.label[src], "direction": direction, "blast_radius": blast,
-        "by_hop": dict(sorted(by_hop.items(), key=lambda kv: int(kv[0]))), "files_affected": len(files),
-        "tests_affected": tests, "total_energy": round(float(best[reached].sum()), 4),
-        "total_reached": len(reached), "max_hops_reached": max_hop, "causal_chains": chains,
-    }
-    if not len(reached):
-        out["hint"] = "nothing reached: try direction='both', a lower min_signal, or more max_hops"
-    elif direction != "reverse":
-        out["hint"] = "reverse entries (callers, importers, tests) are what may break; run why to explain one link"
-    else:
-        out["hint"] = "run why SOURCE TARGET to explain a link, or learn to teach which entries mattered"
-    return out
+    return ImpactResult(source=t.ext_id[src], source_label=t.label[src], direction=direction, blast_radius=blast,
+                        by_hop=dict(sorted(by_hop.items(), key=lambda kv: int(kv[0]))), files_affected=len(files),
+                        tests_affected=tests, total_energy=round(float(best[reached].sum()), 4),
+                        total_reached=len(reached), max_hops_reached=max_hop, causal_chains=chains)
 
 
 def neighbourhood(g: Graph, node_id: str, *, depth: int = 1, max_nodes: int = 40,

@@ -111,9 +111,6 @@ def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hop
     out: dict[str, Any] = {"frames_total": len(frames), "mapped": mapped, "unmapped": unmapped}
     if not seed_energy:
         out["suspects"] = []
-        out["hint"] = ("no frame matched an ingested file: ingest the repository the trace comes from, or check "
-                       "that the trace names its files" if frames else
-                       "no stack frame recognised (Python, JavaScript/TypeScript, Go, Rust and Java traces are read)")
         return out
     seeds = np.array(sorted(seed_energy), dtype=np.int32)
     amps = np.array([seed_energy[int(s)] for s in seeds], dtype=np.float32)

@@ -14,7 +14,6 @@ state on disk equals the state served) over several files.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,10 +50,6 @@ FIRST_PAGE = 6
 NOTICE = "Probable connections, not verified edges."
 MODE_NOTE = ("the focus is more than 8 hops from the anchor (or cut off from it): routes are ranked locally, "
              "without anchor relevance, until navigation comes back within 8 hops")
-
-
-def _elapsed(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
 
 
 @dataclass
@@ -485,7 +480,6 @@ class PerspectiveService:
     # ================================================================================================ the tools
     def start(self, agent: str, query: str, anchor_node: str | None = None,
               lens: dict[str, Any] | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         lz = parse_lens(lens)
         with self.cg.lock:
             g = self.cg.require_graph()
@@ -533,14 +527,10 @@ class PerspectiveService:
             }
             if p.diagnostic:
                 out["diagnostic"] = p.diagnostic
-            out["hint"] = (f"next: perspective_inspect / perspective_peek / perspective_follow with a route_id and "
-                           f"route_set_version={p.route_set_version}")
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def routes(self, agent: str, pid: str, page: int = 1, page_size: int = FIRST_PAGE,
                route_set_version: int | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         if page < 1:
             raise InvalidInputError(
                 f"argument 'page' must be an integer ≥ 1 (got {page})", details={"argument": "page"}
@@ -567,7 +557,6 @@ class PerspectiveService:
             }
             if p.diagnostic:
                 out["diagnostic"] = p.diagnostic
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def _current(self, agent: str, pid: str, route_set_version: int) -> tuple[Perspective, Graph]:
@@ -581,7 +570,6 @@ class PerspectiveService:
 
     def inspect(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
                 route_index: int | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -602,13 +590,11 @@ class PerspectiveService:
                 "perspective_id": pid, "mode_effective": p.mode_effective,
                 "route_set_version": p.route_set_version, "semantic_backend": backend,
             }
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def peek(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
              route_index: int | None = None, max_lines: int = 40, max_chars: int = 2000,
              context_lines: int = 0) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -633,12 +619,10 @@ class PerspectiveService:
                 "content": {"excerpt": ex["excerpt"], "file_path": sp, "line_start": ex["line_start"],
                             "line_end": ex["line_end"], "truncated": ex["truncated"], "span_lines": ex["span_lines"],
                             "encoding_replaced": replaced},
-                "provenance_stale": pk.file_stale(real, rec), "route_set_version": route_set_version,
-                "elapsed_ms": _elapsed(t0)}
+                "provenance_stale": pk.file_stale(real, rec), "route_set_version": route_set_version}
 
     def follow(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
                route_index: int | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -664,21 +648,18 @@ class PerspectiveService:
             }
             if p.diagnostic:
                 out["diagnostic"] = p.diagnostic
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def suggest(self, agent: str, pid: str, route_set_version: int) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p, _ = self._current(agent, pid, route_set_version)
             s = self.suggestion(p)
         sugg = {k: v for k, v in s["suggestion"].items() if k != "short"}
         return {"perspective_id": pid, "suggestion": sugg, "alternatives": s["alternatives"], "based_on": s["based_on"],
-                "route_set_version": p.route_set_version, "elapsed_ms": _elapsed(t0)}
+                "route_set_version": p.route_set_version}
 
     def affinity(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
                  route_index: int | None = None, top_k: int = 8) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -688,11 +669,9 @@ class PerspectiveService:
                                "route_set_version": p.route_set_version}
         if diag:
             out["diagnostic"] = diag
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def branch(self, agent: str, pid: str, branch_name: str | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         if branch_name is not None and not BRANCH_NAME_RE.match(branch_name):
             raise InvalidInputError(f"branch_name '{branch_name}' must match ^[A-Za-z0-9][A-Za-z0-9 _.-]{{0,63}}$ "
                                     "(letters, digits, space, _ . -; at most 64 characters)",
@@ -736,12 +715,10 @@ class PerspectiveService:
                 raise
             new_id = q.perspective_id
         out = {"perspective_id": pid, "branch_perspective_id": new_id, "branch_name": branch_name,
-               "branched_from_focus": p.focus_node, "route_set_version": q.route_set_version, "lock_id": lock_id,
-               "elapsed_ms": _elapsed(t0)}
+               "branched_from_focus": p.focus_node, "route_set_version": q.route_set_version, "lock_id": lock_id}
         return out
 
     def back(self, agent: str, pid: str) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             p = self._get(agent, pid)
             if not p.history:
@@ -781,7 +758,6 @@ class PerspectiveService:
             }
             if p.mode == "anchored" and p.mode_effective == "local":
                 out["mode_note"] = MODE_NOTE
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def _compare_dims(self, p: Perspective, g: Graph) -> dict[str, np.ndarray]:
@@ -812,7 +788,6 @@ class PerspectiveService:
         return dims
 
     def compare(self, agent: str, pid_a: str, pid_b: str, dimensions: list[str] | None = None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         if pid_a == pid_b:
             raise InvalidInputError("perspective_id_b must differ from perspective_id_a",
                                     details={"argument": "perspective_id_b"})
@@ -854,11 +829,9 @@ class PerspectiveService:
                                        "the older one to refresh it")
                 if pa.cache_generation != pb.cache_generation else None,
             }
-        out["elapsed_ms"] = _elapsed(t0)
         return out
 
     def list(self, agent: str) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             gen = self.cg.store.generations()[0]
             items = []
@@ -875,18 +848,16 @@ class PerspectiveService:
                     "last_accessed_ms": p.last_accessed_ms, "memory_bytes": size,
                 })
         return {"perspectives": items, "total_memory_bytes": total,
-                "limits": {"max_perspectives": self.max_perspectives, "max_total_bytes": self.max_total_bytes},
-                "elapsed_ms": _elapsed(t0)}
+                "limits": {"max_perspectives": self.max_perspectives, "max_total_bytes": self.max_total_bytes}}
 
     def close(self, agent: str, pid: str) -> dict[str, Any]:
-        t0 = time.perf_counter()
         with self.cg.lock:
             self._get(agent, pid)
             with self.db.write():
                 self.repo.delete(pid, agent)
             released = self._release_locks_of(pid)
             self._forget(pid)
-        return {"perspective_id": pid, "closed": True, "locks_released": released, "elapsed_ms": _elapsed(t0)}
+        return {"perspective_id": pid, "closed": True, "locks_released": released}
 
 
 def _tail(ext: str) -> str:

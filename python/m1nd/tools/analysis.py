@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 
 def _warmup(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return ws.graph.warmup(a["agent_id"], a["task_description"], boost_strength=a["boost_strength"],
-                           max_primed=a["max_primed"])
+                           max_primed=a["max_primed"]).to_dict()
 
 
 register(Tool(
@@ -24,14 +25,14 @@ register(Tool(
               minimum=0.0, maximum=1.0),
         Param("max_primed", "integer", "Nodes primed at most.", default=20, minimum=1, maximum=100),
     ),
-    handler=_warmup, counts_query=True,
+    handler=_warmup, hint=hints.warmup, timed=True, counts_query=True,
     output_required=("seeds", "primed_nodes", "total_primed"), shrinkable=("primed_nodes", "seeds"),
 ))
 
 
 def _missing(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return ws.graph.missing(a["agent_id"], a["query"], min_sibling_activation=a["min_sibling_activation"],
-                            top_k=a["top_k"], include_ghost_edges=a["include_ghost_edges"])
+                            top_k=a["top_k"], include_ghost_edges=a["include_ghost_edges"]).to_dict()
 
 
 register(Tool(
@@ -47,7 +48,7 @@ register(Tool(
         Param("top_k", "integer", "Results per list.", default=10, minimum=1, maximum=50),
         Param("include_ghost_edges", "boolean", "Report co-activated unlinked pairs.", default=True),
     ),
-    handler=_missing, counts_query=True,
+    handler=_missing, hint=hints.missing, timed=True, elapsed_before=("hint",), counts_query=True,
     read_only=True, output_required=("query", "structural_holes", "ghost_edges"),
     shrinkable=("structural_holes", "ghost_edges"),
 ))
@@ -72,7 +73,7 @@ register(Tool(
         Param("include_ghost_edges", "boolean", "Count co-activation as evidence.", default=True),
         Param("include_partial_flow", "boolean", "Report partial paths.", default=True),
     ),
-    handler=_hypothesize, counts_query=True, read_only=True,
+    handler=_hypothesize, timed=True, counts_query=True, read_only=True,
     output_required=("claim", "claim_type", "verdict", "confidence", "supporting_evidence",
                      "contradicting_evidence"),
     shrinkable=("supporting_evidence", "contradicting_evidence"),
@@ -102,7 +103,7 @@ register(Tool(
         Param("include_anomalies", "boolean", "E.g. new code without tests.", default=True),
         Param("top_k", "integer", "Entries per list.", default=50, minimum=1, maximum=500),
     ),
-    handler=_diverge, counts_query=True, read_only=True,
+    handler=_diverge, timed=True, counts_query=True, read_only=True,
     output_required=("baseline", "structural_drift", "new_nodes", "removed_nodes", "modified_nodes", "anomalies"),
     shrinkable=("modified_nodes", "coupling_changes", "new_nodes", "removed_nodes", "anomalies"),
 ))

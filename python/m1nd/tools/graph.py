@@ -7,6 +7,7 @@ from typing import Any
 from m1nd.graph.activation import DIMENSIONS
 from m1nd.graph.nodes import KIND_NAMES
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 RELATION_NAMES = tuple(RELATION_CODES) + tuple(n for n in INVERSE_RELATION_CODES if n not in RELATION_CODES)
@@ -54,7 +55,7 @@ def _activate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
                          include_structural_holes=a["include_structural_holes"],
                          coactivation_ltp=a["coactivation_ltp"], max_per_file=a["max_per_file"],
                          group_by=a["group_by"], history_before=a.get("history_before"),
-                         code_only=a["code_only"])
+                         code_only=a["code_only"]).to_dict()
 
 
 register(Tool(
@@ -91,7 +92,8 @@ register(Tool(
               "change-history match; for evaluating on the repository's own recent commits.", minimum=0,
               maximum=2**53),
     ),
-    handler=_activate, counts_query=True,
+    handler=_activate, hint=hints.activate, hint_before=("truncated",), timed=True, elapsed_before=("stale",),
+    counts_query=True,
     output_required=("query", "seeds", "activated", "semantic_backend", "graph_generation", "elapsed_ms"),
     shrinkable=("activated", "files", "ghost_edges", "structural_holes", "seeds", "related_memories"),
 ))
@@ -100,7 +102,8 @@ register(Tool(
 def _why(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     g = ws.graph
     return g.why(source=a["source"], target=a["target"], max_hops=a["max_hops"], max_paths=a["max_paths"],
-                 path_budget=a["path_budget"], min_strength=a["min_strength"], relations=a.get("relations") or None)
+                 path_budget=a["path_budget"], min_strength=a["min_strength"],
+                 relations=a.get("relations") or None).to_dict()
 
 
 register(Tool(
@@ -121,7 +124,7 @@ register(Tool(
         Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
               unique_items=True),
     ),
-    handler=_why, counts_query=True, read_only=True,
+    handler=_why, hint=hints.why, timed=True, counts_query=True, read_only=True,
     output_required=("source", "target", "paths", "total_paths_found", "budget_exhausted"), shrinkable=("paths",),
 ))
 
@@ -130,7 +133,7 @@ def _impact(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     g = ws.graph
     return g.impact(node_id=a["node_id"], direction=a["direction"], max_hops=a["max_hops"],
                     min_signal=a["min_signal"], top_k=a["top_k"], relations=a.get("relations") or None,
-                    include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"])
+                    include_causal_chains=a["include_causal_chains"], max_chains=a["max_chains"]).to_dict()
 
 
 register(Tool(
@@ -151,7 +154,7 @@ register(Tool(
         Param("include_causal_chains", "boolean", "Explain each entry's path.", default=True),
         Param("max_chains", "integer", "Chains returned.", default=10, minimum=0, maximum=50),
     ),
-    handler=_impact, counts_query=True, read_only=True,
+    handler=_impact, hint=hints.impact, timed=True, counts_query=True, read_only=True,
     output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),
     shrinkable=("blast_radius", "causal_chains", "tests_affected"),
 ))
@@ -165,7 +168,7 @@ register(Tool(
     name="health", title="Server and graph health", group="lifecycle",
     description=("Report whether the graph is ingested, its size and generations, learned-weight persistence, "
                  "the embedder, git state and agents. Call first in a session; if the graph is empty, call ingest."),
-    params=(), handler=_health, read_only=True,
+    params=(), handler=_health, hint=hints.health, read_only=True,
     output_required=("status", "node_count", "edge_count", "graph_generation", "embedder"),
     shrinkable=("agents", "ingest_roots", "warnings"),
 ))

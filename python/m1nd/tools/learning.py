@@ -59,7 +59,7 @@ register(Tool(
         Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.", default=3, minimum=1,
               maximum=10),
     ),
-    handler=_learn, counts_query=True,
+    handler=_learn, timed=True, elapsed_before=("query",), counts_query=True,
     output_required=("edges_adjusted", "nodes_affected", "plasticity_delta"),
     shrinkable=("pairs_without_path", "seeds_used"),
 ))
@@ -85,7 +85,7 @@ register(Tool(
         Param("top_n", "integer", "Weight drifts listed.", default=20, minimum=1, maximum=200),
         Param("max_list", "integer", "Cap on new_nodes and removed_nodes.", default=50, minimum=0, maximum=500),
     ),
-    handler=_drift, counts_query=True, read_only=True,
+    handler=_drift, timed=True, counts_query=True, read_only=True,
     output_required=("since", "baseline", "node_count_delta", "edge_count_delta", "new_nodes", "removed_nodes"),
     shrinkable=("top_weight_drifts", "new_nodes", "removed_nodes"),
 ))
@@ -108,6 +108,6 @@ register(Tool(
     params=(
         Param("action", "string", "save, status or baseline.", required=True, enum=PERSIST_ACTIONS),
     ),
-    handler=_persist,
+    handler=_persist, timed=True,
     output_required=("action", "dirty_weights", "weights_generation"),
 ))

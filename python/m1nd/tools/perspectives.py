@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from m1nd.graph.activation import DIMENSIONS
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 from m1nd.perspectives import service_for
 
@@ -39,7 +40,7 @@ register(Tool(
         Param("lens", "object", "Optional: dimensions, node_kinds, route_families, ranking_weights, top_k (1..50, "
               "12), path_prefix, include_tests."),
     ),
-    handler=_start, counts_query=True,
+    handler=_start, hint=hints.perspective_start, timed=True, counts_query=True,
     output_required=("perspective_id", "mode", "focus_node", "routes", "total_routes", "route_set_version",
                      "cache_generation"),
     shrinkable=("routes", "seeds", "overlapping_locks"),
@@ -63,7 +64,7 @@ register(Tool(
         Param("page_size", "integer", "Routes per page; clamped to 1..10.", default=6),
         Param("route_set_version", "integer", "Version you last saw (for the mismatch flag)."),
     ),
-    handler=_routes, counts_query=True, read_only=True,
+    handler=_routes, timed=True, counts_query=True, read_only=True,
     output_required=("routes", "page", "total_pages", "route_set_version"), shrinkable=("routes",),
 ))
 
@@ -80,7 +81,7 @@ register(Tool(
                  "connections. Pass route_id or route_index, and route_set_version. Then perspective_peek for the "
                  "code or perspective_follow to move there."),
     params=(PID, ROUTE_ID, ROUTE_INDEX, VERSION),
-    handler=_inspect, counts_query=True, read_only=True,
+    handler=_inspect, timed=True, counts_query=True, read_only=True,
     output_required=("route_id", "target_node", "score_breakdown", "provenance"),
     shrinkable=("affinity_candidates", "path", "path_relations"),
 ))
@@ -104,7 +105,7 @@ register(Tool(
         Param("context_lines", "integer", "Extra lines before and after a symbol.", default=0, minimum=0,
               maximum=20),
     ),
-    handler=_peek, counts_query=True, read_only=True,
+    handler=_peek, timed=True, counts_query=True, read_only=True,
     output_required=("route_id", "target_node", "content"),
 ))
 
@@ -120,7 +121,7 @@ register(Tool(
                  "are recomputed from the new focus and route_set_version goes up by one (pass the new one next). "
                  "Then inspect, peek or follow again, or perspective_suggest when unsure."),
     params=(PID, ROUTE_ID, ROUTE_INDEX, VERSION),
-    handler=_follow, counts_query=True,
+    handler=_follow, timed=True, counts_query=True,
     output_required=("previous_focus", "new_focus", "routes", "route_set_version"), shrinkable=("routes",),
 ))
 
@@ -135,7 +136,7 @@ register(Tool(
                  "confidence, favouring unvisited targets and route families not yet explored. Use when unsure "
                  "which route to take; then do what it says."),
     params=(PID, VERSION),
-    handler=_suggest, counts_query=True, read_only=True,
+    handler=_suggest, timed=True, counts_query=True, read_only=True,
     output_required=("suggestion", "based_on"), shrinkable=("alternatives",),
 ))
 
@@ -152,7 +153,7 @@ register(Tool(
                  "to find missing links; confirm with why or perspective_peek."),
     params=(PID, ROUTE_ID, ROUTE_INDEX, VERSION,
             Param("top_k", "integer", "Candidates returned.", default=8, minimum=1, maximum=20)),
-    handler=_affinity, counts_query=True, read_only=True,
+    handler=_affinity, timed=True, counts_query=True, read_only=True,
     output_required=("notice", "candidates"), shrinkable=("candidates",),
 ))
 
@@ -168,7 +169,7 @@ register(Tool(
                  "perspective_compare them."),
     params=(PID, Param("branch_name", "string", "Unique name in this perspective tree (default branch_<n>).",
                        pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")),
-    handler=_branch, counts_query=True,
+    handler=_branch, timed=True, counts_query=True,
     output_required=("branch_perspective_id", "branch_name", "branched_from_focus"),
 ))
 
@@ -183,7 +184,7 @@ register(Tool(
                  "graph changed meanwhile); route_set_version goes up by one. Use after a dead end; then follow "
                  "another route."),
     params=(PID,),
-    handler=_back, counts_query=True,
+    handler=_back, timed=True, counts_query=True,
     output_required=("restored_focus", "restored_mode", "route_set_version"), shrinkable=("routes",),
 ))
 
@@ -204,7 +205,7 @@ register(Tool(
               max_length=100),
         Param("dimensions", "string[]", "Dimensions to compare ([] = all four).", enum=DIMENSIONS, unique_items=True),
     ),
-    handler=_compare, counts_query=True, read_only=True,
+    handler=_compare, timed=True, counts_query=True, read_only=True,
     output_required=("shared_nodes", "unique_to_a", "unique_to_b", "dimension_deltas"),
     shrinkable=("shared_nodes", "unique_to_a", "unique_to_b"),
 ))
@@ -220,7 +221,7 @@ register(Tool(
                  "plus the limits. Use to resume work after a restart or before closing some; then perspective_routes "
                  "on one to continue it."),
     params=(),
-    handler=_list, counts_query=True, read_only=True,
+    handler=_list, timed=True, counts_query=True, read_only=True,
     output_required=("perspectives", "total_memory_bytes"), shrinkable=("perspectives",),
 ))
 
@@ -234,6 +235,6 @@ register(Tool(
     description=("Close a perspective and release its region lock; branches made from it stay open. Use when an "
                  "exploration is done or to get under the limit of 8 open perspectives."),
     params=(PID,),
-    handler=_close, counts_query=True,
+    handler=_close, timed=True, counts_query=True,
     output_required=("closed", "locks_released"),
 ))

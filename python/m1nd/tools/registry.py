@@ -107,6 +107,8 @@ COMMON_PARAMS = (
 )
 
 Handler = Callable[[Any, dict[str, Any]], dict[str, Any]]
+# (result, validated arguments) -> the agent-facing next step, or None (m1nd.tools.hints)
+Hinter = Callable[[dict[str, Any], dict[str, Any]], str | None]
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,13 @@ class Tool:
     # A query on the code graph: counted per agent before the handler runs (health's counters, and the periodic
     # flush of learned weights every 50 queries), so handlers only forward their arguments.
     counts_query: bool = False
+    # The tool layer times every call of a timed tool and puts ``elapsed_ms`` in its result (services never time
+    # themselves): at the end, or before the first of ``elapsed_before`` present (where the key has always been).
+    timed: bool = False
+    elapsed_before: tuple[str, ...] = ()
+    # The agent-facing hint of a result (services write none): placed last, or before the first of ``hint_before``.
+    hint: Hinter | None = None
+    hint_before: tuple[str, ...] = ()
     all_params: tuple[Param, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -375,7 +384,7 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
     """Validate, run and shape one tool call. Never raises for tool-level failures.
 
     ``default_agent`` acts when the arguments carry no ``agent_id`` (the connection's agent, issue 15)."""
-    from m1nd.tools.shaping import shape
+    from m1nd.tools.shaping import place, shape
 
     tool = load_all().get(name)
     if tool is None:
@@ -392,8 +401,13 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
         if tool.counts_query:
             context.count_query(clean["agent_id"])
         result = tool.handler(context, clean)
-        if "elapsed_ms" in result and result["elapsed_ms"] is None:
-            result["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        if tool.hint is not None:
+            text = tool.hint(result, clean)
+            if text is not None:
+                result = place(result, "hint", text, tool.hint_before)
+        if tool.timed:
+            result = place(result, "elapsed_ms", round((time.perf_counter() - started) * 1000, 3),
+                           tool.elapsed_before)
         return ToolResult(shape(tool, result, clean["max_output_chars"]), False)
     except M1ndError as e:
         return error_result(e)

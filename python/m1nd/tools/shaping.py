@@ -63,6 +63,22 @@ def _lists(result: dict[str, Any], names: tuple[str, ...]) -> list[tuple[str, li
     return found
 
 
+def place(result: dict[str, Any], key: str, value: Any, before: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``result`` with ``key`` set to ``value``: where it already is, else before the first key of ``before`` the
+    result has, else last. The tool layer adds its fields (``hint``, ``elapsed_ms``) this way, so a result's keys
+    keep the order they have always had on the wire."""
+    at = next((k for k in before if k in result), None)
+    if key in result or at is None:
+        result[key] = value
+        return result
+    out: dict[str, Any] = {}
+    for k, v in result.items():
+        if k == at:
+            out[key] = value
+        out[k] = v
+    return out
+
+
 def shape(tool: Any, result: dict[str, Any], max_chars: int) -> dict[str, Any]:
     result, n = _with_size(result)
     if n <= max_chars:

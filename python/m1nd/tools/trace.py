@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 
@@ -28,7 +29,7 @@ register(Tool(
         Param("max_hops", "integer", "How far suspicion spreads from the frames.", default=3, minimum=0,
               maximum=6),
     ),
-    handler=_trace, counts_query=True,
+    handler=_trace, hint=hints.trace, timed=True, counts_query=True,
     read_only=True, output_required=("frames_total", "mapped", "unmapped", "suspects"),
     shrinkable=("suspects", "mapped", "unmapped"),
 ))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 from m1nd.tools.learning import SchemaParam
 from m1nd.codegraph.trails import STATUSES, TAG_PATTERN, TRAIL_ID_PATTERN
@@ -25,7 +26,7 @@ def _save(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     return save(ws.graph, a["agent_id"], a["label"], hypotheses=a.get("hypotheses"),
                 conclusions=a.get("conclusions"), open_questions=a.get("open_questions"), tags=a.get("tags"),
                 summary=a.get("summary"), visited_nodes=a.get("visited_nodes"),
-                activation_boosts=a.get("activation_boosts"), captured_nodes=captured)
+                activation_boosts=a.get("activation_boosts"), captured_nodes=captured).to_dict()
 
 
 register(Tool(
@@ -50,7 +51,7 @@ register(Tool(
         Param("activation_boosts", "object", "node id -> boost in [0, 1] re-injected on resume; derived when "
               "omitted."),
     ),
-    handler=_save, counts_query=True,
+    handler=_save, timed=True, counts_query=True,
     output_required=("trail_id", "nodes_saved", "hypotheses_saved", "graph_generation_at_creation", "created_at_ms"),
 ))
 
@@ -58,7 +59,7 @@ register(Tool(
 def _resume(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import resume
 
-    return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"])
+    return resume(ws.graph, a["agent_id"], a["trail_id"], force=a["force"], max_listed=a["max_listed"]).to_dict()
 
 
 register(Tool(
@@ -73,7 +74,7 @@ register(Tool(
         Param("force", "boolean", "Resume even when stale.", default=False),
         Param("max_listed", "integer", "Cap on missing_nodes.", default=20, minimum=0, maximum=200),
     ),
-    handler=_resume, counts_query=True,
+    handler=_resume, timed=True, counts_query=True,
     output_required=("trail_id", "stale", "generations_behind", "missing_nodes", "nodes_reactivated",
                      "hypotheses_downgraded", "trail"),
     shrinkable=("missing_nodes", "hypotheses_downgraded", "open_questions"),
@@ -84,7 +85,7 @@ def _list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import list_trails
 
     return list_trails(ws.graph, filter_agent_id=a.get("filter_agent_id"), filter_status=a.get("filter_status"),
-                       filter_tags=a.get("filter_tags"), limit=a["limit"])
+                       filter_tags=a.get("filter_tags"), limit=a["limit"]).to_dict()
 
 
 register(Tool(
@@ -98,7 +99,7 @@ register(Tool(
         Param("filter_tags", "string[]", "Any of these tags.", default=(), max_items=50, max_length=64),
         Param("limit", "integer", "Trails returned.", default=50, minimum=1, maximum=500),
     ),
-    handler=_list, counts_query=True, read_only=True,
+    handler=_list, hint=hints.trail_list, timed=True, elapsed_before=("hint",), counts_query=True, read_only=True,
     output_required=("trails", "total_count"), shrinkable=("trails",),
 ))
 
@@ -106,7 +107,7 @@ register(Tool(
 def _merge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     from m1nd.codegraph.trails import merge
 
-    return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label"))
+    return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label")).to_dict()
 
 
 register(Tool(
@@ -119,7 +120,7 @@ register(Tool(
               max_length=100),
         Param("label", "string", "Defaults to 'merge: <label1> + <label2> …'.", min_length=1, max_length=200),
     ),
-    handler=_merge, counts_query=True,
+    handler=_merge, timed=True, counts_query=True,
     output_required=("merged_trail_id", "source_trails", "nodes_merged", "conflicts", "connections_discovered"),
     shrinkable=("connections_discovered", "conflicts"),
 ))
