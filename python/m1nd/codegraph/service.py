@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
+from m1nd.defaults import DECAY, THRESHOLD
 from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
 from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
@@ -540,7 +541,7 @@ class CodeGraph:
 
     # -- queries --------------------------------------------------------------------------------------------------
     def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,
-                 max_hops: int = 5, decay: float = 0.55, threshold: float = 0.04, max_seeds: int = 24,
+                 max_hops: int = 5, decay: float = DECAY, threshold: float = THRESHOLD, max_seeds: int = 24,
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
                  coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import DECAY, THRESHOLD
 from m1nd.graph.activation import DIMENSIONS
 from m1nd.graph.nodes import KIND_NAMES
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
@@ -72,8 +73,8 @@ register(Tool(
         Param("dimensions", "string[]", "Signals used (default all).", min_items=1, unique_items=True,
               enum=DIMENSIONS),
         Param("max_hops", "integer", "Spreading depth.", default=5, minimum=1, maximum=10),
-        Param("decay", "number", "Energy kept per hop.", default=0.55, minimum=0.05, maximum=0.95),
-        Param("threshold", "number", "Energy below which spreading stops.", default=0.04, minimum=0.001,
+        Param("decay", "number", "Energy kept per hop.", default=DECAY, minimum=0.05, maximum=0.95),
+        Param("threshold", "number", "Energy below which spreading stops.", default=THRESHOLD, minimum=0.001,
               maximum=0.5),
         Param("max_seeds", "integer", "Text matches used as seeds.", default=24, minimum=1, maximum=200),
         Param("node_kinds", "string[]", "Result filter by kind.", enum=KIND_NAMES, unique_items=True),
