@@ -4,7 +4,7 @@ with the local usearch mirror of its vectors, and on a server with pgvector (thr
 in the same session, grouped so the report shows them together.
 
 Sizes: add-batch is always 10,000 lines; the searched store holds 10,000 entries by default and the issue's
-100,000 with ``M1ND_BENCH_PG_FULL=1`` (about half an hour on two busy cores; no pytest timeout then). With
+100,000 with ``M1ND_BENCH_PG_FULL=1`` (41 minutes on two busy cores; no pytest timeout then). With
 ``--benchmark-disable`` (CI) everything shrinks to a correctness pass. The corpus is the one of
 :mod:`test_memory_bench` (Zipf vocabulary, sessions of 500, 10 % private); vectors come from the hashing embedder,
 so semantic timings measure the stores and the vector search, not a model.
@@ -12,10 +12,11 @@ so semantic timings measure the stores and the vector search, not a model.
 How the searched stores are loaded: the ``memory.db`` file by ``add_batch`` with vectors (the write path), and each
 server store by ``m1nd memory migrate`` from that file (:func:`m1nd.memory.migration.migrate_to`: pipelined
 batches, the keyword index built on the server, the HNSW indexes after the rows, counts verified). A server store
-loaded entry by entry costs about 18 round trips per entry, half an hour per 100k store here, which is the
-add-batch benchmark's subject, not the searches'; the migrated stores hold the same rows, vectors, ``tsvector``
-documents and indexes. The PostgreSQL+usearch store builds its local mirror from the server's vectors, as a new
-machine joining a team does, before its searches are timed. The load times are in each search's ``extra_info``.
+loaded entry by entry with vectors costs about 18 round trips per entry, about half an hour per 100k store here
+(the add-batch benchmark measures that path without vectors); the migrated stores hold the same rows, vectors,
+``tsvector`` documents, indexes and planner statistics. The PostgreSQL+usearch store builds its local mirror from
+the server's vectors, as a new machine joining a team does, before its searches are timed. The load times are in
+each search's ``extra_info``.
 """
 
 from __future__ import annotations
