@@ -163,9 +163,9 @@ def _ensure_vector_indexes(dst: Any) -> None:
     """A server that searches vectors itself (pgvector) gets the nearest-neighbour indexes of the copied model's
     dimension, as the first embedded write would have made them (the copied ``meta`` records the model without
     that write). Built once after the rows are in, which is also faster than growing them row by row."""
-    from m1nd.store.pg_memory_repo import ensure_ann_indexes, vector_repo
+    from m1nd.store.pg_memory_repo import PgVectorRepo, ensure_ann_indexes
 
-    rows = vector_repo(dst.db)
+    rows = PgVectorRepo(dst.db)
     dim = rows.recorded_model()[1]
     if dim and rows.native_search():
         ensure_ann_indexes(dst.db, int(dim))
