@@ -143,3 +143,31 @@ def test_pgvector_offered_but_not_creatable_keeps_the_mirror(pgvector_server, tm
             _close(svc)
     finally:
         pgvector_server.drop_database("v_plain")
+
+
+def test_migrating_onto_pgvector_builds_the_nearest_neighbour_indexes(pgvector_url: str, tmp_path: Path) -> None:
+    # the migration copies meta (the model) without an embedded write, which is what used to create the indexes:
+    # a migrated memory then searched by a scan of every vector
+    from memory_backends import rows
+
+    from m1nd.memory.migration import migrate_to
+
+    src = MemoryService(tmp_path / "src" / "memory.db", vector_hook=vector_hook_for(tmp_path / "src" / "memory.db"))
+    try:
+        _fill(src)
+        want = _semantic(src, "retrying failed network requests")
+        assert migrate_to(src, pgvector_url)["verified"]
+    finally:
+        _close(src)
+    svc = _service(pgvector_url, tmp_path / "dst")
+    try:
+        assert _searches_on_server(svc)
+        dim = svc.vector_hook.dim
+        names = {r[0] for r in rows(tmp_path, pgvector_url, "SELECT indexname FROM pg_indexes WHERE tablename = "
+                                                            "'vectors'")}
+        assert {f"vectors_hnsw_entry_{dim}", f"vectors_hnsw_chunk_{dim}"} <= names
+        assert _semantic(svc, "retrying failed network requests") == want
+        assert [e["title"] for e in svc.search("backoff", Filters(), agent="alice").data] == [
+            "Retry with exponential backoff"]
+    finally:
+        _close(svc)

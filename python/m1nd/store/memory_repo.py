@@ -344,6 +344,12 @@ class EntryRepo:
         self.db.execute("INSERT INTO entries_fts(rowid, title, body, summary, tags_text, ident_text) "
                         "VALUES (?, ?, ?, ?, ?, ?)", (rowid, title, body, summary or "", " ".join(tags), ident))
 
+    def fts_refresh_many(self, rows: Sequence[tuple[int, str, str, str | None, Sequence[str], str]]) -> None:
+        """The keyword index of new entries, ``(rowid, title, body, summary, tags, ident)`` each."""
+        self.db.executemany("INSERT INTO entries_fts(rowid, title, body, summary, tags_text, ident_text) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            [(r, t, b, s or "", " ".join(g), i) for r, t, b, s, g, i in rows])
+
     def activate(self, rowids: Sequence[int], now: str, *, full: bool = True) -> None:
         """Activation bookkeeping: ``full`` sets the decay clock too; otherwise only the count moves."""
         if not rowids:

@@ -160,6 +160,18 @@ class PgMemoryDb:
         self._tx.cur.executemany(stmt, rows)
         self._changes = self._tx.rowcount
 
+    def native_many(self, sql: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> None:
+        """:meth:`executemany` of a statement already in PostgreSQL's spelling, inside the current transaction
+        (psycopg pipelines the rows: one round trip per batch, not per row)."""
+        if not rows:
+            return
+        if self._tx is None:
+            with self.write():
+                self.native_many(sql, rows)
+            return
+        self._tx.cur.executemany(sql, rows)
+        self._changes = self._tx.rowcount
+
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
         return next(self.execute(sql, params), None)
 

@@ -105,6 +105,17 @@ def _scope_sql(where: Where) -> tuple[str, dict[str, Any]]:
     return to_pg(where.sql())[0], dict(where.params)
 
 
+_FTS_UPSERT = (
+    f"INSERT INTO entries_fts(rowid, doc) VALUES (%(r)s, setweight(to_tsvector('{TS_CONFIG}', %(t)s), 'A') || "
+    f"setweight(to_tsvector('{TS_CONFIG}', %(g)s), 'B') || setweight(to_tsvector('{TS_CONFIG}', %(s)s), 'C') || "
+    f"setweight(to_tsvector('{TS_CONFIG}', %(b)s), 'D')) ON CONFLICT (rowid) DO UPDATE SET doc = excluded.doc")
+
+
+def _fts_params(rowid: int, title: str, body: str, summary: str | None, tags: Sequence[str],
+                ident: str) -> dict[str, Any]:
+    return {"r": rowid, "t": title, "g": " ".join(tags) + " " + ident, "s": summary or "", "b": body}
+
+
 class PgEntryRepo(EntryRepo):
     @property
     def pg(self) -> PgMemoryDb:
@@ -171,12 +182,11 @@ class PgEntryRepo(EntryRepo):
 
     def fts_refresh(self, rowid: int, title: str, body: str, summary: str | None, tags: Sequence[str],
                     ident: str, *, new: bool = False) -> None:
-        c = TS_CONFIG
-        self.pg.native(
-            f"INSERT INTO entries_fts(rowid, doc) VALUES (%(r)s, setweight(to_tsvector('{c}', %(t)s), 'A') || "
-            f"setweight(to_tsvector('{c}', %(g)s), 'B') || setweight(to_tsvector('{c}', %(s)s), 'C') || "
-            f"setweight(to_tsvector('{c}', %(b)s), 'D')) ON CONFLICT (rowid) DO UPDATE SET doc = excluded.doc",
-            {"r": rowid, "t": title, "g": " ".join(tags) + " " + ident, "s": summary or "", "b": body})
+        self.pg.native(_FTS_UPSERT, _fts_params(rowid, title, body, summary, tags, ident))
+
+    def fts_refresh_many(self, rows: Sequence[tuple[int, str, str, str | None, Sequence[str], str]]) -> None:
+        # one pipelined batch instead of a round trip per entry: the keyword index of a migrated memory
+        self.pg.native_many(_FTS_UPSERT, [_fts_params(*r) for r in rows])
 
     def bump_resonance(self, rowid: int, now: str, *, cap: int) -> None:
         self.db.execute("UPDATE entries SET resonance = least(resonance + 1, ?), last_activated = ?, "
