@@ -113,23 +113,13 @@ class ReceiverTypes(ResolverCore):
 
     def attr_type(self, t: int, attr: str, depth: int) -> tuple[int, float]:
         """Type of attribute ``attr`` of type ``t``: the nearest class of its hierarchy that assigns it decides."""
-        seen = {t}
-        queue = [t]
-        while queue:
-            c = queue.pop(0)
-            ex = self.extra[c]
-            if ex is not None:
-                attrs = ex.get("attrs")
-                if attrs is not None and attr in attrs:
-                    texpr = attrs[attr]
-                    if not texpr:
-                        return NOTFOUND, 0.0
-                    cf = self.file_by_idx[self.file_of[c]]
-                    return self.eval_type(cf, c, texpr, depth + 1)
-            for b in self.bases.get(c, ()):
-                if b not in seen:
-                    seen.add(b)
-                    queue.append(b)
+        c = self.attr_holder(t, attr)
+        if c >= 0:
+            texpr = self.extra[c]["attrs"][attr]
+            if not texpr:
+                return NOTFOUND, 0.0
+            cf = self.file_by_idx[self.file_of[c]]
+            return self.eval_type(cf, c, texpr, depth + 1)
         # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
         m = self.member(t, attr, FN_KINDS)
         if m >= 0:
