@@ -13,27 +13,22 @@ import hashlib
 import hmac
 import re
 import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.store.token_repo import TokenRepository, TokenRow
+from m1nd.timeutil import MS_PER_DAY, now_ms
 
 PREFIX = "m1nd_"
 _TOKEN_RE = re.compile(r"^m1nd_([0-9a-f]{8})_([A-Za-z0-9_-]{43})$")
 MAX_NOTE = 200
 MAX_EXPIRY_DAYS = 3650
-DAY_MS = 86_400_000
 
 
 def tokens_db_path(home: Path) -> Path:
     return home / "tokens.db"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _digest(token: str) -> str:
@@ -71,7 +66,7 @@ class TokenService:
     """Tokens of one home. ``clock`` (milliseconds) is injectable for tests of expiry."""
 
     def __init__(self, home: Path, *, busy_timeout_ms: int = 10000,
-                 clock: Callable[[], int] = _now_ms) -> None:
+                 clock: Callable[[], int] = now_ms) -> None:
         self.repo = TokenRepository(tokens_db_path(home), busy_timeout_ms=busy_timeout_ms)
         self.clock = clock
 
@@ -85,7 +80,7 @@ class TokenService:
             raise InvalidInputError(f"--expires-days must be in (0, {MAX_EXPIRY_DAYS}] (got {expires_days:g})",
                                     recover="pass a number of days such as 90, or omit it for no expiry")
         now = self.clock()
-        expires = now + int(expires_days * DAY_MS) if expires_days is not None else None
+        expires = now + int(expires_days * MS_PER_DAY) if expires_days is not None else None
         while True:
             token_id = secrets.token_hex(4)
             secret = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"

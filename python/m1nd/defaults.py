@@ -9,6 +9,10 @@ from __future__ import annotations
 # -- spreading activation (graph) ---------------------------------------------------------------------------------
 DECAY = 0.55  # energy kept per hop
 THRESHOLD = 0.04  # energy below which a node stops spreading
+WARMUP_BOOST = 0.15  # warmup: boost of the strongest primed node (the others in proportion to their activation)
+WARMUP_MAX_PRIMED = 20  # warmup: nodes primed at most
+MISSING_MIN_SIBLING = 0.3  # missing: neighbour activation that marks a structural hole
+MISSING_TOP_K = 10  # missing: structural holes reported at most
 
 # -- knowledge memory ---------------------------------------------------------------------------------------------
 SEARCH_LIMIT = 20  # results of memory search

@@ -20,12 +20,12 @@ import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from m1nd.errors import BusyError, M1ndError
+from m1nd.timeutil import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -368,7 +368,7 @@ class Watcher:
         with self._cond:
             pending = sorted({rel for files in self._pending.values() for rel in files if rel})
             checking = any("" in files for files in self._pending.values())
-        state = {"pid": os.getpid(), "pending": pending, "checking": checking, "updated_ms": int(time.time() * 1000)}
+        state = {"pid": os.getpid(), "pending": pending, "checking": checking, "updated_ms": now_ms()}
         tmp = self._state_path.with_suffix(f".{threading.get_ident()}.tmp")
         try:
             self._state_path.parent.mkdir(parents=True, exist_ok=True)

@@ -115,19 +115,17 @@ class Workspace:
         self.count_query(agent)
         return self.graph.impact(node_id=node_id, direction=direction, top_k=top_k, **options)
 
-    def warmup(self, task_description: str, *, agent: str = "python", boost_strength: float = 0.15,
-               max_primed: int = 20) -> WarmupResult:
+    def warmup(self, task_description: str, *, agent: str = "python", **options: Any) -> WarmupResult:
         """Prime ``agent``'s later ``activate`` calls toward the code a task description matches (the ``warmup``
-        tool; ``boost_strength=0`` clears the priming)."""
+        tool; ``options``: boost_strength (``0`` clears the priming), max_primed)."""
         self.count_query(agent)
-        return self.graph.warmup(agent, task_description, boost_strength=boost_strength, max_primed=max_primed)
+        return self.graph.warmup(agent, task_description, **options)
 
-    def missing(self, query: str, *, agent: str = "python", min_sibling_activation: float = 0.3, top_k: int = 10,
-                include_ghost_edges: bool = True) -> MissingResult:
-        """Structural holes (likely missing links) and ghost edges around ``query`` (the ``missing`` tool)."""
+    def missing(self, query: str, *, agent: str = "python", **options: Any) -> MissingResult:
+        """Structural holes (likely missing links) and ghost edges around ``query`` (the ``missing`` tool;
+        ``options``: min_sibling_activation, top_k, include_ghost_edges)."""
         self.count_query(agent)
-        return self.graph.missing(agent, query, min_sibling_activation=min_sibling_activation, top_k=top_k,
-                                  include_ghost_edges=include_ghost_edges)
+        return self.graph.missing(agent, query, **options)
 
     def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
                    agent: str | None = "python", tags: list[str] | None = None,

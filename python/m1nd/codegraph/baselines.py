@@ -28,7 +28,7 @@ import numpy as np
 
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.graph.model import Graph, edge_label, relation_name
-from m1nd.store.graph_repo import now_ms
+from m1nd.timeutil import now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph

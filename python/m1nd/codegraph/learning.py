@@ -26,7 +26,7 @@ from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.graph.model import Graph, edge_label
 from m1nd.graph.schema import RELATION_CODES
-from m1nd.store.graph_repo import now_ms
+from m1nd.timeutil import now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from m1nd.errors import InvalidInputError, StoreError
 from m1nd.graph.engine import W_MAX, W_MIN
-from m1nd.store.graph_repo import now_ms
 from m1nd.store.pg_url import is_postgres_url, redact
 from m1nd.store.team_contract import SharedLearningStore
 from m1nd.store.team_sqlite import SqliteLearningStore
+from m1nd.timeutil import now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph

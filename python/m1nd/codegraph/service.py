@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.defaults import DECAY, THRESHOLD
+from m1nd.defaults import DECAY, MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, WARMUP_BOOST, WARMUP_MAX_PRIMED
 from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
 from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
@@ -35,9 +35,10 @@ from m1nd.graph.results import (ActivationHit, ActivationResult, ImpactResult, M
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
-from m1nd.store.graph_repo import GraphStore, now_ms
+from m1nd.store.graph_repo import GraphStore
 from m1nd.store.team_contract import SharedLearningStore
 from m1nd.store.team_sqlite import SqliteLearningStore
+from m1nd.timeutil import MS_PER_DAY, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +275,7 @@ class CodeGraph:
             p = g.engine.csr.find_edge(u, v, rel)
             if p >= 0:
                 positions.append(p)
-                ages.append(max(0.0, (now - int(upd)) / 86_400_000.0))
+                ages.append(max(0.0, (now - int(upd)) / MS_PER_DAY))
         if positions:
             pos = np.asarray(positions, np.int64)
             w, w0 = g.engine.weights, g.engine.csr.base_weights
@@ -646,8 +647,8 @@ class CodeGraph:
             g = self.require_graph()
             return queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
-    def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = 0.15,
-               max_primed: int = 20) -> WarmupResult:
+    def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = WARMUP_BOOST,
+               max_primed: int = WARMUP_MAX_PRIMED) -> WarmupResult:
         """Prime this agent's later queries with a task description (activation.md §9)."""
         from m1nd.graph import activation as A
 
@@ -684,8 +685,8 @@ class CodeGraph:
                           for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
             decay_per_query=BOOST_DECAY, expires_after_queries=expires)
 
-    def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = 0.3, top_k: int = 10,
-                include_ghost_edges: bool = True) -> MissingResult:
+    def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = MISSING_MIN_SIBLING,
+                top_k: int = MISSING_TOP_K, include_ghost_edges: bool = True) -> MissingResult:
         """Structural holes and ghost edges around a query (activation.md §12); no learning side effects."""
         from m1nd.graph import activation as A
         from m1nd.graph.seeds import tokenize

@@ -28,9 +28,9 @@ from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoun
 from m1nd.graph.model import Graph, relation_name
 from m1nd.codegraph.learning import unknown_nodes_error
 from m1nd.codegraph.results import TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary
-from m1nd.store.graph_repo import now_ms
 from m1nd.store.team_contract import TrailRepository as TrailRepo
 from m1nd.store.trails_repo import TRAIL_COLUMNS
+from m1nd.timeutil import MS_PER_DAY, now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -597,7 +597,7 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
 
 # -- trail_merge -------------------------------------------------------------------------------------------------
 def _recency(now: int, last_modified_ms: int) -> float:
-    age_days = max(0.0, (now - last_modified_ms) / 86_400_000.0)
+    age_days = max(0.0, (now - last_modified_ms) / MS_PER_DAY)
     return 2.0 ** (-age_days / RECENCY_HALF_LIFE_DAYS)
 
 

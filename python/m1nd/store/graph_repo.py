@@ -23,7 +23,7 @@ from m1nd.store.baselines_repo import BaselineRepo
 from m1nd.store.db import Database, open_db
 from m1nd.store.perspectives_repo import PerspectiveRepo
 from m1nd.store.graph_schema import GRAPH_MIGRATIONS
-from m1nd.timeutil import now_ms  # re-exported: the graph services import the clock from here
+from m1nd.timeutil import now_ms  # also re-exported for codegraph.ingestion (its one home is m1nd.timeutil)
 
 NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
                 "signature", "doc", "is_test", "content_hash", "last_change_ms", "churn", "commit_count")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import MISSING_MIN_SIBLING, MISSING_TOP_K, WARMUP_BOOST, WARMUP_MAX_PRIMED
 from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
@@ -21,9 +22,9 @@ register(Tool(
     params=(
         Param("task_description", "string", "What you are about to do.", required=True, min_length=1,
               max_length=4000),
-        Param("boost_strength", "number", "Boost added to primed nodes; 0 clears.", default=0.15,
+        Param("boost_strength", "number", "Boost added to primed nodes; 0 clears.", default=WARMUP_BOOST,
               minimum=0.0, maximum=1.0),
-        Param("max_primed", "integer", "Nodes primed at most.", default=20, minimum=1, maximum=100),
+        Param("max_primed", "integer", "Nodes primed at most.", default=WARMUP_MAX_PRIMED, minimum=1, maximum=100),
     ),
     handler=_warmup, hint=hints.warmup, timed=True, counts_query=True,
     output_required=("seeds", "primed_nodes", "total_primed"), shrinkable=("primed_nodes", "seeds"),
@@ -43,9 +44,9 @@ register(Tool(
     params=(
         Param("query", "string", "Words or ids of the area to check.", required=True, min_length=1,
               max_length=2000),
-        Param("min_sibling_activation", "number", "Neighbour activation that marks a hole.", default=0.3,
-              minimum=0.05, maximum=1.0),
-        Param("top_k", "integer", "Results per list.", default=10, minimum=1, maximum=50),
+        Param("min_sibling_activation", "number", "Neighbour activation that marks a hole.",
+              default=MISSING_MIN_SIBLING, minimum=0.05, maximum=1.0),
+        Param("top_k", "integer", "Results per list.", default=MISSING_TOP_K, minimum=1, maximum=50),
         Param("include_ghost_edges", "boolean", "Report co-activated unlinked pairs.", default=True),
     ),
     handler=_missing, hint=hints.missing, timed=True, elapsed_before=("hint",), counts_query=True,
