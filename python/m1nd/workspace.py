@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from m1nd.api import (ActivationResult, ImpactResult, IngestReport, MemoryEntry, MemorySearchResult,
-                          MissingResult, WarmupResult, WhyResult)
+    from m1nd.api import (ActivationResult, HealthReport, ImpactResult, IngestReport, MemoryEntry,
+                          MemorySearchResult, MissingResult, WarmupResult, WhyResult)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
     from m1nd.perspectives.service import PerspectiveService
@@ -57,7 +57,7 @@ class Workspace:
         """Count one code-graph query of ``agent_id`` (the tool layer calls this for tools that query the graph)."""
         self.graph.count_query(agent_id)
 
-    def health(self, agent_id: str) -> dict[str, Any]:
+    def health(self, agent_id: str) -> HealthReport:
         """The ``health`` report: the graph service's, with this workspace's perspective counts."""
         return self.graph.health(agent_id, perspectives=self.perspectives)
 

@@ -27,7 +27,7 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
     g = ws.graph.graph()
     embeddable = sum(1 for t in node_texts(g.nodes) if t is not None)
     assert rep["embeddings"]["model_id"] == "hashing-v1-256" and rep["embeddings"]["embedded"] == embeddable
-    h = ws.graph.health("a")["embedder"]
+    h = ws.graph.health("a").embedder
     assert h == {"model_id": "hashing-v1-256", "dim": 256, "available": True, "code_vectors": embeddable,
                  "pending": 0}
     assert (ws.graph.workdir / "graph.code.usearch").exists()
@@ -65,7 +65,7 @@ def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_f
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r.semantic_backend == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
     assert (r.semantic_status or "").startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
-    assert ws.graph.health("a")["embedder"]["pending"] == rep["embeddings"]["queued"]
+    assert ws.graph.health("a").embedder["pending"] == rep["embeddings"]["queued"]
     cv.start_background()
     assert cv.wait_idle(timeout=60)
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
@@ -94,7 +94,7 @@ def test_no_model_keeps_the_trigram_backend(small_repo, workspace_for, monkeypat
     assert rep["embeddings"] == {"queued": 0, "model_id": None}
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r.semantic_backend == "trigram" and r.activated
-    assert ws.graph.health("a")["embedder"] == {"model_id": None, "dim": None, "available": False,
+    assert ws.graph.health("a").embedder == {"model_id": None, "dim": None, "available": False,
                                                 "code_vectors": 0, "pending": 0}
 
 
@@ -161,7 +161,7 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
         time.sleep(0.05)
     assert not ws2.memory.vector_hook.model_state()["changed"]
     assert ws2.memory.db.all("SELECT DISTINCT model_id FROM vectors") == [("hashing-v1-256",)]
-    assert ws2.graph.health("a")["embedder"]["code_vectors"] > 0
+    assert ws2.graph.health("a").embedder["code_vectors"] > 0
     # the child reported the memory re-embedding too (health shows it as memory_reembed while the child runs)
     assert cv.memory_reembed == {"pending": 0, "done": 2, "rate": cv.memory_reembed["rate"]}
 
@@ -198,5 +198,5 @@ def test_a_model_that_fails_to_load_degrades_health(small_repo, workspace_for, m
     r = ws.graph.activate("a", "retry backoff", learn=False)
     assert r.semantic_backend == "trigram"
     h = ws.graph.health("a")
-    assert h["status"] == "degraded" and h["embedder"]["available"] is False
-    assert any("failed their checksum" in w for w in h["warnings"])
+    assert h.status == "degraded" and h.embedder["available"] is False
+    assert any("failed their checksum" in w for w in h.warnings)

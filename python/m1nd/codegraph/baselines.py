@@ -29,6 +29,7 @@ import numpy as np
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.graph.model import Graph, edge_label, relation_name
 from m1nd.timeutil import now_ms
+from m1nd.codegraph.results import DriftResult, WeightDrift, WeightDriftSummary
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -237,7 +238,7 @@ def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
 
 # -- drift -------------------------------------------------------------------------------------------------------
 def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: bool = True, top_n: int = 20,
-          max_list: int = 50) -> dict[str, Any]:
+          max_list: int = 50) -> DriftResult:
     with cg.lock:
         g = cg.graph()
         base, note = select_baseline(cg, since)
@@ -248,25 +249,16 @@ def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: b
         now_set = set(now_ids)
         new_nodes = sorted(now_set - then_set)
         removed = sorted(then_set - now_set)
-        out: dict[str, Any] = {
-            "since": since, "baseline": base.header(),
-        }
-        if note:
-            out["baseline_note"] = note
-        out.update({
-            "node_count_delta": g.n - base.node_count, "edge_count_delta": g.e - base.edge_count,
-            "new_nodes": new_nodes[:max_list], "removed_nodes": removed[:max_list],
-            "new_nodes_total": len(new_nodes), "removed_nodes_total": len(removed),
-        })
-        if include_weight_drift:
-            out.update(_weight_drift(g, base, top_n))
-        out["learn_events_since"] = cg.shared.learning.events_since(base.created_ms)
-        out["queries_processed"] = int(cg.queries_processed)
-        out["uptime_seconds"] = round(time.time() - cg.started, 3)
-    return out
+        return DriftResult(
+            since=since, baseline=base.header(), baseline_note=note, node_count_delta=g.n - base.node_count,
+            edge_count_delta=g.e - base.edge_count, new_nodes=new_nodes[:max_list], removed_nodes=removed[:max_list],
+            new_nodes_total=len(new_nodes), removed_nodes_total=len(removed),
+            weights=_weight_drift(g, base, top_n) if include_weight_drift else None,
+            learn_events_since=cg.shared.learning.events_since(base.created_ms),
+            queries_processed=int(cg.queries_processed), uptime_seconds=round(time.time() - cg.started, 3))
 
 
-def _weight_drift(g: Graph, base: Baseline, top_n: int) -> dict[str, Any]:
+def _weight_drift(g: Graph, base: Baseline, top_n: int) -> WeightDriftSummary:
     old = base.weights()
     w = g.engine.weights
     w0 = np.asarray(g.engine.csr.base_weights)
@@ -288,11 +280,11 @@ def _weight_drift(g: Graph, base: Baseline, top_n: int) -> dict[str, Any]:
     top = []
     for delta, p, o, new in rows[:top_n]:
         edge, s, t, rel = edge_label(g, p)
-        top.append({"edge": edge, "source": s, "target": t, "relation": rel, "old": round(o, 4),
-                    "new": round(new, 4), "delta": round(delta, 4)})
-    return {"top_weight_drifts": top, "weights_changed_total": len(rows),
-            "strengthened_total": sum(1 for r in rows if r[0] > 0),
-            "weakened_total": sum(1 for r in rows if r[0] < 0)}
+        top.append(WeightDrift(edge=edge, source=s, target=t, relation=rel, old=round(o, 4), new=round(new, 4),
+                               delta=round(delta, 4)))
+    return WeightDriftSummary(top_weight_drifts=top, weights_changed_total=len(rows),
+                              strengthened_total=sum(1 for r in rows if r[0] > 0),
+                              weakened_total=sum(1 for r in rows if r[0] < 0))
 
 
 __all__ = ["Baseline", "drift", "edge_digest", "iso", "parse_since", "record_manual", "record_server_start",

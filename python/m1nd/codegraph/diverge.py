@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m1nd.codegraph.results import DivergeResult
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def _pair_strengths(root: Path, prefix: str, since_ms: int | None, until_ms: int
 
 
 def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_coupling_changes: bool = True,
-            include_anomalies: bool = True, top_k: int = 50) -> dict[str, Any]:
+            include_anomalies: bool = True, top_k: int = 50) -> DivergeResult:
     from m1nd.ingest._git import toplevel_and_prefix
 
     g = cg.graph()
@@ -213,9 +214,8 @@ def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_c
                                       "detail": f"its subject {rel_path} was removed"})
     summary = (f"{len(new_files)} new, {len(removed)} removed, {len(modified)} modified files since the baseline; "
                f"structural drift {drift:.2f}; {len(coupling)} coupling changes; {len(anomalies)} anomalies")
-    return {
-        "baseline": baseline, "baseline_commit": commit, "baseline_time_ms": base_ms, "scope": scope,
-        "structural_drift": round(drift, 4), "new_nodes": [f"file::{f}" for f in new_files[:top_k]],
-        "removed_nodes": [f"file::{f}" for f in removed[:top_k]], "modified_nodes": modified[:top_k],
-        "coupling_changes": coupling[:top_k], "anomalies": anomalies[:top_k], "summary": summary,
-    }
+    return DivergeResult(
+        baseline=baseline, baseline_commit=commit, baseline_time_ms=base_ms, scope=scope,
+        structural_drift=round(drift, 4), new_nodes=[f"file::{f}" for f in new_files[:top_k]],
+        removed_nodes=[f"file::{f}" for f in removed[:top_k]], modified_nodes=modified[:top_k],
+        coupling_changes=coupling[:top_k], anomalies=anomalies[:top_k], summary=summary)

@@ -27,6 +27,7 @@ from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.graph.model import Graph, edge_label
 from m1nd.graph.schema import RELATION_CODES
 from m1nd.timeutil import now_ms
+from m1nd.codegraph.results import LearnResult, NodeRef, PersistResult, UnlinkedPair
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -109,7 +110,7 @@ def validate_learn(feedback: str, strength: float, node_ids: list[str], wrong_no
 
 
 def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: list[str], *, strength: float = 0.2,
-          wrong_node_ids: list[str] | None = None, max_path_hops: int = 3, paths_per_pair: int = 3) -> dict[str, Any]:
+          wrong_node_ids: list[str] | None = None, max_path_hops: int = 3, paths_per_pair: int = 3) -> LearnResult:
     """Apply explicit feedback (learning.md §2) and commit it before returning."""
     validate_learn(feedback, strength, node_ids, wrong_node_ids)
     wrong_node_ids = list(wrong_node_ids or [])
@@ -205,29 +206,15 @@ def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: lis
             raise
 
     t = g.nodes
-    out: dict[str, Any] = {
-        "edges_adjusted": len(changed),
-        "nodes_affected": len(nodes_hit),
-        "plasticity_delta": rate,
-        "query": query,
-        "feedback": feedback,
-        "seed_source": seed_source,
-        "seeds_used": [{"node_id": t.ext_id[s], "label": t.label[s]} for s in seeds[:MAX_SEEDS]],
-        "strengthened": int(np.count_nonzero(deltas > 0)),
-        "weakened": int(np.count_nonzero(deltas < 0)),
-        "mean_weight_change": round(float(deltas.mean()), 6) if len(deltas) else 0.0,
-        "pairs_without_path": [{"seed": t.ext_id[s], "node": t.ext_id[r]} for s, r in no_path[:10]],
-        "pairs_without_path_total": len(no_path),
-        "weights_generation": int(wgen),
-    }
-    if not seeds:
-        words = " ".join(dict.fromkeys(t.label[i] for i in confirmed[:3]))
-        out["hint"] = (f"no seed matched the query, so only direct edges among the reported nodes could change; "
-                       f"next time pass a query that names the code, e.g. \"{words}\"")
-    elif not len(changed) and rate > 0:
-        out["hint"] = ("nothing changed: the reported nodes are the query's own seeds, already at the weight bound, or "
-                       "not linked to the seeds within max_path_hops (raise it, or check the link with why)")
-    return out
+    return LearnResult(
+        edges_adjusted=len(changed), nodes_affected=len(nodes_hit), plasticity_delta=rate, query=query,
+        feedback=feedback, seed_source=seed_source,
+        seeds_used=[NodeRef(node_id=t.ext_id[s], label=t.label[s]) for s in seeds[:MAX_SEEDS]],
+        strengthened=int(np.count_nonzero(deltas > 0)), weakened=int(np.count_nonzero(deltas < 0)),
+        mean_weight_change=round(float(deltas.mean()), 6) if len(deltas) else 0.0,
+        pairs_without_path=[UnlinkedPair(seed=t.ext_id[s], node=t.ext_id[r]) for s, r in no_path[:10]],
+        pairs_without_path_total=len(no_path), weights_generation=int(wgen),
+        reported_labels=[t.label[i] for i in confirmed[:3]])
 
 
 # -- node feedback (ranking): every verdict also moves the reported nodes themselves -------------------------------
@@ -288,25 +275,25 @@ def feedback_factors(rows: list[tuple[str, str, str, float, str]], agent_id: str
 PERSIST_ACTIONS = ("save", "status", "baseline")
 
 
-def persist(cg: CodeGraph, action: str) -> dict[str, Any]:
+def persist(cg: CodeGraph, action: str) -> PersistResult:
     """``save`` flushes dirty learned weights now, ``status`` only reports, ``baseline`` records a manual baseline."""
     from m1nd.codegraph.baselines import record_manual
 
     if action not in PERSIST_ACTIONS:
         raise InvalidInputError(f"action must be one of {', '.join(PERSIST_ACTIONS)} (got '{action}')",
                                 details={"argument": "action"})
-    out: dict[str, Any] = {"action": action}
+    baseline_id = None
     flushed = 0
     with cg.lock:
         cg.graph()
         if action == "save":
             flushed = cg.flush()
         elif action == "baseline":
-            out["baseline_id"] = record_manual(cg)
+            baseline_id = record_manual(cg)
         _, wgen = cg.generations()
-        out.update({"flushed_edges": int(flushed), "dirty_weights": len(cg.dirty_positions()),
-                    "weights_generation": int(wgen), "last_persist_ms_ago": now_ms() - int(cg.last_persist_ms)})
-    return out
+        return PersistResult(action=action, baseline_id=baseline_id, flushed_edges=int(flushed),
+                             dirty_weights=len(cg.dirty_positions()), weights_generation=int(wgen),
+                             last_persist_ms_ago=now_ms() - int(cg.last_persist_ms))
 
 
 # -- weight statistics and reset (CLI, learning.md §12) -----------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Typed results of the trail calls (:mod:`m1nd.codegraph.trails`): what ``trail_save``, ``trail_resume``,
-``trail_list`` and ``trail_merge`` answer.
+"""Typed results of the code-graph service's own calls: the trail calls (:mod:`m1nd.codegraph.trails`: ``trail_save``,
+``trail_resume``, ``trail_list``, ``trail_merge``), learning (``learn``, ``persist``, ``drift``), ``diverge`` and
+``health``.
 
 Like :mod:`m1nd.graph.results` for the graph queries: the service returns these dataclasses and the tool layer turns
 them into the wire objects with :meth:`to_dict` (keys in the order the tools have always sent them), then adds the
@@ -12,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TrailList", "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary"]
+__all__ = ["DivergeResult", "DriftResult", "HealthReport", "LearnResult", "NodeRef", "PersistResult", "TrailList",
+           "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WeightDrift",
+           "WeightDriftSummary"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +133,220 @@ class TrailMerged:
                 "hypotheses_merged": self.hypotheses_merged, "conclusions_merged": self.conclusions_merged,
                 "conflicts": [dict(c) for c in self.conflicts],
                 "connections_discovered": [dict(c) for c in self.connections_discovered]}
+
+
+# -- learning: learn, persist, drift ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NodeRef:
+    """A node named by its external id and label."""
+
+    node_id: str
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "label": self.label}
+
+
+@dataclass(frozen=True)
+class UnlinkedPair:
+    """A (query seed, reported node) pair that no path within ``max_path_hops`` links: nothing between them moved."""
+
+    seed: str
+    node: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "node": self.node}
+
+
+@dataclass(frozen=True)
+class LearnResult:
+    """The answer of ``learn``: how many edges and nodes the feedback moved, from which seeds, and the weights
+    generation it was committed as. ``reported_labels`` (the labels of the first reported nodes, not on the wire)
+    lets the tool layer suggest a query that names the code when no seed matched."""
+
+    edges_adjusted: int
+    nodes_affected: int
+    plasticity_delta: float
+    query: str
+    feedback: str
+    seed_source: str
+    seeds_used: list[NodeRef]
+    strengthened: int
+    weakened: int
+    mean_weight_change: float
+    pairs_without_path: list[UnlinkedPair]
+    pairs_without_path_total: int
+    weights_generation: int
+    reported_labels: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"edges_adjusted": self.edges_adjusted, "nodes_affected": self.nodes_affected,
+                "plasticity_delta": self.plasticity_delta, "query": self.query, "feedback": self.feedback,
+                "seed_source": self.seed_source, "seeds_used": [s.to_dict() for s in self.seeds_used],
+                "strengthened": self.strengthened, "weakened": self.weakened,
+                "mean_weight_change": self.mean_weight_change,
+                "pairs_without_path": [p.to_dict() for p in self.pairs_without_path],
+                "pairs_without_path_total": self.pairs_without_path_total,
+                "weights_generation": self.weights_generation}
+
+
+@dataclass(frozen=True)
+class PersistResult:
+    """The answer of ``persist``: what was flushed (``save``) or recorded (``baseline``: ``baseline_id``), and the
+    learning not yet written."""
+
+    action: str
+    baseline_id: int | None
+    flushed_edges: int
+    dirty_weights: int
+    weights_generation: int
+    last_persist_ms_ago: int
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.baseline_id is not None:
+            out["baseline_id"] = self.baseline_id
+        out.update({"flushed_edges": self.flushed_edges, "dirty_weights": self.dirty_weights,
+                    "weights_generation": self.weights_generation,
+                    "last_persist_ms_ago": self.last_persist_ms_ago})
+        return out
+
+
+@dataclass(frozen=True)
+class WeightDrift:
+    """One learned edge weight that moved since the baseline."""
+
+    edge: str
+    source: str
+    target: str
+    relation: str
+    old: float
+    new: float
+    delta: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"edge": self.edge, "source": self.source, "target": self.target, "relation": self.relation,
+                "old": self.old, "new": self.new, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class WeightDriftSummary:
+    """The learned-weight part of ``drift``: the largest moves and how many moved each way."""
+
+    top_weight_drifts: list[WeightDrift]
+    weights_changed_total: int
+    strengthened_total: int
+    weakened_total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"top_weight_drifts": [d.to_dict() for d in self.top_weight_drifts],
+                "weights_changed_total": self.weights_changed_total, "strengthened_total": self.strengthened_total,
+                "weakened_total": self.weakened_total}
+
+
+@dataclass(frozen=True)
+class DriftResult:
+    """The answer of ``drift``: the graph now against a saved baseline (``baseline``: the baseline's header;
+    ``baseline_note`` says when another baseline than the asked one was used). ``weights`` is None when weight drift
+    was not asked for."""
+
+    since: str
+    baseline: dict[str, Any]
+    baseline_note: str | None
+    node_count_delta: int
+    edge_count_delta: int
+    new_nodes: list[str]
+    removed_nodes: list[str]
+    new_nodes_total: int
+    removed_nodes_total: int
+    weights: WeightDriftSummary | None
+    learn_events_since: int
+    queries_processed: int
+    uptime_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"since": self.since, "baseline": dict(self.baseline)}
+        if self.baseline_note:
+            out["baseline_note"] = self.baseline_note
+        out.update({"node_count_delta": self.node_count_delta, "edge_count_delta": self.edge_count_delta,
+                    "new_nodes": list(self.new_nodes), "removed_nodes": list(self.removed_nodes),
+                    "new_nodes_total": self.new_nodes_total, "removed_nodes_total": self.removed_nodes_total})
+        if self.weights is not None:
+            out.update(self.weights.to_dict())
+        out.update({"learn_events_since": self.learn_events_since, "queries_processed": self.queries_processed,
+                    "uptime_seconds": self.uptime_seconds})
+        return out
+
+
+# -- diverge ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DivergeResult:
+    """The answer of ``diverge``: how the ingested files moved away from a baseline (a session's or a date's, with
+    the git commit it maps to). Modified files, coupling changes and anomalies stay JSON objects (their optional
+    fields vary by kind)."""
+
+    baseline: str
+    baseline_commit: str | None
+    baseline_time_ms: int
+    scope: str | None
+    structural_drift: float
+    new_nodes: list[str]
+    removed_nodes: list[str]
+    modified_nodes: list[dict[str, Any]]
+    coupling_changes: list[dict[str, Any]]
+    anomalies: list[dict[str, Any]]
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "baseline_commit": self.baseline_commit,
+                "baseline_time_ms": self.baseline_time_ms, "scope": self.scope,
+                "structural_drift": self.structural_drift, "new_nodes": list(self.new_nodes),
+                "removed_nodes": list(self.removed_nodes), "modified_nodes": [dict(m) for m in self.modified_nodes],
+                "coupling_changes": [dict(c) for c in self.coupling_changes],
+                "anomalies": [dict(a) for a in self.anomalies], "summary": self.summary}
+
+
+# -- health ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HealthReport:
+    """The answer of ``health``: the state of this workspace's graph service. ``status`` is ``degraded`` when
+    ``warnings`` is not empty. The parts reported by other components (ingest roots, embedder, lexicon, history,
+    agents, git, core build, watchers) stay JSON objects."""
+
+    status: str
+    warnings: list[str]
+    version: str
+    workspace: str
+    node_count: int
+    edge_count: int
+    graph_generation: int
+    weights_generation: int
+    queries_processed: int
+    uptime_seconds: float
+    memory_usage_bytes: int
+    graph_bytes: int
+    last_persist_ms_ago: int
+    dirty_weights: int
+    ingest_roots: list[dict[str, Any]]
+    embedder: dict[str, Any]
+    lexicon: dict[str, Any] | None
+    history: dict[str, Any] | None
+    agents: list[dict[str, Any]]
+    perspectives: int
+    locks: int
+    git: dict[str, Any]
+    transport: str
+    core: dict[str, Any]
+    watch: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "warnings": list(self.warnings), "version": self.version,
+                "workspace": self.workspace, "node_count": self.node_count, "edge_count": self.edge_count,
+                "graph_generation": self.graph_generation, "weights_generation": self.weights_generation,
+                "queries_processed": self.queries_processed, "uptime_seconds": self.uptime_seconds,
+                "memory_usage_bytes": self.memory_usage_bytes, "graph_bytes": self.graph_bytes,
+                "last_persist_ms_ago": self.last_persist_ms_ago, "dirty_weights": self.dirty_weights,
+                "ingest_roots": self.ingest_roots, "embedder": self.embedder, "lexicon": self.lexicon,
+                "history": self.history, "agents": self.agents, "perspectives": self.perspectives,
+                "locks": self.locks, "git": self.git, "transport": self.transport, "core": self.core,
+                "watch": self.watch}

@@ -30,6 +30,7 @@ from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
+from m1nd.codegraph.results import HealthReport
 from m1nd.graph.results import (ActivationHit, ActivationResult, ImpactResult, MissingResult, PrimedNode, Seed,
                                 WarmupResult, WhyResult)
 from m1nd.graph.ranking import priors
@@ -720,7 +721,7 @@ class CodeGraph:
         return out
 
     # -- health ---------------------------------------------------------------------------------------------------
-    def health(self, agent_id: str, *, perspectives: Any = None) -> dict[str, Any]:
+    def health(self, agent_id: str, *, perspectives: Any = None) -> HealthReport:
         """``perspectives``: the workspace's perspective service (its counts are part of the report), or None."""
         from m1nd import __version__
 
@@ -756,26 +757,24 @@ class CodeGraph:
                             "run ingest again to index them")
         if embedder.get("error"):  # issue 6: an installed model that fails to load degrades health
             warnings.append(f"embedding model unavailable: {embedder['error']}")
-        out: dict[str, Any] = {
-            "status": "degraded" if warnings else "ok", "warnings": warnings, "version": __version__,
-            "workspace": str(self.settings.workspace_key),
-            "node_count": g.n, "edge_count": g.e, "graph_generation": gen, "weights_generation": wgen,
-            "queries_processed": self.queries_processed, "uptime_seconds": round(time.time() - self.started, 3),
-            "memory_usage_bytes": rss, "graph_bytes": g.engine.nbytes,
-            "last_persist_ms_ago": now_ms() - self.last_persist_ms, "dirty_weights": len(self.dirty_positions()),
-            "ingest_roots": [{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
-                              "last_ingest_ms": r.last_ingest_ms} for r in roots],
-            "embedder": embedder, "lexicon": lexicon,
-            "history": {"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
-            "agents": [{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
-                        "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
-                       for a, s in sorted(self.agents.items())],
-            "perspectives": perspectives.count(agent_id) if perspectives is not None else 0,
-            "locks": perspectives.lock_count() if perspectives is not None else 0, "git": git_info,
-            "transport": self.transport, "core": core_build_info(),
-            "watch": watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
-        }
-        return out
+        return HealthReport(
+            status="degraded" if warnings else "ok", warnings=warnings, version=__version__,
+            workspace=str(self.settings.workspace_key), node_count=g.n, edge_count=g.e, graph_generation=gen,
+            weights_generation=wgen, queries_processed=self.queries_processed,
+            uptime_seconds=round(time.time() - self.started, 3), memory_usage_bytes=rss, graph_bytes=g.engine.nbytes,
+            last_persist_ms_ago=now_ms() - self.last_persist_ms, dirty_weights=len(self.dirty_positions()),
+            ingest_roots=[{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
+                           "last_ingest_ms": r.last_ingest_ms} for r in roots],
+            embedder=embedder, lexicon=lexicon,
+            history={"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
+            agents=[{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
+                     "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
+                    for a, s in sorted(self.agents.items())],
+            perspectives=perspectives.count(agent_id) if perspectives is not None else 0,
+            locks=perspectives.lock_count() if perspectives is not None else 0, git=git_info,
+            transport=self.transport, core=core_build_info(),
+            watch=watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
+        )
 
 
 def build_cache_in_child(settings: Settings) -> None:

@@ -81,7 +81,7 @@ register(Tool(
 ))
 
 
-def _diverge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _diverge(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.codegraph.diverge import diverge
 
     with ws.graph.lock:

@@ -2,13 +2,18 @@
 
 Services answer with data; what an agent should do with an answer (which tool next, which argument to change) is
 the tool layer's to say. Each function reads a result's fields (and the call's validated arguments) and returns the
-``hint`` text, or None when the result needs none; :func:`m1nd.tools.registry.call_tool` places it (a tool's
-``hint_before`` keeps the key where it has always been in the result).
+``hint`` text, or None when the result needs none. The result is what the tool's handler answered: the wire dict
+for the tools whose handler converts (``Result``), the service's typed result for the others (``learn``, whose
+hint quotes labels that are not on the wire; ``health``). :func:`m1nd.tools.registry.call_tool` places the hint
+(a tool's ``hint_before`` keeps the key where it has always been in the result).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from m1nd.codegraph.results import HealthReport, LearnResult
 
 Result = dict[str, Any]
 Args = dict[str, Any]
@@ -63,5 +68,16 @@ def perspective_start(r: Result, a: Args) -> str:
             f"route_set_version={r['route_set_version']}")
 
 
-def health(r: Result, a: Args) -> str | None:
-    return "call ingest with path=<repo root>" if r["node_count"] == 0 else None
+def health(r: HealthReport, a: Args) -> str | None:
+    return "call ingest with path=<repo root>" if r.node_count == 0 else None
+
+
+def learn(r: LearnResult, a: Args) -> str | None:
+    if not r.seeds_used:
+        words = " ".join(dict.fromkeys(r.reported_labels))
+        return (f"no seed matched the query, so only direct edges among the reported nodes could change; next time "
+                f"pass a query that names the code, e.g. \"{words}\"")
+    if not r.edges_adjusted and r.plasticity_delta > 0:
+        return ("nothing changed: the reported nodes are the query's own seeds, already at the weight bound, or not "
+                "linked to the seeds within max_path_hops (raise it, or check the link with why)")
+    return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 
@@ -30,7 +31,7 @@ class SchemaParam(Param):
 NODE_LIST: dict[str, Any] = {"max_items": 100, "max_length": 2000}
 
 
-def _learn(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _learn(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.codegraph.learning import learn
 
     return learn(ws.graph, a["agent_id"], a["query"], a["feedback"], a["node_ids"], strength=a["strength"],
@@ -59,13 +60,13 @@ register(Tool(
         Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.", default=3, minimum=1,
               maximum=10),
     ),
-    handler=_learn, timed=True, elapsed_before=("query",), counts_query=True,
+    handler=_learn, hint=hints.learn, timed=True, elapsed_before=("query",), counts_query=True,
     output_required=("edges_adjusted", "nodes_affected", "plasticity_delta"),
     shrinkable=("pairs_without_path", "seeds_used"),
 ))
 
 
-def _drift(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _drift(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.codegraph.baselines import drift
 
     return drift(ws.graph, since=a["since"], include_weight_drift=a["include_weight_drift"], top_n=a["top_n"],
@@ -94,7 +95,7 @@ register(Tool(
 PERSIST_ACTIONS = ("save", "status", "baseline")
 
 
-def _persist(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _persist(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.codegraph.learning import persist
 
     return persist(ws.graph, a["action"])

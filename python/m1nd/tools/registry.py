@@ -106,9 +106,11 @@ COMMON_PARAMS = (
           minimum=500, maximum=100000),
 )
 
-Handler = Callable[[Any, dict[str, Any]], dict[str, Any]]
-# (result, validated arguments) -> the agent-facing next step, or None (m1nd.tools.hints)
-Hinter = Callable[[dict[str, Any], dict[str, Any]], str | None]
+# A handler answers with the service's typed result (a dataclass with ``to_dict()``, the wire object in wire order),
+# or with the wire dict itself when the tool composes its answer from several calls.
+Handler = Callable[[Any, dict[str, Any]], Any]
+# (the handler's answer, validated arguments) -> the agent-facing next step, or None (m1nd.tools.hints)
+Hinter = Callable[[Any, dict[str, Any]], str | None]
 
 
 @dataclass(frozen=True)
@@ -400,9 +402,10 @@ def call_tool(context: Any, name: str, args: dict[str, Any], *, default_agent: s
         clean = validate_arguments(tool, args)
         if tool.counts_query:
             context.count_query(clean["agent_id"])
-        result = tool.handler(context, clean)
+        answer = tool.handler(context, clean)
+        result = answer.to_dict() if hasattr(answer, "to_dict") else answer
         if tool.hint is not None:
-            text = tool.hint(result, clean)
+            text = tool.hint(answer, clean)
             if text is not None:
                 result = place(result, "hint", text, tool.hint_before)
         if tool.timed:
