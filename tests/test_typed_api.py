@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from m1nd import Workspace, call_tool
-from m1nd.api import (ActivationHit, ActivationResult, ImpactResult, IngestReport, MemoryEntry, MissingResult,
-                      WarmupResult, WhyResult)
+from m1nd.api import (ActivationHit, ActivationResult, ClaimEvidence, DivergeResult, DriftResult, HealthReport,
+                      HypothesisResult, ImpactResult, IngestReport, LearnResult, MemoryEntry, MissingResult,
+                      PersistResult, TraceResult, WarmupResult, WhyResult)
 from m1nd.config import Settings
 
 FILES = {
@@ -147,6 +148,54 @@ def test_trail_results_are_typed(ws: Workspace) -> None:
     wire = _tool(ws, "trail_resume", trail_id=saved.trail_id)  # (a resume touches last_modified_ms: keys only)
     assert list(back.to_dict()) == [k for k, _ in _service_part(wire)]
     assert list(back.to_dict()["trail"]) == list(wire["trail"]) and "stale" not in wire["trail"]
+
+
+def test_hypothesize_and_trace_typed(ws: Workspace) -> None:
+    claim = "`file::shop/cart.py::class::Cart::fn::total` depends on `file::shop/pricing.py::fn::price_of`"
+    typed = ws.hypothesize(claim)
+    assert isinstance(typed, HypothesisResult) and typed.claim_type == "depends_on"
+    evidence = typed.supporting_evidence + typed.contradicting_evidence
+    assert typed.verdict in ("likely_true", "inconclusive", "likely_false") and evidence
+    assert all(isinstance(e, ClaimEvidence) for e in evidence) and 0 < typed.confidence < 1
+    assert typed.subject_nodes[0].node_id == "file::shop/cart.py::class::Cart::fn::total"
+    assert list(typed.to_dict().items()) == _service_part(_tool(ws, "hypothesize", claim=claim))
+    trace = ('Traceback (most recent call last):\n  File "shop/cart.py", line 14, in total\n'
+             '    return sum(price_of(s) * q for s, q in self.items)\n  File "shop/pricing.py", line 6, in price_of\n'
+             '    return PRICES[sku]\nKeyError: \'pear\'\n')
+    suspects = ws.trace(trace, top_k=5)
+    assert isinstance(suspects, TraceResult) and suspects.frames_total == 2 and len(suspects.mapped) == 2
+    assert suspects.suspects[0].in_trace and suspects.suspects[0].node_id == "file::shop/pricing.py::fn::price_of"
+    wire = _tool(ws, "trace", trace=trace, top_k=5)
+    assert list(suspects.to_dict().items()) == _service_part(wire) and "hint" not in wire
+    elsewhere = trace.replace("shop/cart.py", "other/zz.py").replace("shop/pricing.py", "other/yy.py")
+    unmapped = _tool(ws, "trace", trace=elsewhere)
+    assert unmapped["hint"].startswith("no frame matched an ingested file")
+
+
+def test_learning_calls_typed(ws: Workspace) -> None:
+    src = "file::shop/cart.py::class::Cart::fn::total"
+    assert isinstance(ws.persist("baseline"), PersistResult)
+    learned = ws.learn("cart total price", "correct", [src])
+    assert isinstance(learned, LearnResult) and learned.feedback == "correct" and learned.seeds_used
+    assert learned.weights_generation >= 1 and learned.reported_labels == ["total"]
+    assert "reported_labels" not in learned.to_dict()
+    wire = _tool(ws, "learn", query="zzqq nothing", feedback="correct", node_ids=[src])
+    assert wire["seeds_used"] == [] and wire["hint"].endswith('pass a query that names the code, e.g. "total"')
+    drift = ws.drift("this_session")
+    assert isinstance(drift, DriftResult) and drift.learn_events_since == 2 and drift.weights is not None
+    assert drift.weights.weights_changed_total == len(drift.weights.top_weight_drifts) > 0
+    wire = _tool(ws, "drift", since="this_session")
+    assert [k for k, _ in _service_part(wire)] == list(drift.to_dict())
+    assert "top_weight_drifts" not in ws.drift("this_session", include_weight_drift=False).to_dict()
+    saved = ws.persist("status")
+    assert saved.baseline_id is None and list(saved.to_dict())[0] == "action"
+    assert "baseline_id" not in saved.to_dict() and ws.persist("baseline").baseline_id is not None
+    diverged = ws.diverge("this_session")
+    assert isinstance(diverged, DivergeResult) and diverged.structural_drift == 0.0 and diverged.new_nodes == []
+    assert list(diverged.to_dict().items()) == _service_part(_tool(ws, "diverge", baseline="this_session"))
+    health = ws.health()
+    assert isinstance(health, HealthReport) and health.node_count > 5 and health.status in ("ok", "degraded")
+    assert [k for k, _ in _service_part(_tool(ws, "health"))] == list(health.to_dict())
 
 
 def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:

@@ -1,9 +1,11 @@
 """Typed results of the Python API: what :class:`m1nd.workspace.Workspace`'s query methods return.
 
 ``Workspace.activate(...) -> ActivationResult`` and friends give Python callers dataclasses with named, typed
-fields instead of ``call_tool(...).structured[...]``. The code-graph queries (``activate``, ``why``, ``impact``,
-``warmup``, ``missing``) return the service's own result types (:mod:`m1nd.graph.results`, re-exported here); the
-others are built from the service's answer by ``from_service``. Every result's ``data`` is the whole answer as a JSON
+fields instead of ``call_tool(...).structured[...]``. The code-graph calls (``activate``, ``why``, ``impact``,
+``warmup``, ``missing``, ``hypothesize``, ``trace``, ``learn``, ``drift``, ``diverge``, ``persist``, ``health``, the
+trail calls) return the service's own result types (:mod:`m1nd.graph.results`, :mod:`m1nd.codegraph.results`,
+re-exported here), whose ``to_dict()`` is the tool's wire object; the memory results are built from the service's
+answer by ``from_service``. Every result's ``data`` is the whole answer as a JSON
 object (what the tool sends, before the tool layer adds its hint and timing and fits it into a response budget), so
 nothing is lost.
 
@@ -24,12 +26,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ImpactEntry, ImpactResult,
-                                MissingResult, Path, PrimedNode, Seed, WarmupResult, WhyResult)
+from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, LearnResult, NodeRef, PersistResult,
+                                    TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary, UnlinkedPair,
+                                    WeightDrift, WeightDriftSummary)
+from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
+                                HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
+                                PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
 
-__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ImpactEntry", "ImpactResult", "IngestReport",
-           "MemoryEntry", "MemorySearchResult", "MissingResult", "Path", "PrimedNode", "Seed", "WarmupResult",
-           "WhyResult"]
+__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "DivergeResult",
+           "DriftResult", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport",
+           "LearnResult", "MemoryEntry", "MemorySearchResult", "MissingResult", "NodeRef", "PartialReach", "Path",
+           "PersistResult", "PrimedNode", "Seed", "Suspect", "TraceResult", "TrailList", "TrailMerged",
+           "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WarmupResult", "WeightDrift",
+           "WeightDriftSummary", "WhyResult"]
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ load the graph, each with its collaborators passed in (the perspective service g
 gets the perspective service).
 
 Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Workspace.why`, :meth:`~Workspace.impact`,
-:meth:`~Workspace.warmup`, :meth:`~Workspace.missing`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`,
-:meth:`~Workspace.memory_search`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
+:meth:`~Workspace.warmup`, :meth:`~Workspace.missing`, :meth:`~Workspace.hypothesize`, :meth:`~Workspace.trace`,
+:meth:`~Workspace.learn`, :meth:`~Workspace.drift`, :meth:`~Workspace.diverge`, :meth:`~Workspace.persist`,
+:meth:`~Workspace.health`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`),
+which return the dataclasses of :mod:`m1nd.api`. They call the same service
 methods as the tools, with the same defaults, but return whole results (no response budget) and take Python values
 that the tool layer's schema checks do not see.
 """
@@ -22,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from m1nd.api import (ActivationResult, HealthReport, ImpactResult, IngestReport, MemoryEntry,
-                          MemorySearchResult, MissingResult, WarmupResult, WhyResult)
+    from m1nd.api import (ActivationResult, DivergeResult, DriftResult, HealthReport, HypothesisResult,
+                          ImpactResult, IngestReport, LearnResult, MemoryEntry, MemorySearchResult, MissingResult,
+                          PersistResult, TraceResult, WarmupResult, WhyResult)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
     from m1nd.perspectives.service import PerspectiveService
@@ -57,7 +60,7 @@ class Workspace:
         """Count one code-graph query of ``agent_id`` (the tool layer calls this for tools that query the graph)."""
         self.graph.count_query(agent_id)
 
-    def health(self, agent_id: str) -> HealthReport:
+    def health(self, agent_id: str = "python") -> HealthReport:
         """The ``health`` report: the graph service's, with this workspace's perspective counts."""
         return self.graph.health(agent_id, perspectives=self.perspectives)
 
@@ -126,6 +129,56 @@ class Workspace:
         ``options``: min_sibling_activation, top_k, include_ghost_edges)."""
         self.count_query(agent)
         return self.graph.missing(agent, query, **options)
+
+    def hypothesize(self, claim: str, *, agent: str = "python", **options: Any) -> HypothesisResult:
+        """Test a claim such as "A depends on B", "A is unused" or "A is tested" against the graph (the
+        ``hypothesize`` tool; ``options``: max_hops, path_budget, include_ghost_edges, include_partial_flow).
+
+        >>> r = ws.hypothesize("`pkg/pool.py` depends on `pkg/db.py`")  # doctest: +SKIP
+        >>> r.verdict, r.confidence, [e.description for e in r.supporting_evidence]  # doctest: +SKIP
+        """
+        self.count_query(agent)
+        return self.graph.hypothesize(agent, claim, **options)
+
+    def trace(self, trace: str, *, agent: str = "python", **options: Any) -> TraceResult:
+        """Rank the code a stack trace or error output points at (the ``trace`` tool; ``options``: top_k,
+        max_hops)."""
+        self.count_query(agent)
+        return self.graph.trace(trace, **options)
+
+    def learn(self, query: str, feedback: str, node_ids: list[str], *, agent: str = "python", **options: Any
+              ) -> LearnResult:
+        """Feedback on the results of ``query`` (the ``learn`` tool): ``correct`` strengthens the paths from the
+        query's seeds to ``node_ids``, ``wrong`` weakens them, ``partial`` confirms ``node_ids`` and rejects
+        ``wrong_node_ids``; committed before it returns (``options``: strength, wrong_node_ids, max_path_hops,
+        paths_per_pair)."""
+        from m1nd.codegraph.learning import learn
+
+        self.count_query(agent)
+        return learn(self.graph, agent, query, feedback, node_ids, **options)
+
+    def drift(self, since: str = "last_session", *, agent: str = "python", **options: Any) -> DriftResult:
+        """The graph now against a saved baseline: nodes added and removed, learned weights moved (the ``drift``
+        tool; ``options``: include_weight_drift, top_n, max_list)."""
+        from m1nd.codegraph.baselines import drift
+
+        self.count_query(agent)
+        return drift(self.graph, since=since, **options)
+
+    def diverge(self, baseline: str = "last_session", *, agent: str = "python", **options: Any) -> DivergeResult:
+        """How the ingested files moved away from a session's baseline or a date, with git's view of coupling (the
+        ``diverge`` tool; ``options``: scope, include_coupling_changes, include_anomalies, top_k)."""
+        from m1nd.codegraph.diverge import diverge
+
+        self.count_query(agent)
+        return diverge(self.graph, baseline, **options)
+
+    def persist(self, action: str = "save") -> PersistResult:
+        """Flush learned weights now (``save``), report unsaved learning (``status``) or record a manual baseline
+        for ``drift`` (``baseline``): the ``persist`` tool."""
+        from m1nd.codegraph.learning import persist
+
+        return persist(self.graph, action)
 
     def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
                    agent: str | None = "python", tags: list[str] | None = None,

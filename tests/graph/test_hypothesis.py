@@ -27,44 +27,44 @@ def test_depends_on_true_through_contained_methods(small_graph) -> None:
     r = hypothesize(
         small_graph, "`file::src/session_pool.py::class::SessionPool` depends on `file::src/db.py::fn::connect`"
     )
-    assert r["claim_type"] == "depends_on"
-    assert r["supporting_evidence"][0]["evidence_type"] == "direct_edge"
+    assert r.claim_type == "depends_on"
+    assert r.supporting_evidence[0].evidence_type == "direct_edge"
     odds = 1.0
-    for ev in r["supporting_evidence"] + r["contradicting_evidence"]:
-        odds *= ev["likelihood_factor"]
-    assert r["confidence"] == pytest.approx(odds / (1 + odds), abs=1e-3)
-    assert r["confidence"] >= 0.75
+    for ev in r.supporting_evidence + r.contradicting_evidence:
+        odds *= ev.likelihood_factor
+    assert r.confidence == pytest.approx(odds / (1 + odds), abs=1e-3)
+    assert r.confidence >= 0.75
 
 
 def test_no_dependency_false_when_edge_exists(small_graph) -> None:
     r = hypothesize(small_graph, "`file::src/session_pool.py::class::SessionPool::fn::acquire` never calls "
                                  "`file::src/db.py::fn::connect`")
-    assert r["verdict"] == "likely_false"
-    assert r["contradicting_evidence"][0]["likelihood_factor"] == pytest.approx(0.1)
+    assert r.verdict == "likely_false"
+    assert r.contradicting_evidence[0].likelihood_factor == pytest.approx(0.1)
 
 
 def test_no_path_reports_partial_reach(small_graph) -> None:
     r = hypothesize(small_graph, "`file::src/render.py::fn::render_page` depends on `file::src/db.py::fn::connect`")
-    assert r["verdict"] in ("inconclusive", "likely_false")
-    assert r["partial_reach"] is not None
+    assert r.verdict in ("inconclusive", "likely_false")
+    assert r.partial_reach is not None
 
 
 def test_tested_and_negated(small_graph) -> None:
     acq = "`file::src/session_pool.py::class::SessionPool::fn::acquire`"
     yes = hypothesize(small_graph, f"{acq} is tested")
     no = hypothesize(small_graph, f"{acq} has no tests")
-    assert yes["confidence"] == pytest.approx(2.5 / 3.5, abs=1e-3)  # tests edge: factor 2.5
-    assert no["confidence"] == pytest.approx(0.4 / 1.4, abs=1e-3)  # negated: factor 1/2.5
-    assert no["negated"] is True
+    assert yes.confidence == pytest.approx(2.5 / 3.5, abs=1e-3)  # tests edge: factor 2.5
+    assert no.confidence == pytest.approx(0.4 / 1.4, abs=1e-3)  # negated: factor 1/2.5
+    assert no.negated is True
 
 
 def test_isolated(small_graph) -> None:
     r = hypothesize(small_graph, "`file::src/render.py::fn::render_page` is unused")
-    assert r["supporting_evidence"][0]["evidence_type"] == "no_users"
+    assert r.supporting_evidence[0].evidence_type == "no_users"
     r = hypothesize(small_graph, "`file::src/db.py::fn::connect` is unused")
-    assert r["contradicting_evidence"][0]["evidence_type"] == "used_by"
-    assert r["confidence"] == pytest.approx(0.2 / 1.2, abs=1e-3)
-    assert r["verdict"] == "likely_false"
+    assert r.contradicting_evidence[0].evidence_type == "used_by"
+    assert r.confidence == pytest.approx(0.2 / 1.2, abs=1e-3)
+    assert r.verdict == "likely_false"
 
 
 def test_unresolved_claim_is_a_clear_error(small_graph) -> None:

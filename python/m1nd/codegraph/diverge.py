@@ -108,6 +108,15 @@ def _pair_strengths(root: Path, prefix: str, since_ms: int | None, until_ms: int
 
 def diverge(cg: CodeGraph, baseline: str, *, scope: str | None = None, include_coupling_changes: bool = True,
             include_anomalies: bool = True, top_k: int = 50) -> DivergeResult:
+    """How the ingested files moved away from ``baseline`` (a session's baseline or a date; activation.md §14)."""
+    with cg.lock:
+        cg.require_graph()
+        return _diverge(cg, baseline, scope=scope, include_coupling_changes=include_coupling_changes,
+                        include_anomalies=include_anomalies, top_k=top_k)
+
+
+def _diverge(cg: CodeGraph, baseline: str, *, scope: str | None, include_coupling_changes: bool,
+             include_anomalies: bool, top_k: int) -> DivergeResult:
     from m1nd.ingest._git import toplevel_and_prefix
 
     g = cg.graph()

@@ -31,8 +31,8 @@ from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
 from m1nd.codegraph.results import HealthReport
-from m1nd.graph.results import (ActivationHit, ActivationResult, ImpactResult, MissingResult, PrimedNode, Seed,
-                                WarmupResult, WhyResult)
+from m1nd.graph.results import (ActivationHit, ActivationResult, HypothesisResult, ImpactResult, MissingResult,
+                                PrimedNode, Seed, TraceResult, WarmupResult, WhyResult)
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
@@ -623,9 +623,13 @@ class CodeGraph:
             g = self.require_graph()
             return queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
-    def trace(self, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
+    def trace(self, trace: str, *, top_k: int = 10, max_hops: int = 3) -> TraceResult:
+        """Suspects of an error output or stack trace: its frames (:mod:`m1nd.stacktrace`) mapped to nodes, and the
+        code activation reaches from them (:mod:`m1nd.graph.suspects`)."""
         from m1nd.graph.suspects import suspects
+        from m1nd.stacktrace import parse
 
+        frames = [f.to_json() for f in parse(trace)]
         with self.lock:
             g = self.require_graph()
             return suspects(g, frames, top_k=top_k, max_hops=max_hops)
@@ -704,7 +708,7 @@ class CodeGraph:
             self.decay_boosts(agent_id)
         return MissingResult(query=query, structural_holes=holes, ghost_edges=ghosts)
 
-    def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> dict[str, Any]:
+    def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> HypothesisResult:
         from m1nd.graph import activation as A
         from m1nd.graph.hypothesis import hypothesize
 
@@ -717,8 +721,7 @@ class CodeGraph:
                 if len(top):
                     idx = g.nodes.index
                     ghost_pairs = {(idx[x["source"]], idx[x["target"]]) for x in A.ghost_edges(g, run, top, 50)}
-            out = hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
-        return out
+            return hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
 
     # -- health ---------------------------------------------------------------------------------------------------
     def health(self, agent_id: str, *, perspectives: Any = None) -> HealthReport:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 from m1nd.errors import M1ndError
 from m1nd.graph.activation import query_seeds
 from m1nd.graph.model import Graph, relation_name
+from m1nd.graph.results import ClaimEvidence, ClaimNode, HypothesisResult, PartialReach
 from m1nd.graph.schema import (
     CALLS,
     CO_CHANGES,
@@ -208,7 +208,7 @@ def descendants(g: Graph, roots: list[int], limit: int = 2000) -> set[int]:
 
 def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1000,
                 include_ghost_edges: bool = True, include_partial_flow: bool = True,
-                ghost_pairs: set[tuple[int, int]] | None = None) -> dict[str, Any]:
+                ghost_pairs: set[tuple[int, int]] | None = None) -> HypothesisResult:
     kind, negated, parts = classify(claim)
     t = g.nodes
     binary = kind in ("depends_on", "no_dependency", "coupling", "circular", "gateway")
@@ -415,31 +415,27 @@ def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1
     confidence = min(0.99, max(0.01, odds / (1.0 + odds)))
     verdict = "likely_true" if confidence >= 0.8 else "likely_false" if confidence <= 0.2 else "inconclusive"
 
-    def ent(items: list[tuple[int, float]]) -> list[dict[str, Any]]:
-        return [{"node_id": t.ext_id[n], "label": t.label[n], "relevance": round(v, 4)} for n, v in items]
+    def ent(items: list[tuple[int, float]]) -> list[ClaimNode]:
+        return [ClaimNode(node_id=t.ext_id[n], label=t.label[n], relevance=round(v, 4)) for n, v in items]
 
-    def evd(ev: Evidence) -> dict[str, Any]:
-        return {"evidence_type": ev.evidence_type, "description": ev.description,
-                "likelihood_factor": round(ev.likelihood_factor, 4), "nodes": [t.ext_id[n] for n in ev.nodes],
-                "relations": ev.relations, "path_strength": ev.path_strength}
+    def evd(ev: Evidence) -> ClaimEvidence:
+        return ClaimEvidence(evidence_type=ev.evidence_type, description=ev.description,
+                            likelihood_factor=round(ev.likelihood_factor, 4), nodes=[t.ext_id[n] for n in ev.nodes],
+                            relations=ev.relations, path_strength=ev.path_strength)
 
-    out: dict[str, Any] = {
-        "claim": claim, "claim_type": kind, "negated": negated, "subject_nodes": ent(subj), "object_nodes": ent(obj),
-        "via_nodes": ent(via), "verdict": verdict, "confidence": round(confidence, 4),
-        "supporting_evidence": [evd(e) for e in support], "contradicting_evidence": [evd(e) for e in contra],
-    }
+    partial = None
     if include_partial_flow and reached_for_partial is not None:
         a, b = reached_for_partial
         dist = search.reach(a, relations=DEPENDENCY, directed=True, max_hops=max_hops)
         to_obj = search.reach(b, relations=None, directed=False, max_hops=max_hops)
         closest = min(((to_obj[n], n) for n in dist if n in to_obj), default=None)
-        out["partial_reach"] = {
-            "nodes_reached": len(dist), "max_depth_reached": max(dist.values(), default=0),
-            "closest_to_object": ({"node_id": t.ext_id[closest[1]], "hops": int(closest[0])} if closest else None)}
-    else:
-        out["partial_reach"] = None
-    out["paths_explored"] = search.explored
-    out["budget_exhausted"] = search.exhausted
-    return out
+        partial = PartialReach(
+            nodes_reached=len(dist), max_depth_reached=max(dist.values(), default=0),
+            closest_to_object=({"node_id": t.ext_id[closest[1]], "hops": int(closest[0])} if closest else None))
+    return HypothesisResult(
+        claim=claim, claim_type=kind, negated=negated, subject_nodes=ent(subj), object_nodes=ent(obj),
+        via_nodes=ent(via), verdict=verdict, confidence=round(confidence, 4),
+        supporting_evidence=[evd(e) for e in support], contradicting_evidence=[evd(e) for e in contra],
+        partial_reach=partial, paths_explored=search.explored, budget_exhausted=search.exhausted)
 
 

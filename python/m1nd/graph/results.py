@@ -1,4 +1,5 @@
-"""Typed results of the code-graph queries: what ``activate``, ``why``, ``impact``, ``warmup`` and ``missing`` answer.
+"""Typed results of the code-graph queries: what ``activate``, ``why``, ``impact``, ``warmup``, ``missing``,
+``hypothesize`` and ``trace`` answer.
 
 The code-graph service returns these dataclasses; the Python API (:mod:`m1nd.api`) hands them to callers as they
 are, and the tool layer turns them into the wire objects with :meth:`to_dict` (then adds what belongs to the
@@ -14,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ImpactEntry", "ImpactResult", "MissingResult", "Path",
-           "PrimedNode", "Seed", "WarmupResult", "WhyResult"]
+__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "HypothesisResult",
+           "ImpactEntry", "ImpactResult", "MissingResult", "PartialReach", "Path", "PrimedNode", "Seed", "Suspect",
+           "TraceResult", "WarmupResult", "WhyResult"]
 
 
 @dataclass(frozen=True)
@@ -258,3 +260,114 @@ class MissingResult:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "structural_holes": [dict(h) for h in self.structural_holes],
                 "ghost_edges": [dict(x) for x in self.ghost_edges]}
+
+
+# -- hypothesize -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClaimNode:
+    """A node a claim's subject, object or ``via`` phrase resolved to, with how well it matched."""
+
+    node_id: str
+    label: str
+    relevance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "label": self.label, "relevance": self.relevance}
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """One structural fact for or against a claim, with the factor it multiplies the claim's odds by."""
+
+    evidence_type: str
+    description: str
+    likelihood_factor: float
+    nodes: list[str]
+    relations: list[str]
+    path_strength: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evidence_type": self.evidence_type, "description": self.description,
+                "likelihood_factor": self.likelihood_factor, "nodes": list(self.nodes),
+                "relations": list(self.relations), "path_strength": self.path_strength}
+
+
+@dataclass(frozen=True)
+class PartialReach:
+    """How far the subject's dependencies reach toward the object when no path links them."""
+
+    nodes_reached: int
+    max_depth_reached: int
+    closest_to_object: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes_reached": self.nodes_reached, "max_depth_reached": self.max_depth_reached,
+                "closest_to_object": dict(self.closest_to_object) if self.closest_to_object else None}
+
+
+@dataclass(frozen=True)
+class HypothesisResult:
+    """The answer of ``hypothesize``: the claim's kind, what it resolved to, the evidence each way, and the verdict
+    (``likely_true`` at confidence ≥ 0.8, ``likely_false`` ≤ 0.2, else ``inconclusive``)."""
+
+    claim: str
+    claim_type: str
+    negated: bool
+    subject_nodes: list[ClaimNode]
+    object_nodes: list[ClaimNode]
+    via_nodes: list[ClaimNode]
+    verdict: str
+    confidence: float
+    supporting_evidence: list[ClaimEvidence]
+    contradicting_evidence: list[ClaimEvidence]
+    partial_reach: PartialReach | None
+    paths_explored: int
+    budget_exhausted: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim, "claim_type": self.claim_type, "negated": self.negated,
+                "subject_nodes": [n.to_dict() for n in self.subject_nodes],
+                "object_nodes": [n.to_dict() for n in self.object_nodes],
+                "via_nodes": [n.to_dict() for n in self.via_nodes], "verdict": self.verdict,
+                "confidence": self.confidence,
+                "supporting_evidence": [e.to_dict() for e in self.supporting_evidence],
+                "contradicting_evidence": [e.to_dict() for e in self.contradicting_evidence],
+                "partial_reach": self.partial_reach.to_dict() if self.partial_reach is not None else None,
+                "paths_explored": self.paths_explored, "budget_exhausted": self.budget_exhausted}
+
+
+# -- trace -----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Suspect:
+    """A node a stack trace points at: a frame's own code (``in_trace``) or code activation reached from it."""
+
+    node_id: str
+    label: str
+    kind: str
+    source_path: str
+    line_start: int
+    line_end: int
+    score: float
+    in_trace: bool
+    frames: list[int]
+    hops_from_trace: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node_id": self.node_id, "label": self.label, "kind": self.kind, "source_path": self.source_path,
+                "line_start": self.line_start, "line_end": self.line_end, "score": self.score,
+                "in_trace": self.in_trace, "frames": list(self.frames), "hops_from_trace": self.hops_from_trace}
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """The answer of ``trace``: the parsed frames mapped to nodes (or not, with the reason) and the ranked suspects.
+    Frames stay JSON objects (their fields depend on the language of the trace)."""
+
+    frames_total: int
+    mapped: list[dict[str, Any]]
+    unmapped: list[dict[str, Any]]
+    suspects: list[Suspect]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"frames_total": self.frames_total, "mapped": [dict(f) for f in self.mapped],
+                "unmapped": [dict(f) for f in self.unmapped], "suspects": [x.to_dict() for x in self.suspects]}

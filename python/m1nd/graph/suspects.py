@@ -18,6 +18,7 @@ import numpy as np
 from m1nd.defaults import DECAY
 from m1nd.graph.model import RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import DIR, FILE
+from m1nd.graph.results import Suspect, TraceResult
 
 FRAME_DECAY = 0.85  # seed energy of each frame further out from the innermost mapped one
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://+[^/]*", re.I)
@@ -88,7 +89,7 @@ def node_at(g: Graph, idx: FileIndex, file_node: int, line: int | None) -> int:
     return best
 
 
-def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> dict[str, Any]:
+def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> TraceResult:
     """``frames``: innermost first, each with ``path``, ``line``, ``function``, ``language``, ``text``."""
     idx = file_index(g)
     t = g.nodes
@@ -108,10 +109,8 @@ def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hop
         seed_energy[node] = max(seed_energy.get(node, 0.0), FRAME_DECAY ** k)
         frames_of[node].append(pos)
         k += 1
-    out: dict[str, Any] = {"frames_total": len(frames), "mapped": mapped, "unmapped": unmapped}
     if not seed_energy:
-        out["suspects"] = []
-        return out
+        return TraceResult(frames_total=len(frames), mapped=mapped, unmapped=unmapped, suspects=[])
     seeds = np.array(sorted(seed_energy), dtype=np.int32)
     amps = np.array([seed_energy[int(s)] for s in seeds], dtype=np.float32)
     nodes, act, hops = g.engine.spread_sparse(seeds, amps, decay=DECAY, threshold=0.01, max_hops=max_hops,
@@ -123,10 +122,9 @@ def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hop
     keep = [i for i in score if t.kind[i] != DIR and (t.kind[i] != FILE or i in seed_energy)]
     keep.sort(key=lambda i: (-score[i], i not in seed_energy, t.ext_id[i]))
     hop_of = dict(zip(nodes.tolist(), hops.tolist()))
-    out["suspects"] = [{"node_id": t.ext_id[i], "label": t.label[i], "kind": t.kind_name(i),
-                        "source_path": t.source_path[i], "line_start": int(t.line_start[i]),
-                        "line_end": int(t.line_end[i]), "score": round(float(score[i]), 5),
-                        "in_trace": i in seed_energy, "frames": frames_of.get(i, []),
-                        "hops_from_trace": 0 if i in seed_energy else int(hop_of.get(i, -1))}
-                       for i in keep[:top_k]]
-    return out
+    return TraceResult(frames_total=len(frames), mapped=mapped, unmapped=unmapped, suspects=[
+        Suspect(node_id=t.ext_id[i], label=t.label[i], kind=t.kind_name(i), source_path=t.source_path[i],
+                line_start=int(t.line_start[i]), line_end=int(t.line_end[i]), score=round(float(score[i]), 5),
+                in_trace=i in seed_energy, frames=frames_of.get(i, []),
+                hops_from_trace=0 if i in seed_energy else int(hop_of.get(i, -1)))
+        for i in keep[:top_k]])

@@ -55,7 +55,7 @@ register(Tool(
 ))
 
 
-def _hypothesize(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _hypothesize(ws: Any, a: dict[str, Any]) -> Any:
     return ws.graph.hypothesize(a["agent_id"], a["claim"], max_hops=a["max_hops"], path_budget=a["path_budget"],
                                 include_ghost_edges=a["include_ghost_edges"],
                                 include_partial_flow=a["include_partial_flow"])
@@ -84,11 +84,9 @@ register(Tool(
 def _diverge(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.codegraph.diverge import diverge
 
-    with ws.graph.lock:
-        ws.graph.require_graph()
-        return diverge(ws.graph, a["baseline"], scope=a.get("scope"),
-                       include_coupling_changes=a["include_coupling_changes"],
-                       include_anomalies=a["include_anomalies"], top_k=a["top_k"])
+    return diverge(ws.graph, a["baseline"], scope=a.get("scope"),
+                   include_coupling_changes=a["include_coupling_changes"], include_anomalies=a["include_anomalies"],
+                   top_k=a["top_k"])
 
 
 register(Tool(

@@ -2,10 +2,11 @@
 
 Services answer with data; what an agent should do with an answer (which tool next, which argument to change) is
 the tool layer's to say. Each function reads a result's fields (and the call's validated arguments) and returns the
-``hint`` text, or None when the result needs none. The result is what the tool's handler answered: the wire dict
-for the tools whose handler converts (``Result``), the service's typed result for the others (``learn``, whose
-hint quotes labels that are not on the wire; ``health``). :func:`m1nd.tools.registry.call_tool` places the hint
-(a tool's ``hint_before`` keeps the key where it has always been in the result).
+``hint`` text, or None when the result needs none. The result is what the tool's handler answered: the service's
+typed result (read by attribute: ``learn``'s hint quotes labels that are on the result but not on the wire), or the
+wire dict (``Result``) for the tools whose handler converts it or composes its answer.
+:func:`m1nd.tools.registry.call_tool` places the hint (a tool's ``hint_before`` keeps the key where it has always
+been in the result).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from m1nd.codegraph.results import HealthReport, LearnResult
+    from m1nd.graph.results import TraceResult
 
 Result = dict[str, Any]
 Args = dict[str, Any]
@@ -50,10 +52,10 @@ def missing(r: Result, a: Args) -> str | None:
     return "no structural hole found; lower min_sibling_activation or broaden the query"
 
 
-def trace(r: Result, a: Args) -> str | None:
-    if r["mapped"]:  # a mapped frame seeds the spreading: suspects follow
+def trace(r: TraceResult, a: Args) -> str | None:
+    if r.mapped:  # a mapped frame seeds the spreading: suspects follow
         return None
-    if r["frames_total"]:
+    if r.frames_total:
         return ("no frame matched an ingested file: ingest the repository the trace comes from, or check that the "
                 "trace names its files")
     return "no stack frame recognised (Python, JavaScript/TypeScript, Go, Rust and Java traces are read)"

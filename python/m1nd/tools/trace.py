@@ -1,5 +1,6 @@
-"""The ``trace`` tool (issue 15 item 6): an error output or stack trace in, ranked suspects out. A thin adapter:
-parsing is :mod:`m1nd.stacktrace`, mapping and ranking :mod:`m1nd.graph.suspects`."""
+"""The ``trace`` tool (issue 15 item 6): an error output or stack trace in, ranked suspects out. A thin adapter onto
+:meth:`m1nd.codegraph.service.CodeGraph.trace` (parsing is :mod:`m1nd.stacktrace`, mapping and ranking
+:mod:`m1nd.graph.suspects`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,8 @@ from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
 
-def _trace(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.stacktrace import parse
-
-    frames = [f.to_json() for f in parse(a["trace"])]
-    return ws.graph.trace(frames, top_k=a["top_k"], max_hops=a["max_hops"])
+def _trace(ws: Any, a: dict[str, Any]) -> Any:
+    return ws.graph.trace(a["trace"], top_k=a["top_k"], max_hops=a["max_hops"])
 
 
 register(Tool(
