@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from m1nd import Workspace, call_tool
 from m1nd.api import (ActivationHit, ActivationResult, ClaimEvidence, DivergeResult, DriftResult, HealthReport,
-                      HypothesisResult, ImpactResult, IngestReport, LearnResult, MemoryEntry, MissingResult,
-                      PersistResult, TraceResult, WarmupResult, WhyResult)
+                      HypothesisResult, ImpactResult, IngestReport, LearnResult, MemoryEntry, MissingResult, NodeBrief,
+                      PersistResult, PerspectiveBack, PerspectiveClosed, PerspectiveFollowed, PerspectiveList,
+                      PerspectiveRoutes, PerspectiveStarted, TraceResult, WarmupResult, WhyResult)
 from m1nd.config import Settings
 
 FILES = {
@@ -196,6 +197,29 @@ def test_learning_calls_typed(ws: Workspace) -> None:
     health = ws.health()
     assert isinstance(health, HealthReport) and health.node_count > 5 and health.status in ("ok", "degraded")
     assert [k for k, _ in _service_part(_tool(ws, "health"))] == list(health.to_dict())
+
+
+def test_perspective_results_are_typed(ws: Workspace) -> None:
+    svc = ws.perspectives
+    started = svc.start("python", "cart total price")
+    assert isinstance(started, PerspectiveStarted) and started.routes and started.route_set_version == 1
+    assert started.seeds and all(isinstance(s, NodeBrief) for s in started.seeds) and started.mode_note is None
+    wire = _tool(ws, "perspective_start", query="cart total price")
+    assert [k for k, _ in _service_part(wire)] == list(started.to_dict())
+    pid, version = started.perspective_id, started.route_set_version
+    page = svc.routes("python", pid, 1, 2, version)
+    assert isinstance(page, PerspectiveRoutes) and len(page.routes) <= 2 and not page.version_mismatch
+    assert list(page.to_dict().items()) == _service_part(
+        _tool(ws, "perspective_routes", perspective_id=pid, page=1, page_size=2, route_set_version=version))
+    moved = svc.follow("python", pid, version, route_index=started.routes[0]["index"])
+    assert isinstance(moved, PerspectiveFollowed) and moved.route_set_version == version + 1
+    back = svc.back("python", pid)
+    assert isinstance(back, PerspectiveBack) and back.restored_focus == started.focus_node
+    listed = svc.list("python")
+    assert isinstance(listed, PerspectiveList) and {p.perspective_id for p in listed.perspectives} >= {pid}
+    assert list(listed.to_dict().items()) == _service_part(_tool(ws, "perspective_list"))
+    closed = svc.close("python", pid)
+    assert isinstance(closed, PerspectiveClosed) and closed.closed
 
 
 def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:

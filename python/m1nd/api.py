@@ -3,7 +3,8 @@
 ``Workspace.activate(...) -> ActivationResult`` and friends give Python callers dataclasses with named, typed
 fields instead of ``call_tool(...).structured[...]``. The code-graph calls (``activate``, ``why``, ``impact``,
 ``warmup``, ``missing``, ``hypothesize``, ``trace``, ``learn``, ``drift``, ``diverge``, ``persist``, ``health``, the
-trail calls) return the service's own result types (:mod:`m1nd.graph.results`, :mod:`m1nd.codegraph.results`,
+trail calls) and the perspective calls (``Workspace.perspectives.start(...)`` and the rest) return the services' own
+result types (:mod:`m1nd.graph.results`, :mod:`m1nd.codegraph.results`, :mod:`m1nd.perspectives.results`,
 re-exported here), whose ``to_dict()`` is the tool's wire object; the memory results are built from the service's
 answer by ``from_service``. Every result's ``data`` is the whole answer as a JSON
 object (what the tool sends, before the tool layer adds its hint and timing and fits it into a response budget), so
@@ -32,13 +33,19 @@ from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, Le
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
+from m1nd.perspectives.results import (NodeBrief, PeekContent, PerspectiveBack, PerspectiveBranch, PerspectiveClosed,
+                                       PerspectiveComparison, PerspectiveFollowed, PerspectiveList, PerspectiveRoutes,
+                                       PerspectiveStarted, PerspectiveSummary, RouteAffinity, RouteInspection,
+                                       RoutePeek, Suggestion)
 
 __all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "DivergeResult",
            "DriftResult", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport",
-           "LearnResult", "MemoryEntry", "MemorySearchResult", "MissingResult", "NodeRef", "PartialReach", "Path",
-           "PersistResult", "PrimedNode", "Seed", "Suspect", "TraceResult", "TrailList", "TrailMerged",
-           "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WarmupResult", "WeightDrift",
-           "WeightDriftSummary", "WhyResult"]
+           "LearnResult", "MemoryEntry", "MemorySearchResult", "MissingResult", "NodeBrief", "NodeRef", "PartialReach",
+           "Path", "PeekContent", "PersistResult", "PerspectiveBack", "PerspectiveBranch", "PerspectiveClosed",
+           "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList", "PerspectiveRoutes",
+           "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "RouteAffinity", "RouteInspection", "RoutePeek",
+           "Seed", "Suggestion", "Suspect", "TraceResult", "TrailList", "TrailMerged", "TrailResumed", "TrailSaved",
+           "TrailSummary", "UnlinkedPair", "WarmupResult", "WeightDrift", "WeightDriftSummary", "WhyResult"]
 
 
 @dataclass(frozen=True)

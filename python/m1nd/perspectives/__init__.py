@@ -10,9 +10,22 @@ functions of a graph), ``peek`` (confined file reading), ``service`` (the twelve
 operations, versions, persistence, limits, region locks). Tool declarations live in ``m1nd.tools.perspectives``.
 """
 
-from m1nd.perspectives.graph_facts import register_semantic_backend, unregister_semantic_backend
-from m1nd.perspectives.lens import FAMILIES, Lens, parse_lens
-from m1nd.perspectives.service import PerspectiveService, service_for
+from typing import Any
 
 __all__ = ["FAMILIES", "Lens", "PerspectiveService", "parse_lens", "register_semantic_backend", "service_for",
            "unregister_semantic_backend"]
+
+_HOMES = {"register_semantic_backend": "graph_facts", "unregister_semantic_backend": "graph_facts",
+          "FAMILIES": "lens", "Lens": "lens", "parse_lens": "lens", "PerspectiveService": "service",
+          "service_for": "service"}
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy: importing a submodule (e.g. the result types, :mod:`m1nd.perspectives.results`, which :mod:`m1nd.api`
+    re-exports) does not load the service and the graph."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'm1nd.perspectives' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"m1nd.perspectives.{home}"), name)

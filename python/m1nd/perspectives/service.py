@@ -28,6 +28,10 @@ from m1nd.perspectives import peek as pk
 from m1nd.perspectives import graph_facts as gf
 from m1nd.perspectives import synthesis as syn
 from m1nd.perspectives.lens import FAMILIES, parse_lens, short_family
+from m1nd.perspectives.results import (NodeBrief, PeekContent, PerspectiveBack, PerspectiveBranch, PerspectiveClosed,
+                                       PerspectiveComparison, PerspectiveFollowed, PerspectiveList, PerspectiveRoutes,
+                                       PerspectiveStarted, PerspectiveSummary, RouteAffinity, RouteInspection,
+                                       RoutePeek, Suggestion)
 from m1nd.perspectives.state import (
     BRANCH_NAME_RE,
     ID_RE,
@@ -386,11 +390,10 @@ class PerspectiveService:
         chunk = p.routes[(page - 1) * size: page * size]
         return [syn.public_route(r) for r in chunk], page, pages, clamped
 
-    def _mode_fields(self, p: Perspective) -> dict[str, Any]:
-        out: dict[str, Any] = {"mode": p.mode, "mode_effective": p.mode_effective}
-        if p.mode == "anchored" and p.mode_effective == "local":
-            out["mode_note"] = MODE_NOTE
-        return out
+    @staticmethod
+    def _mode_note(p: Perspective) -> str | None:
+        """Why an anchored perspective answers in local mode (its anchor is out of reach), or None."""
+        return MODE_NOTE if p.mode == "anchored" and p.mode_effective == "local" else None
 
     def _suggested(self, p: Perspective) -> str | None:
         s = self.suggestion(p)
@@ -479,7 +482,7 @@ class PerspectiveService:
 
     # ================================================================================================ the tools
     def start(self, agent: str, query: str, anchor_node: str | None = None,
-              lens: dict[str, Any] | None = None) -> dict[str, Any]:
+              lens: dict[str, Any] | None = None) -> PerspectiveStarted:
         lz = parse_lens(lens)
         with self.cg.lock:
             g = self.cg.require_graph()
@@ -515,22 +518,18 @@ class PerspectiveService:
                 raise
             pid = p.perspective_id
             routes, _, pages, _ = self._page(p, 1, FIRST_PAGE)
-            out: dict[str, Any] = {
-                "perspective_id": pid, **self._mode_fields(p), "anchor_node": p.anchor_node,
-                "focus_node": p.focus_node, "focus_label": t.label[focus],
-                "seeds": [{"node_id": t.ext_id[i], "label": t.label[i], "relevance": round(float(s), 4)}
-                          for i, s in zip(seeds[:5], run.seeds.scores.tolist()[:5])] if run is not None else [],
-                "routes": routes, "total_routes": len(p.routes), "page": 1, "total_pages": pages,
-                "route_set_version": p.route_set_version, "cache_generation": p.cache_generation,
-                "lens_summary": lz.summary(), "lock_id": lock_id, "overlapping_locks": overlapping,
-                "suggested": self._suggested(p), "semantic_backend": p.semantic_backend,
-            }
-            if p.diagnostic:
-                out["diagnostic"] = p.diagnostic
-        return out
+            return PerspectiveStarted(
+                perspective_id=pid, mode=p.mode, mode_effective=p.mode_effective, mode_note=self._mode_note(p),
+                anchor_node=p.anchor_node, focus_node=p.focus_node, focus_label=t.label[focus],
+                seeds=[NodeBrief(node_id=t.ext_id[i], label=t.label[i], relevance=round(float(s), 4))
+                       for i, s in zip(seeds[:5], run.seeds.scores.tolist()[:5])] if run is not None else [],
+                routes=routes, total_routes=len(p.routes), page=1, total_pages=pages,
+                route_set_version=p.route_set_version, cache_generation=p.cache_generation,
+                lens_summary=lz.summary(), lock_id=lock_id, overlapping_locks=overlapping,
+                suggested=self._suggested(p), semantic_backend=p.semantic_backend, diagnostic=p.diagnostic)
 
     def routes(self, agent: str, pid: str, page: int = 1, page_size: int = FIRST_PAGE,
-               route_set_version: int | None = None) -> dict[str, Any]:
+               route_set_version: int | None = None) -> PerspectiveRoutes:
         if page < 1:
             raise InvalidInputError(
                 f"argument 'page' must be an integer ≥ 1 (got {page})", details={"argument": "page"}
@@ -545,19 +544,15 @@ class PerspectiveService:
             counts: dict[str, int] = {}
             for r in p.routes:
                 counts[r["family"]] = counts.get(r["family"], 0) + 1
-            out: dict[str, Any] = {
-                "perspective_id": pid, **self._mode_fields(p), "anchor": p.anchor_node, "focus": p.focus_node,
-                "lens_summary": p.lens.summary(), "routes": routes, "total_routes": len(p.routes), "page": page_out,
-                "total_pages": pages, "page_size": size, "page_size_clamped": size != page_size,
-                "page_clamped": page_clamped, "route_set_version": p.route_set_version,
-                "cache_generation": p.cache_generation, "refreshed": refreshed,
-                "version_mismatch": route_set_version is None or route_set_version != p.route_set_version,
-                "family_counts": {f: counts[f] for f in FAMILIES if f in counts},
-                "suggested": self._suggested(p) if page_out == 1 else None,
-            }
-            if p.diagnostic:
-                out["diagnostic"] = p.diagnostic
-        return out
+            return PerspectiveRoutes(
+                perspective_id=pid, mode=p.mode, mode_effective=p.mode_effective, mode_note=self._mode_note(p),
+                anchor=p.anchor_node, focus=p.focus_node, lens_summary=p.lens.summary(), routes=routes,
+                total_routes=len(p.routes), page=page_out, total_pages=pages, page_size=size,
+                page_size_clamped=size != page_size, page_clamped=page_clamped,
+                route_set_version=p.route_set_version, cache_generation=p.cache_generation, refreshed=refreshed,
+                version_mismatch=route_set_version is None or route_set_version != p.route_set_version,
+                family_counts={f: counts[f] for f in FAMILIES if f in counts},
+                suggested=self._suggested(p) if page_out == 1 else None, diagnostic=p.diagnostic)
 
     def _current(self, agent: str, pid: str, route_set_version: int) -> tuple[Perspective, Graph]:
         """The prologue of every route-addressed tool (caller holds the graph lock): the agent's perspective, the
@@ -569,7 +564,7 @@ class PerspectiveService:
         return p, g
 
     def inspect(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
-                route_index: int | None = None) -> dict[str, Any]:
+                route_index: int | None = None) -> RouteInspection:
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -577,24 +572,22 @@ class PerspectiveService:
             t = g.nodes
             eng = g.engine
             aff, backend, _ = syn.affinity(g, x, 3)
-            out = {
-                **syn.public_route(r), "target_type": r["target_kind"],
-                "family_explanation": syn.FAMILY_EXPLANATION[r["family"]], "path": list(r["path"]),
-                "path_relations": list(r["path_relations"]), "score_breakdown": dict(r["breakdown"]),
-                "score_weights": dict(r["weights"]), "provenance": self._provenance(g, x),
-                "affinity_candidates": [{"node_id": a["node_id"], "label": a["label"], "strength": a["strength"],
-                                         "reason": a["reason"]} for a in aff],
-                "target_metrics": {"in_degree": int(eng.degree("in")[x]), "out_degree": int(eng.degree("out")[x]),
-                                   "pagerank": round(float(t.pagerank[x]), 5), "churn": round(float(t.churn[x]), 4),
-                                   "last_change_ms": int(t.last_change_ms[x])},
-                "perspective_id": pid, "mode_effective": p.mode_effective,
-                "route_set_version": p.route_set_version, "semantic_backend": backend,
-            }
-        return out
+            return RouteInspection(
+                route=syn.public_route(r), target_type=r["target_kind"],
+                family_explanation=syn.FAMILY_EXPLANATION[r["family"]], path=list(r["path"]),
+                path_relations=list(r["path_relations"]), score_breakdown=dict(r["breakdown"]),
+                score_weights=dict(r["weights"]), provenance=self._provenance(g, x),
+                affinity_candidates=[{"node_id": a["node_id"], "label": a["label"], "strength": a["strength"],
+                                      "reason": a["reason"]} for a in aff],
+                target_metrics={"in_degree": int(eng.degree("in")[x]), "out_degree": int(eng.degree("out")[x]),
+                                "pagerank": round(float(t.pagerank[x]), 5), "churn": round(float(t.churn[x]), 4),
+                                "last_change_ms": int(t.last_change_ms[x])},
+                perspective_id=pid, mode_effective=p.mode_effective, route_set_version=p.route_set_version,
+                semantic_backend=backend)
 
     def peek(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
              route_index: int | None = None, max_lines: int = 40, max_chars: int = 2000,
-             context_lines: int = 0) -> dict[str, Any]:
+             context_lines: int = 0) -> RoutePeek:
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -615,14 +608,14 @@ class PerspectiveService:
         text, replaced = pk.read_file(real, sp)
         ex = pk.excerpt(text, is_file=kind == syn.FILE, line_start=int(t.line_start[x]), line_end=int(t.line_end[x]),
                         max_lines=max_lines, max_chars=max_chars, context=context_lines)
-        return {"perspective_id": pid, "route_id": r["route_id"], "target_node": r["target_node"],
-                "content": {"excerpt": ex["excerpt"], "file_path": sp, "line_start": ex["line_start"],
-                            "line_end": ex["line_end"], "truncated": ex["truncated"], "span_lines": ex["span_lines"],
-                            "encoding_replaced": replaced},
-                "provenance_stale": pk.file_stale(real, rec), "route_set_version": route_set_version}
+        return RoutePeek(perspective_id=pid, route_id=r["route_id"], target_node=r["target_node"],
+                         content=PeekContent(excerpt=ex["excerpt"], file_path=sp, line_start=ex["line_start"],
+                                             line_end=ex["line_end"], truncated=ex["truncated"],
+                                             span_lines=ex["span_lines"], encoding_replaced=replaced),
+                         provenance_stale=pk.file_stale(real, rec), route_set_version=route_set_version)
 
     def follow(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
-               route_index: int | None = None) -> dict[str, Any]:
+               route_index: int | None = None) -> PerspectiveFollowed:
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
@@ -638,40 +631,33 @@ class PerspectiveService:
             p.route_set_version += 1
             self._save(p)
             routes, _, pages, _ = self._page(p, 1, FIRST_PAGE)
-            out: dict[str, Any] = {
-                "perspective_id": pid, "previous_focus": prev, "new_focus": p.focus_node,
-                "new_focus_label": g.nodes.label[g.nodes.index[p.focus_node]],
-                "followed": {"route_id": r["route_id"], "family": r["family"], "target_node": r["target_node"]},
-                **self._mode_fields(p), "routes": routes, "total_routes": len(p.routes), "page": 1,
-                "total_pages": pages, "route_set_version": p.route_set_version,
-                "cache_generation": p.cache_generation, "suggested": self._suggested(p),
-            }
-            if p.diagnostic:
-                out["diagnostic"] = p.diagnostic
-        return out
+            return PerspectiveFollowed(
+                perspective_id=pid, previous_focus=prev, new_focus=p.focus_node,
+                new_focus_label=g.nodes.label[g.nodes.index[p.focus_node]],
+                followed={"route_id": r["route_id"], "family": r["family"], "target_node": r["target_node"]},
+                mode=p.mode, mode_effective=p.mode_effective, mode_note=self._mode_note(p), routes=routes,
+                total_routes=len(p.routes), page=1, total_pages=pages, route_set_version=p.route_set_version,
+                cache_generation=p.cache_generation, suggested=self._suggested(p), diagnostic=p.diagnostic)
 
-    def suggest(self, agent: str, pid: str, route_set_version: int) -> dict[str, Any]:
+    def suggest(self, agent: str, pid: str, route_set_version: int) -> Suggestion:
         with self.cg.lock:
             p, _ = self._current(agent, pid, route_set_version)
             s = self.suggestion(p)
         sugg = {k: v for k, v in s["suggestion"].items() if k != "short"}
-        return {"perspective_id": pid, "suggestion": sugg, "alternatives": s["alternatives"], "based_on": s["based_on"],
-                "route_set_version": p.route_set_version}
+        return Suggestion(perspective_id=pid, suggestion=sugg, alternatives=s["alternatives"], based_on=s["based_on"],
+                          route_set_version=p.route_set_version)
 
     def affinity(self, agent: str, pid: str, route_set_version: int, route_id: str | None = None,
-                 route_index: int | None = None, top_k: int = 8) -> dict[str, Any]:
+                 route_index: int | None = None, top_k: int = 8) -> RouteAffinity:
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
             cands, backend, diag = syn.affinity(g, g.nodes.index[r["target_node"]], top_k)
-        out: dict[str, Any] = {"perspective_id": pid, "route_id": r["route_id"], "target_node": r["target_node"],
-                               "notice": NOTICE, "candidates": cands, "semantic_backend": backend,
-                               "route_set_version": p.route_set_version}
-        if diag:
-            out["diagnostic"] = diag
-        return out
+        return RouteAffinity(perspective_id=pid, route_id=r["route_id"], target_node=r["target_node"], notice=NOTICE,
+                             candidates=cands, semantic_backend=backend, route_set_version=p.route_set_version,
+                             diagnostic=diag)
 
-    def branch(self, agent: str, pid: str, branch_name: str | None = None) -> dict[str, Any]:
+    def branch(self, agent: str, pid: str, branch_name: str | None = None) -> PerspectiveBranch:
         if branch_name is not None and not BRANCH_NAME_RE.match(branch_name):
             raise InvalidInputError(f"branch_name '{branch_name}' must match ^[A-Za-z0-9][A-Za-z0-9 _.-]{{0,63}}$ "
                                     "(letters, digits, space, _ . -; at most 64 characters)",
@@ -714,11 +700,11 @@ class PerspectiveService:
                     self.locks.pop(lock_id, None)
                 raise
             new_id = q.perspective_id
-        out = {"perspective_id": pid, "branch_perspective_id": new_id, "branch_name": branch_name,
-               "branched_from_focus": p.focus_node, "route_set_version": q.route_set_version, "lock_id": lock_id}
-        return out
+        return PerspectiveBranch(perspective_id=pid, branch_perspective_id=new_id, branch_name=branch_name,
+                                 branched_from_focus=p.focus_node, route_set_version=q.route_set_version,
+                                 lock_id=lock_id)
 
-    def back(self, agent: str, pid: str) -> dict[str, Any]:
+    def back(self, agent: str, pid: str) -> PerspectiveBack:
         with self.cg.lock:
             p = self._get(agent, pid)
             if not p.history:
@@ -750,15 +736,11 @@ class PerspectiveService:
             p.nav_event_count += 1
             self._save(p)
             routes, _, pages, _ = self._page(p, 1, FIRST_PAGE)
-            out: dict[str, Any] = {
-                "perspective_id": pid, "restored_focus": p.focus_node, "restored_mode": p.mode_effective,
-                "mode": p.mode, "routes": routes, "total_routes": len(p.routes), "page": 1, "total_pages": pages,
-                "route_set_version": p.route_set_version, "cache_generation": p.cache_generation,
-                "nav_event_count": p.nav_event_count, "suggested": self._suggested(p),
-            }
-            if p.mode == "anchored" and p.mode_effective == "local":
-                out["mode_note"] = MODE_NOTE
-        return out
+            return PerspectiveBack(
+                perspective_id=pid, restored_focus=p.focus_node, restored_mode=p.mode_effective, mode=p.mode,
+                routes=routes, total_routes=len(p.routes), page=1, total_pages=pages,
+                route_set_version=p.route_set_version, cache_generation=p.cache_generation,
+                nav_event_count=p.nav_event_count, suggested=self._suggested(p), mode_note=self._mode_note(p))
 
     def _compare_dims(self, p: Perspective, g: Graph) -> dict[str, np.ndarray]:
         hit = p.cache.get("compare")
@@ -787,7 +769,8 @@ class PerspectiveService:
         p.cache["compare"] = (g.graph_generation, dims)
         return dims
 
-    def compare(self, agent: str, pid_a: str, pid_b: str, dimensions: list[str] | None = None) -> dict[str, Any]:
+    def compare(self, agent: str, pid_a: str, pid_b: str, dimensions: list[str] | None = None
+                ) -> PerspectiveComparison:
         if pid_a == pid_b:
             raise InvalidInputError("perspective_id_b must differ from perspective_id_a",
                                     details={"argument": "perspective_id_b"})
@@ -799,9 +782,9 @@ class PerspectiveService:
             idx = g.nodes.index
             t = g.nodes
 
-            def brief(e: str) -> dict[str, str]:
+            def brief(e: str) -> NodeBrief:
                 i = idx.get(e)
-                return {"node_id": e, "label": t.label[i] if i is not None else _tail(e)}
+                return NodeBrief(node_id=e, label=t.label[i] if i is not None else _tail(e))
 
             sa, sb = set(pa.visited), set(pb.visited)
             dims = [d for d in DIMENSIONS if d in (dimensions or DIMENSIONS)]
@@ -817,47 +800,44 @@ class PerspectiveService:
                 deltas.append({"dimension": d, "score_a": round(a_, 4), "score_b": round(b_, 4),
                                "delta": round(a_ - b_, 4)})
             union = sa | sb
-            out: dict[str, Any] = {
-                "perspective_id_a": pid_a, "perspective_id_b": pid_b,
-                "shared_nodes": [brief(e) for e in pa.visited if e in sb],
-                "unique_to_a": [brief(e) for e in pa.visited if e not in sb],
-                "unique_to_b": [brief(e) for e in pb.visited if e not in sa],
-                "overlap": round(len(sa & sb) / len(union), 4) if union else 0.0,
-                "dimension_deltas": deltas,
-                "generation_warning": (f"the perspectives were synthesised in different graph generations "
-                                       f"({pa.cache_generation} vs {pb.cache_generation}); call perspective_routes on "
-                                       "the older one to refresh it")
-                if pa.cache_generation != pb.cache_generation else None,
-            }
-        return out
+            return PerspectiveComparison(
+                perspective_id_a=pid_a, perspective_id_b=pid_b,
+                shared_nodes=[brief(e) for e in pa.visited if e in sb],
+                unique_to_a=[brief(e) for e in pa.visited if e not in sb],
+                unique_to_b=[brief(e) for e in pb.visited if e not in sa],
+                overlap=round(len(sa & sb) / len(union), 4) if union else 0.0,
+                dimension_deltas=deltas,
+                generation_warning=(f"the perspectives were synthesised in different graph generations "
+                                    f"({pa.cache_generation} vs {pb.cache_generation}); call perspective_routes on "
+                                    "the older one to refresh it")
+                if pa.cache_generation != pb.cache_generation else None)
 
-    def list(self, agent: str) -> dict[str, Any]:
+    def list(self, agent: str) -> PerspectiveList:
         with self.cg.lock:
             gen = self.cg.store.generations()[0]
-            items = []
+            items: list[PerspectiveSummary] = []
             total = 0
             for p in self._agent_perspectives(agent):
                 size = self.sizes.get(p.perspective_id) or p.memory_bytes()
                 total += size
-                items.append({
-                    "perspective_id": p.perspective_id, "mode": p.mode, "mode_effective": p.mode_effective,
-                    "anchor_node": p.anchor_node, "focus_node": p.focus_node, "branch_of": p.branch_of,
-                    "branch_name": p.branch_name, "route_count": len(p.routes),
-                    "nav_event_count": p.nav_event_count, "stale": p.cache_generation != gen,
-                    "route_set_version": p.route_set_version, "created_at_ms": p.created_ms,
-                    "last_accessed_ms": p.last_accessed_ms, "memory_bytes": size,
-                })
-        return {"perspectives": items, "total_memory_bytes": total,
-                "limits": {"max_perspectives": self.max_perspectives, "max_total_bytes": self.max_total_bytes}}
+                items.append(PerspectiveSummary(
+                    perspective_id=p.perspective_id, mode=p.mode, mode_effective=p.mode_effective,
+                    anchor_node=p.anchor_node, focus_node=p.focus_node, branch_of=p.branch_of,
+                    branch_name=p.branch_name, route_count=len(p.routes), nav_event_count=p.nav_event_count,
+                    stale=p.cache_generation != gen, route_set_version=p.route_set_version,
+                    created_at_ms=p.created_ms, last_accessed_ms=p.last_accessed_ms, memory_bytes=size))
+        return PerspectiveList(perspectives=items, total_memory_bytes=total,
+                               limits={"max_perspectives": self.max_perspectives,
+                                       "max_total_bytes": self.max_total_bytes})
 
-    def close(self, agent: str, pid: str) -> dict[str, Any]:
+    def close(self, agent: str, pid: str) -> PerspectiveClosed:
         with self.cg.lock:
             self._get(agent, pid)
             with self.db.write():
                 self.repo.delete(pid, agent)
             released = self._release_locks_of(pid)
             self._forget(pid)
-        return {"perspective_id": pid, "closed": True, "locks_released": released}
+        return PerspectiveClosed(perspective_id=pid, closed=True, locks_released=released)
 
 
 def _tail(ext: str) -> str:

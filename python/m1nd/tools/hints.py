@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from m1nd.codegraph.results import HealthReport, LearnResult
     from m1nd.graph.results import TraceResult
+    from m1nd.perspectives.results import PerspectiveStarted
 
 Result = dict[str, Any]
 Args = dict[str, Any]
@@ -65,9 +66,9 @@ def trail_list(r: Result, a: Args) -> str | None:
     return None if r["trails"] else "no trail matches; save one with trail_save at the end of an investigation"
 
 
-def perspective_start(r: Result, a: Args) -> str:
+def perspective_start(r: PerspectiveStarted, a: Args) -> str:
     return (f"next: perspective_inspect / perspective_peek / perspective_follow with a route_id and "
-            f"route_set_version={r['route_set_version']}")
+            f"route_set_version={r.route_set_version}")
 
 
 def health(r: HealthReport, a: Args) -> str | None:

@@ -23,7 +23,7 @@ def _svc(ws: Any, a: dict[str, Any]) -> Any:
     return service_for(ws)
 
 
-def _start(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _start(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).start(a["agent_id"], a["query"], a.get("anchor_node"), a.get("lens"))
 
 
@@ -47,7 +47,7 @@ register(Tool(
 ))
 
 
-def _routes(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _routes(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).routes(a["agent_id"], a["perspective_id"], a["page"], a["page_size"],
                               a.get("route_set_version"))
 
@@ -69,7 +69,7 @@ register(Tool(
 ))
 
 
-def _inspect(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _inspect(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).inspect(a["agent_id"], a["perspective_id"], a["route_set_version"], a.get("route_id"),
                                a.get("route_index"))
 
@@ -87,7 +87,7 @@ register(Tool(
 ))
 
 
-def _peek(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _peek(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).peek(a["agent_id"], a["perspective_id"], a["route_set_version"], a.get("route_id"),
                             a.get("route_index"), a["max_lines"], a["max_chars"], a["context_lines"])
 
@@ -110,7 +110,7 @@ register(Tool(
 ))
 
 
-def _follow(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _follow(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).follow(a["agent_id"], a["perspective_id"], a["route_set_version"], a.get("route_id"),
                               a.get("route_index"))
 
@@ -126,7 +126,7 @@ register(Tool(
 ))
 
 
-def _suggest(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _suggest(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).suggest(a["agent_id"], a["perspective_id"], a["route_set_version"])
 
 
@@ -141,7 +141,7 @@ register(Tool(
 ))
 
 
-def _affinity(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _affinity(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).affinity(a["agent_id"], a["perspective_id"], a["route_set_version"], a.get("route_id"),
                                 a.get("route_index"), a["top_k"])
 
@@ -158,7 +158,7 @@ register(Tool(
 ))
 
 
-def _branch(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _branch(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).branch(a["agent_id"], a["perspective_id"], a.get("branch_name"))
 
 
@@ -174,7 +174,7 @@ register(Tool(
 ))
 
 
-def _back(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _back(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).back(a["agent_id"], a["perspective_id"])
 
 
@@ -189,7 +189,7 @@ register(Tool(
 ))
 
 
-def _compare(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _compare(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).compare(a["agent_id"], a["perspective_id_a"], a["perspective_id_b"], a.get("dimensions"))
 
 
@@ -211,7 +211,7 @@ register(Tool(
 ))
 
 
-def _list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _list(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).list(a["agent_id"])
 
 
@@ -226,7 +226,7 @@ register(Tool(
 ))
 
 
-def _close(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _close(ws: Any, a: dict[str, Any]) -> Any:
     return _svc(ws, a).close(a["agent_id"], a["perspective_id"])
 
 
