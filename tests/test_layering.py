@@ -269,10 +269,6 @@ def test_adapters_rule(adapter: str) -> None:
 SERVICES = ("m1nd.codegraph", "m1nd.memory", "m1nd.perspectives", "m1nd.evaluation", "m1nd.graph", "m1nd.ingest",
             "m1nd.diagram", "m1nd.embed_worker")
 ADAPTER_SERVICE_EDGES = {
-    # the memory commands (one package, a module per command family) open the memory service and call its
-    # rule modules (wake, ritual, wakelog, migration) directly: the memory, shared by every workspace, needs
-    # no Workspace
-    ("m1nd.cli.memory", "m1nd.memory"),
     # `m1nd eval` runs the evaluation harness (no tool exists for it)
     ("m1nd.cli.evaluation", "m1nd.evaluation"),
     # `m1nd graph --format svg` renders a tool result through Graphviz (presentation of an answer, not a query)

@@ -66,13 +66,26 @@ class Workspace:
 
     @cached_property
     def memory(self) -> MemoryService:
+        """The knowledge memory (shared by every workspace of the home), with its embedding hook."""
+        return self._open_memory(apply_schema=None)
+
+    def memory_unmigrated(self) -> MemoryService:
+        """The knowledge memory opened without applying pending schema migrations, for a caller that applies and
+        reports them itself (``m1nd memory migrate``); it is this workspace's memory from then on."""
+        with self._lock:
+            if "memory" not in self.__dict__:
+                self.__dict__["memory"] = self._open_memory(apply_schema=False)
+            return self.memory
+
+    def _open_memory(self, *, apply_schema: bool | None) -> MemoryService:
         from m1nd.memory.semantic import vector_hook_for
         from m1nd.memory.service import MemoryService
 
         with self._lock:  # the embedding hook is None when no model is installed (issue 6)
-            return MemoryService.open(self.settings, vector_hook=vector_hook_for(
-                self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms,
-                url=self.settings.memory_url))
+            hook = vector_hook_for(self.settings.memory_db, busy_timeout_ms=self.settings.busy_timeout_ms,
+                                   url=self.settings.memory_url)
+            self.state["memory_hook"] = hook
+            return MemoryService.open(self.settings, vector_hook=hook, apply_schema=apply_schema)
 
     # -- the typed Python API (m1nd.api) --------------------------------------------------------------------------
     def ingest(self, path: str, *, incremental: bool = True, embed: str = "background", **options: Any
@@ -299,6 +312,9 @@ class Workspace:
             self.graph.close()
         if "memory" in self.__dict__:
             self.memory.close()
+        hook = self.state.pop("memory_hook", None)
+        if hook is not None:
+            hook.close()
 
 
 def preload_embedder(settings: Settings) -> None:

@@ -125,8 +125,8 @@ def test_perspective_start_seeds_like_activate_with_embeddings(small_repo, works
     act = ws.graph.activate("a", q, top_k=5, learn=False)
     assert act.semantic_backend == "embedding"
     start = service_for(ws).start("a", q)
-    assert [s["node_id"] for s in start["seeds"]] == [s.node_id for s in act.seeds[:5]]
-    assert start["focus_node"] == act.seeds[0].node_id
+    assert [s.node_id for s in start.seeds] == [s.node_id for s in act.seeds[:5]]
+    assert start.focus_node == act.seeds[0].node_id
 
 
 def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small_repo, workspace_for,

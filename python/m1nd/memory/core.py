@@ -86,9 +86,12 @@ class MemoryCore:
             self.migrate()
 
     @classmethod
-    def open(cls, settings: Any, *, vector_hook: Any = None) -> Any:
-        return cls(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms,
-                   apply_schema=not env_truthy("M1ND_SKIP_SCHEMA"), vector_hook=vector_hook)
+    def open(cls, settings: Any, *, vector_hook: Any = None, apply_schema: bool | None = None) -> Any:
+        """The memory of ``settings`` (``apply_schema``: None = unless M1ND_SKIP_SCHEMA is set)."""
+        if apply_schema is None:
+            apply_schema = not env_truthy("M1ND_SKIP_SCHEMA")
+        return cls(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
+                   vector_hook=vector_hook)
 
     @property
     def backend(self) -> str:

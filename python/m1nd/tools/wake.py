@@ -1,5 +1,6 @@
 """Wake tools (spec memory.md §12, §14; mcp.md §7.1): the cascade, the token ritual and wake-fetch over MCP, as thin
-adapters onto :mod:`m1nd.memory.wake` and :mod:`m1nd.memory.ritual`.
+adapters onto :mod:`m1nd.memory.wake` and :mod:`m1nd.memory.ritual` through :mod:`m1nd.tools.memory_ops` (which the
+``m1nd memory wake`` commands use too).
 
 The acting agent is ``agent_id``; the ritual tools refuse another agent than the one that began the ritual
 (``wrong_agent``). ``wake-log`` is deliberately not a tool: its scores must never reach a model's context.
@@ -31,9 +32,9 @@ def _cascade_kw(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wake(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.memory.wake import cascade
+    from m1nd.tools.memory_ops import wake_cascade
 
-    return cascade(ws.memory, a["agent_id"], **_cascade_kw(a))
+    return wake_cascade(ws, a["agent_id"], **_cascade_kw(a))
 
 
 register(Tool(
@@ -48,9 +49,9 @@ register(Tool(
 
 
 def _wake_begin(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.memory.ritual import begin
+    from m1nd.tools.memory_ops import ritual_begin
 
-    return begin(ws.memory, a["agent_id"], wake=a.get("wake"), model=a.get("model"), force_wake=a["force_wake"],
+    return ritual_begin(ws, a["agent_id"], wake=a.get("wake"), model=a.get("model"), force_wake=a["force_wake"],
                  **_cascade_kw(a))
 
 
@@ -69,9 +70,9 @@ register(Tool(
 
 
 def _wake_respond(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.memory.ritual import respond
+    from m1nd.tools.memory_ops import ritual_respond
 
-    return respond(ws.memory, a["agent_id"], guess=a["guess"], bloom_id=a["bloom_id"], token=a["session"])
+    return ritual_respond(ws, a["agent_id"], guess=a["guess"], bloom_id=a["bloom_id"], token=a["session"])
 
 
 register(Tool(
@@ -90,10 +91,10 @@ register(Tool(
 
 
 def _wake_fetch(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.memory.wake import fetch
+    from m1nd.tools.memory_ops import wake_fetch
 
-    return fetch(ws.memory, a["agent_id"], days=a["days"], limit=a["limit"],
-                 exclude_tags=list(a.get("exclude_tags") or []), basis=a["resonance_basis"])
+    return wake_fetch(ws, a["agent_id"], days=a["days"], limit=a["limit"],
+                      exclude_tags=list(a.get("exclude_tags") or []), basis=a["resonance_basis"])
 
 
 register(Tool(

@@ -1,5 +1,6 @@
 """What every ``m1nd memory`` command shares: the ``memory`` group itself, the acting agent, the memory
-service of the command (closed with the command), and the group's output and error conventions (memory.md §7).
+service of the command (the workspace's, closed with the command), and the group's output and error conventions
+(memory.md §7). The commands reach the memory through the workspace and :mod:`m1nd.tools.memory_ops`.
 
 ``--json`` prints pretty JSON (2-space indent) on stdout and nothing else; errors print ``Error: <message>``
 on stderr (with ``--json``: ``{"status": "error", "error": <code>, "message": …}``), nothing on stdout, exit
@@ -31,24 +32,21 @@ def acting_agent() -> str | None:
 
 
 def open_service(*, apply_schema: bool | None = None) -> Any:
-    """The memory service of this command (with its vector hook when an embedding model is installed), closed
-    when the command ends."""
-    from m1nd.memory.service import MemoryService, env_truthy
+    """The memory service of this command: the workspace's (composed there with its embedding hook when a model is
+    installed), closed when the command ends. ``apply_schema=False``: pending migrations are left to the caller."""
+    ws = memory_workspace()
+    return ws.memory_unmigrated() if apply_schema is False else ws.memory
 
+
+def memory_workspace() -> Any:
+    """The command's :class:`m1nd.workspace.Workspace`, closed when the command ends (nothing is opened until a
+    service is used: the memory operations check the acting agent first)."""
     ctx = click.get_current_context()
-    obj = root_obj()
-    settings = obj.settings
-    if apply_schema is None:
-        apply_schema = not env_truthy("M1ND_SKIP_SCHEMA")
-    from m1nd.memory.semantic import vector_hook_for  # issue 6: embeddings (None when no model is installed)
-
-    hook = vector_hook_for(settings.memory_db, busy_timeout_ms=settings.busy_timeout_ms, url=settings.memory_url)
-    svc = MemoryService(settings.memory_store, busy_timeout_ms=settings.busy_timeout_ms, apply_schema=apply_schema,
-                        vector_hook=hook)
-    ctx.call_on_close(svc.close)
-    if hook is not None:
-        ctx.call_on_close(hook.close)
-    return svc
+    ws = root_obj().workspace
+    if not ctx.meta.get("m1nd.memory.close"):
+        ctx.meta["m1nd.memory.close"] = True
+        ctx.call_on_close(ws.close)
+    return ws
 
 
 def out(text: str = "") -> None:
@@ -106,7 +104,7 @@ def preview(text: str | None, n: int) -> str:
 
 
 def read_stdin_or(content: str | None, file: str | None, *, trim_stdin: bool = True) -> str:
-    from m1nd.memory.fields import read_content_file
+    from m1nd.tools.memory_ops import read_content_file
 
     if content is not None:
         return content

@@ -1,6 +1,7 @@
 """``m1nd memory migrate --to TARGET`` (issue 18 item 3): copy the knowledge memory between its two stores, the
 ``memory.db`` file and a PostgreSQL server, either way; with ``--to`` it is an adapter over
-:func:`m1nd.memory.migration.migrate_to`. Progress on stderr, the result on stdout."""
+:func:`m1nd.memory.migration.migrate_to` (through :mod:`m1nd.tools.memory_ops`). Progress on stderr, the result on
+stdout."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import time
 
 import click
 
-from m1nd.cli.memory.common import (emit_json, handled, json_option, memory_group, note, open_service, out,
-                                    usage)
+from m1nd.cli.memory.common import (emit_json, handled, json_option, memory_group, memory_workspace, note,
+                                    open_service, out, usage)
 
 
 def copy_to(to: str, *, replace: bool, as_json: bool) -> None:
     """Copy the current memory to ``to``, reporting progress at most every 2 s per table."""
-    from m1nd.memory.migration import migrate_to
+    from m1nd.tools.memory_ops import migrate_to
 
     shown: dict[str, float] = {}
 
@@ -24,7 +25,7 @@ def copy_to(to: str, *, replace: bool, as_json: bool) -> None:
             shown[table] = now
             note(f"migrate: {table} {done}/{total}")
 
-    result = migrate_to(open_service(), to, replace=replace, progress=progress,
+    result = migrate_to(memory_workspace(), to, replace=replace, progress=progress,
                         on_start=lambda a, b: note(f"migrate: {a} -> {b}"))
     if as_json:
         emit_json(result)

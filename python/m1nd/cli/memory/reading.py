@@ -42,8 +42,7 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def build_filters(kw: dict[str, Any]) -> Any:
-    from m1nd.memory.fields import split_list
-    from m1nd.memory.service import Filters, default_basis
+    from m1nd.tools.memory_ops import default_basis, filters, split_list
 
     exclusive(**{"--mine": kw["mine"], "--include-private": kw["include_private"]})
     if len(kw["exclude_tags"]) > 1:
@@ -54,7 +53,7 @@ def build_filters(kw: dict[str, Any]) -> Any:
         if kw[a] and kw[b]:
             usage(f"--{a.replace('_', '-')} and --{b.replace('_', '-')} cannot be combined")
         tri[a] = True if kw[a] else (False if kw[b] else None)
-    return Filters(
+    return filters(
         categories=split_list(kw["category"]),
         visibility="mine" if kw["mine"] else ("include" if kw["include_private"] else "public"),
         min_resonance=kw["min_resonance"], max_resonance=kw["max_resonance"],
@@ -195,7 +194,7 @@ def search_cmd(query: str, semantic: bool, hybrid: bool, activate: bool, limit: 
 def recent_cmd(days: int, limit: int, resonance_type: str | None, all_types: bool, sort: str,
                resonance_basis: str | None, as_json: bool) -> None:
     """Recent (ephemeral by default) entries, decayed."""
-    from m1nd.memory.service import default_basis
+    from m1nd.tools.memory_ops import default_basis
 
     rows = open_service().recent(agent=acting_agent(), days=days, limit=limit, resonance_type=resonance_type,
                              all_types=all_types, sort=sort, basis=resonance_basis or default_basis("decayed"))

@@ -80,7 +80,7 @@ def seed_knowledge_cmd(path: str | None, overwrite: bool) -> None:
 def export_cmd(fmt: str, output: str | None, include_embeddings: bool) -> None:
     """Export every visible entry."""
     from m1nd.errors import InvalidInputError
-    from m1nd.memory.export_files import FORMATS, write_csv, write_jsonl, write_markdown
+    from m1nd.tools.memory_ops import FORMATS, write_csv, write_jsonl, write_markdown
 
     fmt = "md" if fmt == "markdown" else fmt
     if fmt not in FORMATS:

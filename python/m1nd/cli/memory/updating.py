@@ -55,7 +55,7 @@ from m1nd.cli.memory.common import (acting_agent, emit_json, exclusive, handled,
 @handled
 def update_cmd(entry_id: str, as_json: bool, no_auto_anchor: bool, no_embed: bool, **kw: Any) -> None:
     """Update an entry: content (one mode) and any metadata. The id never changes."""
-    from m1nd.memory.fields import read_content_file
+    from m1nd.tools.memory_ops import read_content_file
 
     modes = {"--content": kw["content"], "--file": kw["file"], "--append-content": kw["append_content"],
              "--append-file": kw["append_file"], "--prepend-content": kw["prepend_content"],
@@ -184,7 +184,7 @@ memory_group.command("prepend")(_append_like("prepend"))
 def restore_cmd(entry_id: str, list_: bool, backup_id: str | None, no_auto_anchor: bool, no_embed: bool,
                 as_json: bool) -> None:
     """Restore an entry from a backup (works after delete), or list its backups."""
-    from m1nd.memory.ids import normalize_entry_id
+    from m1nd.tools.memory_ops import normalize_entry_id
 
     svc = open_service()
     if list_:

@@ -15,11 +15,11 @@ from m1nd.cli.memory.common import acting_agent, handled, memory_group, note, op
 
 
 def vector_hook_or_fail(svc: Any) -> Any:
-    from m1nd.memory.embeddings import NO_MODEL_ERROR, EmbedderUnavailableError
+    from m1nd.tools.memory_ops import no_model_error
 
     hook = svc.vector_hook
     if hook is None:
-        raise EmbedderUnavailableError(NO_MODEL_ERROR)
+        raise no_model_error()
     return hook
 
 

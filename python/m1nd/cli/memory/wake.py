@@ -9,7 +9,7 @@ import json
 import click
 
 from m1nd.cli.memory.common import (acting_agent, emit_json, fail, handled, json_option, memory_group,
-                                    open_service, out, usage)
+                                    memory_workspace, out, usage)
 from m1nd.defaults import WAKE_DAYS, WAKE_FETCH_DAYS, WAKE_FETCH_LIMIT, WAKE_LIMIT
 from m1nd.errors import M1ndError
 
@@ -63,7 +63,7 @@ def wake_cmd(limit: int | None, min_resonance: int | None, days: int | None, no_
             usage(f"--respond takes no wake-set flags ({', '.join(extra)})")
     elif not begin and any(v is not None for v in ritual_only.values()):
         usage("--wake, --model and --force-wake need --begin")
-    from m1nd.memory import ritual, wake
+    from m1nd.tools.memory_ops import render_cascade, ritual_begin, ritual_respond, wake_cascade
 
     cascade_kw = {"limit": WAKE_LIMIT if limit is None else limit, "min_resonance": min_resonance,
                   "days": WAKE_DAYS if days is None else days, "include_excluded": bool(include_excluded),
@@ -71,24 +71,22 @@ def wake_cmd(limit: int | None, min_resonance: int | None, days: int | None, no_
     agent = acting_agent()
     try:
         if respond is not None:
-            emit_json(ritual.respond(open_service(), agent, guess=respond, bloom_id=bloom_id, token=session))
+            emit_json(ritual_respond(memory_workspace(), agent, guess=respond, bloom_id=bloom_id, token=session))
             return
         if begin:
-            wake.need_agent(agent)  # before the store is opened
-            emit_json(ritual.begin(open_service(), agent, wake=wake_n, model=model,
+            emit_json(ritual_begin(memory_workspace(), agent, wake=wake_n, model=model,  # checks the agent first
                                    force_wake=bool(force_wake), activate=not no_activate, **cascade_kw))
             return
     except M1ndError as e:
         _ritual_fail(e)
     try:
-        wake.need_agent(agent)
-        data = wake.cascade(open_service(), agent, activate=not no_activate, **cascade_kw)
+        data = wake_cascade(memory_workspace(), agent, activate=not no_activate, **cascade_kw)
     except M1ndError as e:
         fail(e, as_json)
     if as_json:
         emit_json(data)
     else:
-        for line in wake.render_cascade(data):
+        for line in render_cascade(data):
             out(line)
 
 
@@ -105,13 +103,13 @@ def wake_fetch_cmd(days: int, limit: int, exclude_tags: tuple[str, ...], resonan
     """Recent resonant facts (raw resonance ≥ 3) as a <facts> block for a wake presentation."""
     if len(exclude_tags) > 1:
         usage("--exclude-tags may be given only once (comma-separated prefixes)")
-    from m1nd.memory import wake
+    from m1nd.tools.memory_ops import render_facts, wake_fetch
 
     prefixes = [p for p in (exclude_tags[0].split(",") if exclude_tags else []) if p.strip()]
-    data = wake.fetch(open_service(), acting_agent(), days=days, limit=limit, exclude_tags=prefixes,
+    data = wake_fetch(memory_workspace(), acting_agent(), days=days, limit=limit, exclude_tags=prefixes,
                       basis=resonance_basis)
     if as_json:
         emit_json(data)
     else:
-        for line in wake.render_facts(data):
+        for line in render_facts(data):
             out(line)

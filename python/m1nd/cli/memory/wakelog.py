@@ -1,6 +1,6 @@
 """``m1nd memory wake-log``: scoring the ritual's guess log and reading it back, terminal-only (its numbers
 must never reach the context of the model that made the guesses); an adapter over
-:mod:`m1nd.memory.wakelog`."""
+:mod:`m1nd.memory.wakelog` through :mod:`m1nd.tools.memory_ops`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from m1nd.cli.memory.common import acting_agent, fail, handled, memory_group, note, open_service, out
+from m1nd.cli.memory.common import acting_agent, fail, handled, memory_group, memory_workspace, note, out
 from m1nd.errors import M1ndError
 
 
@@ -24,12 +24,11 @@ def wake_log_group() -> None:
 @wake_log_group.command("score")
 def wake_log_score_cmd() -> None:
     """Score every pending guess of yours; stdout is exactly one JSON line {"status","rows","skipped"}."""
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import wake_log
 
     agent = acting_agent()
     try:
-        wakelog.need_agent(agent)  # before the store is opened
-        data, notes = wakelog.score(open_service(), agent)
+        data, notes = wake_log(memory_workspace(), "score", agent)  # checks the agent before the store is opened
     except M1ndError as e:
         fail(e, False)
     for n in notes:
@@ -39,30 +38,30 @@ def wake_log_score_cmd() -> None:
 
 def _terminal_guard(cmd: str, out_path: str | None) -> None:
     """Refuse before anything is opened: no terminal and no --out, or an unsafe --out."""
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import check_out_path, terminal_only
 
     if out_path is None:
         if not sys.stdout.isatty():
-            fail(M1ndError(wakelog.TERMINAL_ONLY.format(cmd=cmd), code="invalid_argument"), False)
+            fail(M1ndError(terminal_only(cmd), code="invalid_argument"), False)
         return
     try:
-        wakelog.check_out_path(out_path)
+        check_out_path(out_path)
     except M1ndError as e:
         fail(e, False)
 
 
 def _wake_log_emit(out_path: str | None, data: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> None:
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import write_out
 
     if out_path is None:
         click.echo(render(data), nl=False)
         return
-    wakelog.write_out(out_path, data, render)
+    write_out(out_path, data, render)
     out(out_path)
 
 
 def _notice_help() -> str:
-    from m1nd.memory.waketext import NOTICE
+    from m1nd.tools.memory_ops import NOTICE
 
     return NOTICE
 
@@ -74,10 +73,9 @@ def _notice_help() -> str:
 @handled
 def wake_log_report_cmd(wake_n: int | None, out_path: str | None) -> None:
     _terminal_guard("report", out_path)
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import render_report, wake_log
 
-    wakelog.need_agent(acting_agent())  # before the store is opened
-    _wake_log_emit(out_path, wakelog.report(open_service(), acting_agent(), wake_n), wakelog.render_report)
+    _wake_log_emit(out_path, wake_log(memory_workspace(), "report", acting_agent(), wake=wake_n), render_report)
 
 
 @wake_log_group.command("bloom")
@@ -88,11 +86,10 @@ def wake_log_report_cmd(wake_n: int | None, out_path: str | None) -> None:
 def wake_log_bloom_cmd(entry_id: str, limit: int, out_path: str | None) -> None:
     """One entry across rituals, most recent first. Terminal-only (or --out FILE)."""
     _terminal_guard("bloom", out_path)
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import render_rows, wake_log
 
-    wakelog.need_agent(acting_agent())  # before the store is opened
-    history = wakelog.bloom_history(open_service(), acting_agent(), entry_id, limit)
-    _wake_log_emit(out_path, history, wakelog.render_rows)
+    history = wake_log(memory_workspace(), "history", acting_agent(), bloom_id=entry_id, limit=limit)
+    _wake_log_emit(out_path, history, render_rows)
 
 
 @wake_log_group.command("wake")
@@ -102,7 +99,6 @@ def wake_log_bloom_cmd(entry_id: str, limit: int, out_path: str | None) -> None:
 def wake_log_wake_cmd(wake_n: int, out_path: str | None) -> None:
     """Every guess of one ritual in sequence order. Terminal-only (or --out FILE)."""
     _terminal_guard("wake", out_path)
-    from m1nd.memory import wakelog
+    from m1nd.tools.memory_ops import render_rows, wake_log
 
-    wakelog.need_agent(acting_agent())  # before the store is opened
-    _wake_log_emit(out_path, wakelog.wake_rows(open_service(), acting_agent(), wake_n), wakelog.render_rows)
+    _wake_log_emit(out_path, wake_log(memory_workspace(), "rows", acting_agent(), wake=wake_n), render_rows)
