@@ -1,4 +1,4 @@
-"""Investigation trails: save, resume, list, merge, show, archive (learning.md §6–§12).
+"""Investigation trails: save, resume, list, show, archive (learning.md §6–§12; merge is in ``trail_merge``).
 
 A trail is an agent's investigation written down: visited nodes (with annotations and relevance), hypotheses and
 conclusions (with supporting / contradicting nodes), open questions, tags and the activation boosts to re-inject
@@ -10,9 +10,10 @@ it changes.
 Staleness is computed at read time from the *current* graph: a trail whose nodes are mostly gone (``missing_ratio >
 0.5``) is reported ``stale`` and resuming it needs ``force``. Resuming re-injects the surviving boosts into the
 calling agent's priming store (they bias that agent's next activations and decay like warmup boosts) and downgrades
-hypotheses whose supporting nodes vanished. Merging fuses equal statements, resolves conflicting hypotheses by
-confidence and recency (``unresolved`` when too close to call) and reports graph edges that bridge the merged
-investigations.
+hypotheses whose supporting nodes vanished. Merging (:mod:`m1nd.codegraph.trail_merge`) fuses equal statements,
+resolves conflicting hypotheses by confidence and recency (``unresolved`` when too close to call) and reports graph
+edges that bridge the merged investigations. What ``trail_save`` accepts, and its limits, is
+:mod:`m1nd.codegraph.trail_input`.
 """
 
 from __future__ import annotations
@@ -20,45 +21,29 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
-from m1nd.graph.model import Graph, relation_name
+from m1nd.graph.model import Graph
 from m1nd.codegraph.learning import unknown_nodes_error
-from m1nd.codegraph.results import TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary
+from m1nd.codegraph.results import TrailList, TrailResumed, TrailSaved, TrailSummary
+from m1nd.codegraph.trail_input import (MAX_BOOSTS, MAX_JSON_BYTES, MAX_QUESTION, MAX_QUESTIONS, MAX_STATEMENT,
+                                        MAX_VISITED, TAG_PATTERN, bad_input, canonical_ids, max_merge,
+                                        normalise_text, parse_boosts, parse_conclusions, parse_hypotheses,
+                                        parse_strings, parse_tags, parse_visited)
 from m1nd.store.team_contract import TrailRepository as TrailRepo
 from m1nd.store.trails_repo import TRAIL_COLUMNS
-from m1nd.timeutil import MS_PER_DAY, now_ms
+from m1nd.timeutil import now_ms
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
 
 TRAIL_ID_PATTERN = r"^trail_[a-z0-9]{1,16}_[0-9]{3,}_[0-9a-f]{6}$"
 TRAIL_ID_RE = re.compile(TRAIL_ID_PATTERN)
-TAG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_./:-]{0,63}$"
-TAG_RE = re.compile(TAG_PATTERN)
 STATUSES = ("active", "saved", "archived", "stale", "merged")
 
-MAX_VISITED = 2000
-MAX_BOOSTS = 2000
-MAX_HYPOTHESES = 100
-MAX_CONCLUSIONS = 100
-MAX_QUESTIONS = 100
-MAX_TAGS = 50
-MAX_STATEMENT = 2000
-MAX_ANNOTATION = 1000
-MAX_QUESTION = 1000
-MAX_JSON_BYTES = 1 << 20
 STALE_RATIO = 0.5
-
-CONFLICT_DELTA = 0.15
-RECENCY_HALF_LIFE_DAYS = 7.0
-MAX_CONNECTIONS = 20
-NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "cant", "doesnt", "dont", "isnt", "arent", "wont",
-                       "without"})
-_PUNCT = re.compile(r"[^\w\s]")
 
 
 # -- ids and text ------------------------------------------------------------------------------------------------
@@ -76,12 +61,7 @@ def check_trail_id(trail_id: Any, argument: str = "trail_id") -> str:
     return trail_id
 
 
-def normalise_text(s: str) -> str:
-    """Case-fold, strip punctuation, collapse whitespace (``can't`` → ``cant``)."""
-    return " ".join(_PUNCT.sub("", s.casefold()).split())
-
-
-def _not_found(trail_id: str) -> NotFoundError:
+def trail_not_found(trail_id: str) -> NotFoundError:
     return NotFoundError(f"no trail '{trail_id}'; call trail_list", recover="call trail_list to see existing trails")
 
 
@@ -149,12 +129,12 @@ def _from_row(r: tuple[Any, ...]) -> Trail:
                  merged_into=d["merged_into"], resumed_by=load("resumed_by_json", []))
 
 
-def _load(repo: TrailRepo, trail_id: str) -> Trail | None:
+def load_trail(repo: TrailRepo, trail_id: str) -> Trail | None:
     r = repo.row(trail_id)
     return _from_row(r) if r else None
 
 
-def _insert(repo: TrailRepo, t: Trail) -> None:
+def insert_trail(repo: TrailRepo, t: Trail) -> None:
     cols = t.json_columns()
     size = sum(len(v.encode("utf-8")) for v in cols.values()) + len(t.summary.encode("utf-8"))
     if size > MAX_JSON_BYTES:
@@ -166,7 +146,7 @@ def _insert(repo: TrailRepo, t: Trail) -> None:
                  cols["resumed_by_json"]), t.tags)
 
 
-def _next_id(repo: TrailRepo, agent_id: str) -> str:
+def next_trail_id(repo: TrailRepo, agent_id: str) -> str:
     """Next ``trail_<agent>_<NNN>_<hex6>`` (inside the caller's write transaction)."""
     slug = agent_slug(agent_id)
     n = repo.take_sequence_number(slug)
@@ -214,175 +194,6 @@ def _summary(t: Trail, st: Staleness) -> TrailSummary:
                         open_question_count=len(t.open_questions), tags=list(t.tags), summary=t.summary)
 
 
-# -- input validation (trail_save) -------------------------------------------------------------------------------
-def _bad(msg: str, argument: str) -> InvalidInputError:
-    return InvalidInputError(msg, details={"argument": argument})
-
-
-def _check_fields(obj: Any, where: str, argument: str, allowed: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(obj, dict):
-        raise _bad(f"{where} must be an object", argument)
-    for k in obj:
-        if k not in allowed:
-            raise _bad(f"{where}: unknown field '{k}' (allowed: {', '.join(allowed)})", argument)
-    return obj
-
-
-def _text(obj: dict[str, Any], key: str, where: str, argument: str, *, required: bool, max_len: int,
-          default: str = "") -> str:
-    if key not in obj or obj[key] is None:
-        if required:
-            raise _bad(f"{where}.{key} is required", argument)
-        return default
-    v = obj[key]
-    if not isinstance(v, str):
-        raise _bad(f"{where}.{key} must be a string", argument)
-    if required and not v.strip():
-        raise _bad(f"{where}.{key} must not be empty", argument)
-    if len(v) > max_len:
-        raise _bad(f"{where}.{key} is too long: {len(v)} characters (at most {max_len})", argument)
-    return v
-
-
-def _unit(obj: dict[str, Any], key: str, where: str, argument: str, default: float) -> float:
-    v = obj.get(key, default)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= float(v) <= 1.0):
-        raise _bad(f"{where}.{key} must be a number between 0 and 1 (got {v!r})", argument)
-    return float(v)
-
-
-def _id_list(obj: dict[str, Any], key: str, where: str, argument: str) -> list[str]:
-    v = obj.get(key, [])
-    if v is None:
-        return []
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise _bad(f"{where}.{key} must be an array of node ids", argument)
-    if len(v) > MAX_VISITED:
-        raise _bad(f"{where}.{key} has {len(v)} ids (at most {MAX_VISITED})", argument)
-    return list(dict.fromkeys(v))
-
-
-def _parse_hypotheses(raw: list[Any]) -> list[dict[str, Any]]:
-    if len(raw) > MAX_HYPOTHESES:
-        raise _bad(f"hypotheses has {len(raw)} items (at most {MAX_HYPOTHESES})", "hypotheses")
-    out = []
-    for i, h in enumerate(raw):
-        w = f"hypotheses[{i}]"
-        _check_fields(h, w, "hypotheses", ("statement", "confidence", "supporting_nodes", "contradicting_nodes"))
-        out.append({"statement": _text(h, "statement", w, "hypotheses", required=True, max_len=MAX_STATEMENT),
-                    "confidence": _unit(h, "confidence", w, "hypotheses", 0.5),
-                    "supporting_nodes": _id_list(h, "supporting_nodes", w, "hypotheses"),
-                    "contradicting_nodes": _id_list(h, "contradicting_nodes", w, "hypotheses")})
-    return out
-
-
-def _parse_conclusions(raw: list[Any], hyps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if len(raw) > MAX_CONCLUSIONS:
-        raise _bad(f"conclusions has {len(raw)} items (at most {MAX_CONCLUSIONS})", "conclusions")
-    known = {normalise_text(h["statement"]): h["statement"] for h in hyps}
-    out = []
-    for i, c in enumerate(raw):
-        w = f"conclusions[{i}]"
-        _check_fields(c, w, "conclusions", ("statement", "confidence", "from_hypotheses", "supporting_nodes"))
-        fh = c.get("from_hypotheses", []) or []
-        if not isinstance(fh, list) or not all(isinstance(x, str) for x in fh):
-            raise _bad(f"{w}.from_hypotheses must be an array of hypothesis statements", "conclusions")
-        resolved = []
-        for j, s in enumerate(fh):
-            hit = known.get(normalise_text(s))
-            if hit is None:
-                raise _bad(f"{w}.from_hypotheses[{j}] matches no hypothesis statement of this call: '{s[:80]}'",
-                           "conclusions")
-            if hit not in resolved:
-                resolved.append(hit)
-        out.append({"statement": _text(c, "statement", w, "conclusions", required=True, max_len=MAX_STATEMENT),
-                    "confidence": _unit(c, "confidence", w, "conclusions", 0.5), "from_hypotheses": resolved,
-                    "supporting_nodes": _id_list(c, "supporting_nodes", w, "conclusions")})
-    return out
-
-
-def _parse_visited(raw: list[Any]) -> list[dict[str, Any]]:
-    if len(raw) > MAX_VISITED:
-        raise _bad(f"visited_nodes has {len(raw)} items (at most {MAX_VISITED})", "visited_nodes")
-    out: dict[str, dict[str, Any]] = {}
-    for i, v in enumerate(raw):
-        w = f"visited_nodes[{i}]"
-        _check_fields(v, w, "visited_nodes", ("node_external_id", "annotation", "relevance"))
-        nid = _text(v, "node_external_id", w, "visited_nodes", required=True, max_len=2000)
-        item = {"node_external_id": nid,
-                "annotation": _text(v, "annotation", w, "visited_nodes", required=False, max_len=MAX_ANNOTATION),
-                "relevance": _unit(v, "relevance", w, "visited_nodes", 0.5)}
-        old = out.get(nid)
-        if old is None:
-            out[nid] = item
-        else:  # duplicate: keep the highest relevance, join annotations
-            old["relevance"] = max(old["relevance"], item["relevance"])
-            if item["annotation"] and item["annotation"] not in old["annotation"]:
-                old["annotation"] = " | ".join(x for x in (old["annotation"], item["annotation"]) if x)
-    return list(out.values())
-
-
-def _parse_boosts(raw: Any) -> dict[str, float]:
-    if not isinstance(raw, dict):
-        raise _bad("activation_boosts must be an object mapping node ids to numbers in [0, 1]", "activation_boosts")
-    if len(raw) > MAX_BOOSTS:
-        raise _bad(f"activation_boosts has {len(raw)} entries (at most {MAX_BOOSTS})", "activation_boosts")
-    out = {}
-    for k, v in raw.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= float(v) <= 1.0):
-            raise _bad(f"activation_boosts['{k}'] must be a number between 0 and 1 (got {v!r})", "activation_boosts")
-        out[k] = float(v)
-    return out
-
-
-def _parse_strings(raw: list[Any], argument: str, limit: int, max_len: int) -> list[str]:
-    if len(raw) > limit:
-        raise _bad(f"{argument} has {len(raw)} items (at most {limit})", argument)
-    out: list[str] = []
-    for i, s in enumerate(raw):
-        if not isinstance(s, str) or not s.strip():
-            raise _bad(f"{argument}[{i}] must be a non-empty string", argument)
-        if len(s) > max_len:
-            raise _bad(f"{argument}[{i}] is too long: {len(s)} characters (at most {max_len})", argument)
-        if s not in out:
-            out.append(s)
-    return out
-
-
-def _parse_tags(raw: list[Any]) -> list[str]:
-    if len(raw) > MAX_TAGS:
-        raise _bad(f"tags has {len(raw)} items (at most {MAX_TAGS})", "tags")
-    out: list[str] = []
-    for i, s in enumerate(raw):
-        if not isinstance(s, str) or not TAG_RE.match(s):
-            raise _bad(f"tags[{i}] must match {TAG_PATTERN} (got {s!r})", "tags")
-        if s not in out:
-            out.append(s)
-    return out
-
-
-def _canonical(g: Graph, ids: Iterable[str]) -> tuple[dict[str, str], list[str]]:
-    """Given ids → canonical external ids; and the unknown ones (first-seen order)."""
-    mapping: dict[str, str] = {}
-    unknown: list[str] = []
-    for raw in ids:
-        if raw in mapping or raw in unknown:
-            continue
-        i = g.seeds.ext_lookup.get(raw.strip()) if g.n else None
-        if i is None:
-            unknown.append(raw)
-        else:
-            mapping[raw] = g.nodes.ext_id[i]
-    return mapping, unknown
-
-
-def _max_merge(into: dict[str, float], key: str, value: float) -> None:
-    if value > into.get(key, -1.0):
-        into[key] = value
-
-
 # -- trail_save --------------------------------------------------------------------------------------------------
 def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | None = None,
          conclusions: list[Any] | None = None, open_questions: list[Any] | None = None,
@@ -391,15 +202,15 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
     """Save a new trail (never overwrites). ``captured_nodes``: visited nodes of the caller's open perspectives,
     used when ``visited_nodes`` is not given."""
     if not isinstance(label, str) or not label.strip() or len(label) > 200:
-        raise _bad("label must be 1..200 characters", "label")
-    hyps = _parse_hypotheses(list(hypotheses or []))
-    concl = _parse_conclusions(list(conclusions or []), hyps)
-    questions = _parse_strings(list(open_questions or []), "open_questions", MAX_QUESTIONS, MAX_QUESTION)
-    tag_list = _parse_tags(list(tags or []))
+        raise bad_input("label must be 1..200 characters", "label")
+    hyps = parse_hypotheses(list(hypotheses or []))
+    concl = parse_conclusions(list(conclusions or []), hyps)
+    questions = parse_strings(list(open_questions or []), "open_questions", MAX_QUESTIONS, MAX_QUESTION)
+    tag_list = parse_tags(list(tags or []))
     if summary is not None and len(summary) > MAX_STATEMENT:
-        raise _bad(f"summary is too long: {len(summary)} characters (at most {MAX_STATEMENT})", "summary")
-    visited = _parse_visited(list(visited_nodes)) if visited_nodes is not None else None
-    given_boosts = _parse_boosts(activation_boosts) if activation_boosts is not None else None
+        raise bad_input(f"summary is too long: {len(summary)} characters (at most {MAX_STATEMENT})", "summary")
+    visited = parse_visited(list(visited_nodes)) if visited_nodes is not None else None
+    given_boosts = parse_boosts(activation_boosts) if activation_boosts is not None else None
 
     with cg.lock:
         g = cg.graph()
@@ -415,7 +226,7 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
             every += list(given_boosts)
         if every and g.n == 0:
             raise graph_empty_error(cg.settings.workspace_key)
-        mapping, unknown = _canonical(g, every)
+        mapping, unknown = canonical_ids(g, every)
         if unknown:
             raise unknown_nodes_error(g, unknown, argument="node ids", max_listed=10)
 
@@ -444,15 +255,15 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
             idx = g.nodes.index
             for n in captured_nodes or []:
                 if n in idx:
-                    _max_merge(rel, n, 0.5)
+                    max_merge(rel, n, 0.5)
             for h in hyps:
                 for n in h["supporting_nodes"]:
-                    _max_merge(rel, n, max(h["confidence"], 0.6))
+                    max_merge(rel, n, max(h["confidence"], 0.6))
                 for n in h["contradicting_nodes"]:
-                    _max_merge(rel, n, max(0.8 * h["confidence"], 0.45))
+                    max_merge(rel, n, max(0.8 * h["confidence"], 0.45))
             for c in concl:
                 for n in c["supporting_nodes"]:
-                    _max_merge(rel, n, max(c["confidence"], 0.7))
+                    max_merge(rel, n, max(c["confidence"], 0.7))
             ranked = sorted(rel.items(), key=lambda kv: -kv[1])[:MAX_VISITED]
             visited_out = [{"node_external_id": n, "annotation": "", "relevance": round(r, 4)} for n, r in ranked]
 
@@ -460,19 +271,19 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
         if given_boosts is not None:
             boosts: dict[str, float] = {}
             for k, b in given_boosts.items():
-                _max_merge(boosts, mapping[k], b)
+                max_merge(boosts, mapping[k], b)
         else:
             boosts = {}
             for v in visited_out:
-                _max_merge(boosts, v["node_external_id"], round(0.2 + 0.5 * v["relevance"], 4))
+                max_merge(boosts, v["node_external_id"], round(0.2 + 0.5 * v["relevance"], 4))
             for h in hyps:
                 for n in h["supporting_nodes"]:
-                    _max_merge(boosts, n, 0.7)
+                    max_merge(boosts, n, 0.7)
                 for n in h["contradicting_nodes"]:
-                    _max_merge(boosts, n, 0.45)
+                    max_merge(boosts, n, 0.45)
             for c in concl:
                 for n in c["supporting_nodes"]:
-                    _max_merge(boosts, n, 0.8)
+                    max_merge(boosts, n, 0.8)
             if len(boosts) > MAX_BOOSTS:
                 boosts = dict(sorted(boosts.items(), key=lambda kv: -kv[1])[:MAX_BOOSTS])
 
@@ -484,9 +295,9 @@ def save(cg: CodeGraph, agent_id: str, label: str, *, hypotheses: list[Any] | No
         t.summary = summary if summary is not None else summarise(label, n_nodes, hyps, len(concl), len(questions))
         db, repo = cg.shared, cg.shared.trails
         with db.write():
-            t.trail_id = _next_id(repo, agent_id)
+            t.trail_id = next_trail_id(repo, agent_id)
             t.graph_generation = cg.store.generations()[0]
-            _insert(repo, t)
+            insert_trail(repo, t)
     return TrailSaved(trail_id=t.trail_id, label=label, agent_id=agent_id, nodes_saved=n_nodes,
                       hypotheses_saved=len(hyps), conclusions_saved=len(concl), open_questions_saved=len(questions),
                       boosts_saved=len(boosts), graph_generation_at_creation=t.graph_generation,
@@ -501,9 +312,9 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
         g = cg.graph()
         db, repo = cg.shared, cg.shared.trails
         with db.write():
-            t = _load(repo, trail_id)
+            t = load_trail(repo, trail_id)
             if t is None:
-                raise _not_found(trail_id)
+                raise trail_not_found(trail_id)
             if t.status == "merged":
                 raise InvalidInputError(f"trail {trail_id} was merged into {t.merged_into}; resume that one",
                                         details={"argument": "trail_id", "merged_into": t.merged_into},
@@ -561,7 +372,7 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
 def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_status: str | None = None,
                 filter_tags: list[str] | None = None, limit: int = 50) -> TrailList:
     if filter_status is not None and filter_status not in STATUSES:
-        raise _bad(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
+        raise bad_input(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
     statuses: tuple[str, ...] = ()
     if filter_status in ("archived", "merged", "saved", "active"):
         statuses = (filter_status,)
@@ -595,238 +406,14 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
     return TrailList(trails=items, total_count=total if needs_all else count)
 
 
-# -- trail_merge -------------------------------------------------------------------------------------------------
-def _recency(now: int, last_modified_ms: int) -> float:
-    age_days = max(0.0, (now - last_modified_ms) / MS_PER_DAY)
-    return 2.0 ** (-age_days / RECENCY_HALF_LIFE_DAYS)
-
-
-def _words(norm: str) -> set[str]:
-    return set(norm.split())
-
-
-def _is_conflict(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    wa, wb = _words(a["_norm"]), _words(b["_norm"])
-    neg_a, neg_b = bool(wa & NEGATIONS), bool(wb & NEGATIONS)
-    ca, cb = wa - NEGATIONS, wb - NEGATIONS
-    jac = len(ca & cb) / len(ca | cb) if (ca | cb) else 0.0
-    sa, sb = set(a["supporting_nodes"]), set(b["supporting_nodes"])
-    xa, xb = set(a["contradicting_nodes"]), set(b["contradicting_nodes"])
-    overlap = len(sa & sb) / max(len(sa), len(sb)) if sa and sb else 0.0
-    signal = bool(sa & xb) or bool(sb & xa) or (neg_a != neg_b and jac >= 0.5)
-    return signal and (overlap >= 0.3 or jac >= 0.5)
-
-
-def _union(*lists: Iterable[str]) -> list[str]:
-    out: dict[str, None] = {}
-    for lst in lists:
-        for x in lst:
-            out.setdefault(x, None)
-    return list(out)
-
-
-def _fuse(items: list[tuple[Trail, dict[str, Any]]], kind: str) -> list[dict[str, Any]]:
-    """Fuse hypotheses (or conclusions) with equal normalised statements; keep first-seen order."""
-    fused: dict[str, dict[str, Any]] = {}
-    for t, h in items:
-        key = normalise_text(h["statement"]) or h["statement"]
-        f = fused.get(key)
-        if f is None:
-            f = {"statement": h["statement"], "confidence": float(h.get("confidence", 0.5)),
-                 "supporting_nodes": list(h.get("supporting_nodes", []))}
-            if kind == "hypotheses":
-                f["contradicting_nodes"] = list(h.get("contradicting_nodes", []))
-                f["_unsupported"] = bool(h.get("unsupported"))
-            else:
-                f["from_hypotheses"] = list(h.get("from_hypotheses", []))
-            f["sources"] = [t.trail_id]
-            f["_norm"] = key
-            f["_trails"] = {t.trail_id: float(h.get("confidence", 0.5))}
-            fused[key] = f
-            continue
-        f["confidence"] = max(f["confidence"], float(h.get("confidence", 0.5)))
-        f["supporting_nodes"] = _union(f["supporting_nodes"], h.get("supporting_nodes", []))
-        if kind == "hypotheses":
-            f["contradicting_nodes"] = _union(f["contradicting_nodes"], h.get("contradicting_nodes", []))
-            f["_unsupported"] = f["_unsupported"] and bool(h.get("unsupported"))
-        else:
-            f["from_hypotheses"] = _union(f["from_hypotheses"], h.get("from_hypotheses", []))
-        if t.trail_id not in f["sources"]:
-            f["sources"].append(t.trail_id)
-        f["_trails"][t.trail_id] = max(f["_trails"].get(t.trail_id, 0.0), float(h.get("confidence", 0.5)))
-    return list(fused.values())
-
-
-def _connections(g: Graph, trails: list[Trail]) -> list[dict[str, Any]]:
-    idx = g.nodes.index
-    t_nodes = [{idx[n] for n in t.nodes() if n in idx} for t in trails]
-    labels = g.nodes.label
-    ext = g.nodes.ext_id
-    w = g.engine.weights
-    rel = g.engine.csr.relations
-    found: list[tuple[float, int, str, dict[str, Any]]] = []
-    for i in range(len(trails)):
-        for j in range(i + 1, len(trails)):
-            a_only = t_nodes[i] - t_nodes[j]
-            b_only = t_nodes[j] - t_nodes[i]
-            if not a_only or not b_only:
-                continue
-            seen: set[int] = set()
-            for u in sorted(a_only):
-                for forward, (pos, nbr) in ((True, g.engine.out_edges(u)), (False, g.engine.in_edges(u))):
-                    for p, v in zip(pos.tolist(), nbr.tolist()):
-                        if v not in b_only or p in seen:
-                            continue
-                        seen.add(p)
-                        r = relation_name(int(rel[p]), forward=forward)
-                        found.append((float(w[p]), 0, f"{ext[u]}\0{ext[v]}", {
-                            "type": "bridge_edge",
-                            "detail": f"{labels[u]} ({trails[i].label}) {r} {labels[v]} ({trails[j].label}) links "
-                                      "the two investigations",
-                            "from_node": ext[u], "to_node": ext[v], "weight": round(float(w[p]), 4)}))
-    counts: dict[int, int] = {}
-    for s in t_nodes:
-        for n in s:
-            counts[n] = counts.get(n, 0) + 1
-    for n, k in counts.items():
-        if k >= 2:
-            wt = k / len(trails)
-            found.append((wt, 1, ext[n], {"type": "shared_node",
-                                          "detail": f"{labels[n]} is in {k} of the {len(trails)} merged trails",
-                                          "from_node": ext[n], "to_node": ext[n], "weight": round(wt, 4)}))
-    found.sort(key=lambda x: (-x[0], x[1], x[2]))
-    return [x[3] for x in found[:MAX_CONNECTIONS]]
-
-
-def merge(cg: CodeGraph, agent_id: str, trail_ids: list[str], *, label: str | None = None) -> TrailMerged:
-    if not isinstance(trail_ids, list) or not (2 <= len(trail_ids) <= 10):
-        n = len(trail_ids) if isinstance(trail_ids, list) else 0
-        raise _bad(f"trail_merge needs 2 to 10 trail ids (got {n})", "trail_ids")
-    for tid in trail_ids:
-        check_trail_id(tid, "trail_ids")
-    dup = next((x for i, x in enumerate(trail_ids) if x in trail_ids[:i]), None)
-    if dup is not None:
-        raise _bad(f"trail id '{dup}' is listed twice; pass distinct trail ids", "trail_ids")
-    if label is not None and (not label.strip() or len(label) > 200):
-        raise _bad("label must be 1..200 characters", "label")
-    with cg.lock:
-        g = cg.graph()
-        db, repo = cg.shared, cg.shared.trails
-        with db.write():
-            trails: list[Trail] = []
-            for tid in trail_ids:
-                t = _load(repo, tid)
-                if t is None:
-                    raise _not_found(tid)
-                if t.status == "merged":
-                    raise InvalidInputError(f"trail {tid} was already merged into {t.merged_into}",
-                                            details={"argument": "trail_ids", "merged_into": t.merged_into},
-                                            recover=f"merge {t.merged_into} instead")
-                trails.append(t)
-            now = now_ms()
-            if label is None:
-                label = "merge: " + " + ".join(t.label for t in trails)
-                if len(label) > 200:
-                    label = label[:199] + "…"
-            # visited nodes, boosts, tags, questions
-            visited: dict[str, dict[str, Any]] = {}
-            boosts: dict[str, float] = {}
-            tags: list[str] = []
-            questions: dict[str, str] = {}
-            for t in trails:
-                for v in t.visited:
-                    nid = v["node_external_id"]
-                    old = visited.get(nid)
-                    if old is None:
-                        visited[nid] = {"node_external_id": nid, "annotation": v.get("annotation", ""),
-                                        "relevance": float(v.get("relevance", 0.5))}
-                    else:
-                        old["relevance"] = max(old["relevance"], float(v.get("relevance", 0.5)))
-                        ann = v.get("annotation", "")
-                        if ann and ann not in old["annotation"].split(" | "):
-                            old["annotation"] = " | ".join(x for x in (old["annotation"], ann) if x)
-                for k, b in t.boosts.items():
-                    _max_merge(boosts, k, float(b))
-                for tag in t.tags:
-                    if tag not in tags:
-                        tags.append(tag)
-                for q in t.open_questions:
-                    questions.setdefault(normalise_text(q) or q, q)
-            recency = {t.trail_id: _recency(now, t.last_modified_ms) for t in trails}
-            hyps = _fuse([(t, h) for t in trails for h in t.hypotheses], "hypotheses")
-            concl = _fuse([(t, c) for t in trails for c in t.conclusions], "conclusions")
-            # conflicts between hypotheses of different source trails
-            conflicts = []
-            status: dict[int, set[str]] = {}
-            for ia, a in enumerate(hyps):
-                for ib in range(ia + 1, len(hyps)):
-                    b = hyps[ib]
-                    if len(a["sources"]) == 1 and a["sources"] == b["sources"]:
-                        continue  # both from the same trail: not a merge conflict
-                    if not _is_conflict(a, b):
-                        continue
-                    ta = max(a["_trails"], key=lambda x: (recency[x], a["_trails"][x]))
-                    tb = max(b["_trails"], key=lambda x: (recency[x], b["_trails"][x]))
-                    if ta == tb:  # pick distinct trails when both hypotheses appear in several
-                        others = [x for x in b["_trails"] if x != ta]
-                        if others:
-                            tb = max(others, key=lambda x: (recency[x], b["_trails"][x]))
-                    sa = 0.7 * a["confidence"] + 0.3 * recency[ta]
-                    sb = 0.7 * b["confidence"] + 0.3 * recency[tb]
-                    delta = abs(sa - sb)
-                    if delta < CONFLICT_DELTA:
-                        res, winner = "unresolved", None
-                        status.setdefault(ia, set()).add("unresolved")
-                        status.setdefault(ib, set()).add("unresolved")
-                    else:
-                        res = "resolved"
-                        win, lose = (ia, ib) if sa > sb else (ib, ia)
-                        winner = hyps[win]["statement"]
-                        status.setdefault(win, set()).add("won")
-                        status.setdefault(lose, set()).add("lost")
-                    conflicts.append({"hypothesis_a": a["statement"], "hypothesis_b": b["statement"], "trail_a": ta,
-                                      "trail_b": tb, "score_a": round(sa, 4), "score_b": round(sb, 4),
-                                      "resolution": res, "winner": winner, "score_delta": round(delta, 4)})
-            for k, h in enumerate(hyps):
-                marks = status.get(k, set())
-                if marks:
-                    h["merge_status"] = ("unresolved" if "unresolved" in marks else "lost" if "lost" in marks
-                                         else "won")
-                if h.pop("_unsupported", False):
-                    h["unsupported"] = True
-                h["confidence"] = round(h["confidence"], 4)
-            for h in (*hyps, *concl):
-                h.pop("_norm", None)
-                h.pop("_trails", None)
-            visited_list = sorted(visited.values(), key=lambda v: -v["relevance"])[:MAX_VISITED]
-            if len(boosts) > MAX_BOOSTS:
-                boosts = dict(sorted(boosts.items(), key=lambda kv: -kv[1])[:MAX_BOOSTS])
-            hyps = hyps[:MAX_HYPOTHESES]
-            concl = concl[:MAX_CONCLUSIONS]
-            q_list = list(questions.values())[:MAX_QUESTIONS]
-            tags = tags[:MAX_TAGS]
-            new = Trail(trail_id=_next_id(repo, agent_id), agent_id=agent_id, label=label, status="saved", summary="",
-                        tags=tags, visited=visited_list, hypotheses=hyps, conclusions=concl, open_questions=q_list,
-                        boosts=boosts, graph_generation=cg.store.generations()[0], created_ms=now,
-                        last_modified_ms=now, source_trails=list(trail_ids))
-            n_nodes = len(new.nodes())
-            new.summary = summarise(label, n_nodes, hyps, len(concl), len(q_list))
-            _insert(repo, new)
-            repo.mark_merged(trail_ids, into=new.trail_id, modified_ms=now)
-        connections = _connections(g, trails)
-    return TrailMerged(merged_trail_id=new.trail_id, label=label, source_trails=list(trail_ids),
-                       nodes_merged=n_nodes, hypotheses_merged=len(hyps), conclusions_merged=len(concl),
-                       conflicts=conflicts, connections_discovered=connections)
-
-
 # -- show / archive (CLI) ----------------------------------------------------------------------------------------
 def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
-        t = _load(cg.shared.trails, trail_id)
+        t = load_trail(cg.shared.trails, trail_id)
         if t is None:
-            raise _not_found(trail_id)
+            raise trail_not_found(trail_id)
         st = staleness(g, cg.store.generations()[0], t)
     hyps = [{k: v for k, v in h.items() if k != "confidence_at_save"} for h in t.hypotheses]
     return {"trail_id": t.trail_id, "agent_id": t.agent_id, "label": t.label,
@@ -843,9 +430,9 @@ def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
     with cg.lock:
         db, repo = cg.shared, cg.shared.trails
         with db.write():
-            t = _load(repo, trail_id)
+            t = load_trail(repo, trail_id)
             if t is None:
-                raise _not_found(trail_id)
+                raise trail_not_found(trail_id)
             if t.status == "merged":
                 raise InvalidInputError(f"trail {trail_id} was merged into {t.merged_into}; archive that one",
                                         details={"argument": "trail_id"})
@@ -854,4 +441,5 @@ def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
 
 
 __all__ = ["STATUSES", "TAG_PATTERN", "TRAIL_ID_PATTERN", "Trail", "agent_slug", "archive", "check_trail_id",
-           "list_trails", "merge", "normalise_text", "resume", "save", "show", "staleness"]
+           "insert_trail", "list_trails", "load_trail", "next_trail_id", "normalise_text", "resume", "save", "show",
+           "staleness", "summarise", "trail_not_found"]

@@ -105,7 +105,7 @@ register(Tool(
 
 
 def _merge(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    from m1nd.codegraph.trails import merge
+    from m1nd.codegraph.trail_merge import merge
 
     return merge(ws.graph, a["agent_id"], a["trail_ids"], label=a.get("label")).to_dict()
 
