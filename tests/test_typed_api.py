@@ -242,3 +242,27 @@ def test_memory_add_and_search_typed(ws: Workspace) -> None:
     assert hit.code_refs == ["file::shop/pricing.py::fn::price_of"] and "price_of" in hit.body
     with_memory = ws.activate("price of", include_memory=True, coactivation_ltp=False)
     assert added.id in {m["id"] for m in with_memory.data["related_memories"]}
+
+
+def test_python_callers_get_the_tools_defaults() -> None:
+    """One home per default (issue 16 item 6): a service method's keyword defaults are the tool's, so a Python caller
+    (``Workspace.learn(...)`` forwards its options) gets what an agent gets."""
+    import inspect
+
+    from m1nd.codegraph.baselines import drift
+    from m1nd.codegraph.learning import learn
+    from m1nd.codegraph.service import CodeGraph
+    from m1nd.graph.hypothesis import hypothesize
+    from m1nd.tools.registry import load_all
+
+    tools = load_all()
+    checked = 0
+    for name, fn in (("learn", learn), ("drift", drift), ("trace", CodeGraph.trace), ("warmup", CodeGraph.warmup),
+                     ("missing", CodeGraph.missing), ("hypothesize", hypothesize), ("activate", CodeGraph.activate)):
+        signature = inspect.signature(fn).parameters
+        for param in tools[name].params:
+            arg = signature.get(param.name)
+            if arg is not None and arg.default not in (inspect.Parameter.empty, None) and param.default is not None:
+                assert arg.default == param.default, (name, param.name, arg.default, param.default)
+                checked += 1
+    assert checked >= 15

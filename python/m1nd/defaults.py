@@ -13,6 +13,17 @@ WARMUP_BOOST = 0.15  # warmup: boost of the strongest primed node (the others in
 WARMUP_MAX_PRIMED = 20  # warmup: nodes primed at most
 MISSING_MIN_SIBLING = 0.3  # missing: neighbour activation that marks a structural hole
 MISSING_TOP_K = 10  # missing: structural holes reported at most
+HYPOTHESIS_MAX_HOPS = 5  # hypothesize: longest path considered
+HYPOTHESIS_PATH_BUDGET = 1000  # hypothesize: paths explored at most
+TRACE_TOP_K = 10  # trace: suspects returned
+TRACE_MAX_HOPS = 3  # trace: how far suspicion spreads from the frames
+
+# -- learning ---------------------------------------------------------------------------------------------------------
+LEARN_STRENGTH = 0.2  # learn: learning rate (halved for partial feedback)
+LEARN_PATH_HOPS = 3  # learn: length of the paths linking the query's seeds to the reported nodes
+LEARN_PATHS_PER_PAIR = 3  # learn: strongest paths used per (seed, node) pair
+DRIFT_TOP_N = 20  # drift: weight drifts listed
+DRIFT_MAX_LIST = 50  # drift: cap on new_nodes and removed_nodes
 
 # -- knowledge memory ---------------------------------------------------------------------------------------------
 SEARCH_LIMIT = 20  # results of memory search

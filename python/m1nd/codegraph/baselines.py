@@ -30,6 +30,7 @@ from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.graph.model import Graph, edge_label, relation_name
 from m1nd.timeutil import now_ms
 from m1nd.codegraph.results import DriftResult, WeightDrift, WeightDriftSummary
+from m1nd.defaults import DRIFT_MAX_LIST, DRIFT_TOP_N
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -237,8 +238,8 @@ def select_baseline(cg: CodeGraph, since: str) -> tuple[Baseline, str | None]:
 
 
 # -- drift -------------------------------------------------------------------------------------------------------
-def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: bool = True, top_n: int = 20,
-          max_list: int = 50) -> DriftResult:
+def drift(cg: CodeGraph, *, since: str = "last_session", include_weight_drift: bool = True,
+          top_n: int = DRIFT_TOP_N, max_list: int = DRIFT_MAX_LIST) -> DriftResult:
     with cg.lock:
         g = cg.graph()
         base, note = select_baseline(cg, since)

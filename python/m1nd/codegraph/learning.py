@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from m1nd.defaults import LEARN_PATH_HOPS, LEARN_PATHS_PER_PAIR, LEARN_STRENGTH
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids, query_seeds
 from m1nd.graph.engine import W_MAX, W_MIN
@@ -109,8 +110,9 @@ def validate_learn(feedback: str, strength: float, node_ids: list[str], wrong_no
                                         details={"argument": "wrong_node_ids"})
 
 
-def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: list[str], *, strength: float = 0.2,
-          wrong_node_ids: list[str] | None = None, max_path_hops: int = 3, paths_per_pair: int = 3) -> LearnResult:
+def learn(cg: CodeGraph, agent_id: str, query: str, feedback: str, node_ids: list[str], *,
+          strength: float = LEARN_STRENGTH, wrong_node_ids: list[str] | None = None,
+          max_path_hops: int = LEARN_PATH_HOPS, paths_per_pair: int = LEARN_PATHS_PER_PAIR) -> LearnResult:
     """Apply explicit feedback (learning.md §2) and commit it before returning."""
     validate_learn(feedback, strength, node_ids, wrong_node_ids)
     wrong_node_ids = list(wrong_node_ids or [])

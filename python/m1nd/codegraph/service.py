@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.defaults import DECAY, MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, WARMUP_BOOST, WARMUP_MAX_PRIMED
+from m1nd.defaults import (DECAY, MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, TRACE_MAX_HOPS, TRACE_TOP_K,
+                           WARMUP_BOOST, WARMUP_MAX_PRIMED)
 from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
 from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
@@ -623,7 +624,7 @@ class CodeGraph:
             g = self.require_graph()
             return queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
 
-    def trace(self, trace: str, *, top_k: int = 10, max_hops: int = 3) -> TraceResult:
+    def trace(self, trace: str, *, top_k: int = TRACE_TOP_K, max_hops: int = TRACE_MAX_HOPS) -> TraceResult:
         """Suspects of an error output or stack trace: its frames (:mod:`m1nd.stacktrace`) mapped to nodes, and the
         code activation reaches from them (:mod:`m1nd.graph.suspects`)."""
         from m1nd.graph.suspects import suspects

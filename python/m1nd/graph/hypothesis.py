@@ -15,6 +15,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from m1nd.defaults import HYPOTHESIS_MAX_HOPS, HYPOTHESIS_PATH_BUDGET
 from m1nd.errors import M1ndError
 from m1nd.graph.activation import query_seeds
 from m1nd.graph.model import Graph, relation_name
@@ -206,7 +207,7 @@ def descendants(g: Graph, roots: list[int], limit: int = 2000) -> set[int]:
     return out
 
 
-def hypothesize(g: Graph, claim: str, *, max_hops: int = 5, path_budget: int = 1000,
+def hypothesize(g: Graph, claim: str, *, max_hops: int = HYPOTHESIS_MAX_HOPS, path_budget: int = HYPOTHESIS_PATH_BUDGET,
                 include_ghost_edges: bool = True, include_partial_flow: bool = True,
                 ghost_pairs: set[tuple[int, int]] | None = None) -> HypothesisResult:
     kind, negated, parts = classify(claim)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.defaults import DECAY
+from m1nd.defaults import DECAY, TRACE_MAX_HOPS, TRACE_TOP_K
 from m1nd.graph.model import RHO, STRUCTURAL_MASK, Graph
 from m1nd.graph.nodes import DIR, FILE
 from m1nd.graph.results import Suspect, TraceResult
@@ -89,7 +89,8 @@ def node_at(g: Graph, idx: FileIndex, file_node: int, line: int | None) -> int:
     return best
 
 
-def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = 10, max_hops: int = 3) -> TraceResult:
+def suspects(g: Graph, frames: list[dict[str, Any]], *, top_k: int = TRACE_TOP_K,
+             max_hops: int = TRACE_MAX_HOPS) -> TraceResult:
     """``frames``: innermost first, each with ``path``, ``line``, ``function``, ``language``, ``text``."""
     idx = file_index(g)
     t = g.nodes

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.defaults import MISSING_MIN_SIBLING, MISSING_TOP_K, WARMUP_BOOST, WARMUP_MAX_PRIMED
+from m1nd.defaults import (HYPOTHESIS_MAX_HOPS, HYPOTHESIS_PATH_BUDGET, MISSING_MIN_SIBLING, MISSING_TOP_K,
+                           WARMUP_BOOST, WARMUP_MAX_PRIMED)
 from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
@@ -69,8 +70,10 @@ register(Tool(
     params=(
         Param("claim", "string", "The claim in words; ids in backticks.", required=True, min_length=1,
               max_length=1000),
-        Param("max_hops", "integer", "Longest path considered.", default=5, minimum=1, maximum=8),
-        Param("path_budget", "integer", "Paths explored at most.", default=1000, minimum=100, maximum=100000),
+        Param("max_hops", "integer", "Longest path considered.", default=HYPOTHESIS_MAX_HOPS, minimum=1,
+              maximum=8),
+        Param("path_budget", "integer", "Paths explored at most.", default=HYPOTHESIS_PATH_BUDGET, minimum=100,
+              maximum=100000),
         Param("include_ghost_edges", "boolean", "Count co-activation as evidence.", default=True),
         Param("include_partial_flow", "boolean", "Report partial paths.", default=True),
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from m1nd.defaults import DRIFT_MAX_LIST, DRIFT_TOP_N, LEARN_PATH_HOPS, LEARN_PATHS_PER_PAIR, LEARN_STRENGTH
 from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
@@ -52,12 +53,14 @@ register(Tool(
                     schema_extra=(("enum", ("correct", "wrong", "partial")),)),
         Param("node_ids", "string[]", "correct: the relevant results; wrong: the irrelevant ones; partial: the "
               "confirmed ones.", required=True, min_items=1, **NODE_LIST),
-        SchemaParam("strength", "number", "Learning rate (0 = no-op).", default=0.2,
+        SchemaParam("strength", "number", "Learning rate (0 = no-op).", default=LEARN_STRENGTH,
                     schema_extra=(("minimum", 0.0), ("maximum", 1.0))),
         Param("wrong_node_ids", "string[]", "Rejected results of a partial answer (only with feedback=partial).",
               default=(), **NODE_LIST),
-        Param("max_path_hops", "integer", "Length of the linking paths.", default=3, minimum=1, maximum=5),
-        Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.", default=3, minimum=1,
+        Param("max_path_hops", "integer", "Length of the linking paths.", default=LEARN_PATH_HOPS, minimum=1,
+              maximum=5),
+        Param("paths_per_pair", "integer", "Strongest paths used per (seed, node) pair.",
+              default=LEARN_PATHS_PER_PAIR, minimum=1,
               maximum=10),
     ),
     handler=_learn, hint=hints.learn, timed=True, elapsed_before=("query",), counts_query=True,
@@ -83,8 +86,9 @@ register(Tool(
         Param("since", "string", "last_session, this_session, an ISO-8601 time or epoch milliseconds.",
               default="last_session", min_length=1, max_length=100),
         Param("include_weight_drift", "boolean", "Include learned-weight changes.", default=True),
-        Param("top_n", "integer", "Weight drifts listed.", default=20, minimum=1, maximum=200),
-        Param("max_list", "integer", "Cap on new_nodes and removed_nodes.", default=50, minimum=0, maximum=500),
+        Param("top_n", "integer", "Weight drifts listed.", default=DRIFT_TOP_N, minimum=1, maximum=200),
+        Param("max_list", "integer", "Cap on new_nodes and removed_nodes.", default=DRIFT_MAX_LIST, minimum=0,
+              maximum=500),
     ),
     handler=_drift, timed=True, counts_query=True, read_only=True,
     output_required=("since", "baseline", "node_count_delta", "edge_count_delta", "new_nodes", "removed_nodes"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import TRACE_MAX_HOPS, TRACE_TOP_K
 from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 
@@ -23,8 +24,9 @@ register(Tool(
     params=(
         Param("trace", "string", "The error output or stack trace, as printed.", required=True, min_length=1,
               max_length=200_000),
-        Param("top_k", "integer", "Suspects returned.", default=10, minimum=1, maximum=100),
-        Param("max_hops", "integer", "How far suspicion spreads from the frames.", default=3, minimum=0,
+        Param("top_k", "integer", "Suspects returned.", default=TRACE_TOP_K, minimum=1, maximum=100),
+        Param("max_hops", "integer", "How far suspicion spreads from the frames.", default=TRACE_MAX_HOPS,
+              minimum=0,
               maximum=6),
     ),
     handler=_trace, hint=hints.trace, timed=True, counts_query=True,
