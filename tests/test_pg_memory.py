@@ -303,21 +303,14 @@ def test_bad_memory_url_is_a_clear_error(tmp_path: Path, make_home_cli) -> None:
 
 @pytest.fixture
 def make_home_cli():
-    from click.testing import CliRunner
-    from m1nd.cli.app import run
+    from testkit import run_cli
 
     def make(home: Path):
-        class Result:
-            def __init__(self, code: int, out: str, err: str) -> None:
-                self.code, self.out, self.err = code, out, err
-
-        def call(*args: str, env: dict[str, str | None] | None = None) -> Result:
+        def call(*args: str, env: dict[str, str | None] | None = None) -> Any:
             environ: dict[str, str | None] = {"M1ND_MEMORY_URL": None, "M1ND_CURRENT_AGENT": None,
                                               "M1ND_EMBEDDER": "none"}
             environ.update(env or {})
-            with CliRunner().isolation(env=environ) as (out, err, _):
-                code = run(["--home", str(home), "--agent", "alice", "memory", *args])
-            return Result(code, out.getvalue().decode(), err.getvalue().decode())
+            return run_cli(["--home", str(home), "--agent", "alice", "memory", *args], env=environ)
 
         return call
 

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
-from m1nd.cli.app import cli
 from m1nd.tools.registry import call_tool
 from shop_repo import make_ws, write_repo
+from testkit import run_cli
 
 QUERY = "cart pricing reserve stock shop currency test"
 IMPLEMENTATION = {"src/shop/__init__.py", "src/shop/cart.py", "src/shop/pricing.py", "src/shop/store.py"}
@@ -42,9 +40,8 @@ def test_cli_code_only_flag(tmp_path: Path, monkeypatch) -> None:
     root = write_repo(tmp_path / "repo")
     monkeypatch.setenv("M1ND_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(root)
-    runner = CliRunner()
-    assert runner.invoke(cli, ["ingest", str(root)]).exit_code == 0
-    r = runner.invoke(cli, ["activate", QUERY, "--code-only", "--json"])
-    assert r.exit_code == 0, r.output
-    paths = {n["source_path"] for n in json.loads(r.stdout)["activated"]}
+    assert run_cli(["ingest", str(root)]).code == 0
+    r = run_cli(["activate", QUERY, "--code-only", "--json"])
+    assert r.code == 0, r.err
+    paths = {n["source_path"] for n in r.json()["activated"]}
     assert paths and paths <= IMPLEMENTATION
