@@ -244,6 +244,30 @@ def test_memory_add_and_search_typed(ws: Workspace) -> None:
     assert added.id in {m["id"] for m in with_memory.data["related_memories"]}
 
 
+def test_memory_links_and_deletes_are_typed(ws: Workspace) -> None:
+    from m1nd.api import Deleted, Reinforcement, Related, Relationship
+
+    a = ws.memory_add("Prices come from one table", "PRICES", category="decision").id
+    b = ws.memory_add("Cart totals use unit prices", "price_of", category="decision").id
+    linked = ws.memory.relate(b, a, "extends", agent="python").data
+    assert isinstance(linked, Related) and linked.reinforced and not linked.existing
+    assert list(linked.to_dict()) == ["id", "from", "to", "type", "reinforced", "existing"]
+    again = _tool(ws, "memory_relate", from_id=b, to_id=a, type="extends")
+    assert again["existing"] is True and again["id"] == linked.id and again["from"] == b
+    eid, rels = ws.memory.relationships(a, agent="python")
+    assert eid == a and [r for r in rels if isinstance(r, Relationship)] == rels and rels[0].direction == "in"
+    assert _tool(ws, "memory_relationships", id=a)["relationships"] == [r.to_dict() for r in rels]
+    up = ws.memory.reinforce(a, agent="python", amount=2, cap=3)
+    assert isinstance(up, Reinforcement) and (up.old_resonance, up.new_resonance, up.capped) == (1, 3, False)
+    assert "cap" not in up.to_dict() and up.cap == 3
+    wire = _tool(ws, "memory_reinforce", id=a, amount=1, cap=3)
+    assert wire["capped"] is True and "cap" not in wire
+    gone = ws.memory.unrelate(linked.id, agent="python")
+    assert isinstance(gone, Deleted) and gone.to_dict() == {"deleted": True, "id": linked.id}
+    removed = ws.memory.delete(b, agent="python")
+    assert isinstance(removed, Deleted) and removed.id == b
+
+
 def test_python_callers_get_the_tools_defaults() -> None:
     """One home per default (issue 16 item 6): a service method's keyword defaults are the tool's, so a Python caller
     (``Workspace.learn(...)`` forwards its options) gets what an agent gets."""

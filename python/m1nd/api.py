@@ -33,17 +33,19 @@ from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, Le
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
+from m1nd.memory.results import Deleted, Reinforcement, Related, Relationship
 from m1nd.perspectives.results import (NodeBrief, PeekContent, PerspectiveBack, PerspectiveBranch, PerspectiveClosed,
                                        PerspectiveComparison, PerspectiveFollowed, PerspectiveList, PerspectiveRoutes,
                                        PerspectiveStarted, PerspectiveSummary, RouteAffinity, RouteInspection,
                                        RoutePeek, Suggestion)
 
-__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "DivergeResult",
+__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "Deleted", "DivergeResult",
            "DriftResult", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport",
            "LearnResult", "MemoryEntry", "MemorySearchResult", "MissingResult", "NodeBrief", "NodeRef", "PartialReach",
            "Path", "PeekContent", "PersistResult", "PerspectiveBack", "PerspectiveBranch", "PerspectiveClosed",
            "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList", "PerspectiveRoutes",
-           "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "RouteAffinity", "RouteInspection", "RoutePeek",
+           "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "Reinforcement", "Related", "Relationship",
+           "RouteAffinity", "RouteInspection", "RoutePeek",
            "Seed", "Suggestion", "Suspect", "TraceResult", "TrailList", "TrailMerged", "TrailResumed", "TrailSaved",
            "TrailSummary", "UnlinkedPair", "WarmupResult", "WeightDrift", "WeightDriftSummary", "WhyResult"]
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory.core import env_truthy, visible
+from m1nd.memory.results import Deleted
 from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_backup_id, normalize_entry_id, prefix_candidate
 from m1nd.memory.normalize import content_hash, dedup_hash
@@ -93,10 +94,10 @@ class Backups(Snapshots):
                 out["embed_deferred"] = f"{type(e).__name__}: {e}"
         return out
 
-    def delete(self, raw_id: str, *, agent: str | None) -> dict[str, Any]:
+    def delete(self, raw_id: str, *, agent: str | None) -> Deleted:
         with self._write() as tx:
             rowid = self._resolve(tx, raw_id, agent, "Entry '{id}' not found")
             entry = self._entry(tx, rowid, agent)
             tx.backups.insert(new_backup_id(), entry, "delete", agent, now_iso())
             tx.entries.delete_entry(rowid)
-        return {"deleted": True, "id": entry.id}
+        return Deleted(id=entry.id)

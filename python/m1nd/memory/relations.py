@@ -6,25 +6,24 @@ says it is wrong or outdated (``contradicts``, ``supersedes``) or the caller ask
 
 from __future__ import annotations
 
-from typing import Any
-
 from m1nd.defaults import RESONANCE_CAP
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory.core import MemoryCore, Outcome
 from m1nd.memory.ids import new_relationship_id
+from m1nd.memory.results import Deleted, Reinforcement, Related, Relationship
 from m1nd.timeutil import now_iso
 
 NO_REINFORCE_TYPES = frozenset({"contradicts", "supersedes"})
 
 
 class Relations(MemoryCore):
-    def relationships(self, raw_id: str, *, agent: str | None) -> tuple[str, list[dict[str, Any]]]:
+    def relationships(self, raw_id: str, *, agent: str | None) -> tuple[str, list[Relationship]]:
         with self._read() as tx:
             rowid = self._resolve(tx, raw_id, agent, "Entry '{id}' not found")
             eid = tx.entries.id_of(rowid)
             rows = tx.relationships.of_entry(rowid, agent)
-        return eid, [{"id": r[0], "from_entry_id": r[1], "to_entry_id": r[2], "relationship_type": r[3],
-                      "created_at": r[4], "direction": "out" if r[5] else "in"} for r in rows]
+        return eid, [Relationship(id=r[0], from_entry_id=r[1], to_entry_id=r[2], relationship_type=r[3],
+                                  created_at=r[4], direction="out" if r[5] else "in") for r in rows]
 
     def relate(self, from_raw: str, to_raw: str, rel_type: str, *, agent: str | None, reinforce: bool = True
                ) -> Outcome:
@@ -48,19 +47,19 @@ class Relations(MemoryCore):
                 tx.entries.bump_resonance(to, ts, cap=RESONANCE_CAP)
                 reinforced = True
                 notes.append(f"  reinforced {tid} (+1)")
-        return Outcome({"id": existing or rel_id, "from": fid, "to": tid, "type": rel_type,
-                        "reinforced": reinforced, "existing": existing is not None}, notes=notes)
+        return Outcome(Related(id=existing or rel_id, from_id=fid, to_id=tid, type=rel_type, reinforced=reinforced,
+                               existing=existing is not None), notes=notes)
 
-    def unrelate(self, rel_id: str, *, agent: str | None) -> dict[str, Any]:
+    def unrelate(self, rel_id: str, *, agent: str | None) -> Deleted:
         rid = rel_id.strip()
         with self._write() as tx:
             if not tx.relationships.visible(rid, agent):
                 raise NotFoundError(f"Relationship '{rid}' not found")
             tx.relationships.delete(rid)
-        return {"deleted": True, "id": rid}
+        return Deleted(id=rid)
 
     def reinforce(self, raw_id: str, *, agent: str | None, amount: int = 1, cap: int = RESONANCE_CAP
-                  ) -> dict[str, Any]:
+                  ) -> Reinforcement:
         if not isinstance(amount, int) or amount == 0 or not -10 <= amount <= 10:
             raise InvalidInputError("--amount must be a non-zero integer between -10 and 10")
         if not 1 <= cap <= 100:
@@ -75,5 +74,5 @@ class Relations(MemoryCore):
                 capped = old + amount > cap
             ts = now_iso()
             tx.entries.set_resonance(rowid, new, ts)
-        return {"id": eid, "old_resonance": old, "new_resonance": new, "amount_added": new - old,
-                "capped": capped, "cap": cap, "last_activated": ts, "activation_count": count + 1}
+        return Reinforcement(id=eid, old_resonance=old, new_resonance=new, amount_added=new - old, capped=capped,
+                             cap=cap, last_activated=ts, activation_count=count + 1)

@@ -378,7 +378,7 @@ register(Tool(
 ))
 
 
-def _memory_delete(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_delete(ws: Any, a: dict[str, Any]) -> Any:
     return ws.memory.delete(a["id"], agent=a["agent_id"])
 
 
@@ -412,7 +412,7 @@ register(Tool(
 # -- relationships and reinforcement ---------------------------------------------------------------------------------
 
 
-def _memory_relate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_relate(ws: Any, a: dict[str, Any]) -> Any:
     res = ws.memory.relate(a["from_id"], a["to_id"], a["type"], agent=a["agent_id"], reinforce=a["reinforce"])
     return res.data
 
@@ -435,7 +435,7 @@ register(Tool(
 
 def _memory_relationships(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     eid, rels = ws.memory.relationships(a["id"], agent=a["agent_id"])
-    return {"id": eid, "relationships": rels}
+    return {"id": eid, "relationships": [r.to_dict() for r in rels]}
 
 
 register(Tool(
@@ -448,7 +448,7 @@ register(Tool(
 ))
 
 
-def _memory_unrelate(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_unrelate(ws: Any, a: dict[str, Any]) -> Any:
     return ws.memory.unrelate(a["relationship_id"], agent=a["agent_id"])
 
 
@@ -461,13 +461,11 @@ register(Tool(
 ))
 
 
-def _memory_reinforce(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_reinforce(ws: Any, a: dict[str, Any]) -> Any:
     if a["amount"] == 0:
         raise InvalidInputError("argument 'amount' must be a non-zero integer between -10 and 10",
                                 details={"argument": "amount"})
-    r = ws.memory.reinforce(a["id"], agent=a["agent_id"], amount=a["amount"], cap=a["cap"])
-    r.pop("cap", None)
-    return r
+    return ws.memory.reinforce(a["id"], agent=a["agent_id"], amount=a["amount"], cap=a["cap"])
 
 
 register(Tool(

@@ -23,17 +23,17 @@ def rel_list_cmd(entry_id: str, as_json: bool) -> None:
     """Relationships of an entry, both directions."""
     eid, rels = open_service().relationships(entry_id, agent=acting_agent())
     if as_json:
-        emit_json([{k: v for k, v in r.items() if k != "direction"} for r in rels])
+        emit_json([{k: v for k, v in r.to_dict().items() if k != "direction"} for r in rels])
         return
     if not rels:
         out(f"No relationships found for '{eid}'")
         return
     out(f"Relationships for '{eid}':")
     for r in rels:
-        if r["direction"] == "out":
-            out(f"  {r['id']} -> {r['to_entry_id']} ({r['relationship_type']})")
+        if r.direction == "out":
+            out(f"  {r.id} -> {r.to_entry_id} ({r.relationship_type})")
         else:
-            out(f"  {r['id']} <- {r['from_entry_id']} ({r['relationship_type']})")
+            out(f"  {r.id} <- {r.from_entry_id} ({r.relationship_type})")
 
 
 @relationships_group.command("add")
@@ -50,14 +50,14 @@ def rel_add_cmd(from_id: str, to_id: str, rel_type: str, no_reinforce: bool, as_
         note(n)
     d = res.data
     if as_json:
-        emit_json(d)
-    elif d["existing"]:
-        out(f"Relationship already exists: {d['id']}")
+        emit_json(d.to_dict())
+    elif d.existing:
+        out(f"Relationship already exists: {d.id}")
     else:
-        out(f"Added relationship: {d['id']}")
-        out(f"  From: {d['from']}")
-        out(f"  To: {d['to']}")
-        out(f"  Type: {d['type']}")
+        out(f"Added relationship: {d.id}")
+        out(f"  From: {d.from_id}")
+        out(f"  To: {d.to_id}")
+        out(f"  Type: {d.type}")
 
 
 @relationships_group.command("delete")
@@ -68,9 +68,9 @@ def rel_delete_cmd(rel_id: str, as_json: bool) -> None:
     """Delete a relationship by id."""
     res = open_service().unrelate(rel_id, agent=acting_agent())
     if as_json:
-        emit_json(res)
+        emit_json(res.to_dict())
     else:
-        out(f"Deleted relationship: {res['id']}")
+        out(f"Deleted relationship: {res.id}")
 
 
 @memory_group.command("reinforce")
@@ -83,14 +83,13 @@ def reinforce_cmd(entry_id: str, amount: int, cap: int, as_json: bool) -> None:
     """Raise (or lower) an entry's resonance and reset its decay clock."""
     r = open_service().reinforce(entry_id, agent=acting_agent(), amount=amount, cap=cap)
     if as_json:
-        emit_json({k: r[k] for k in ("id", "old_resonance", "new_resonance", "amount_added", "capped",
-                                     "last_activated", "activation_count")})
+        emit_json(r.to_dict())
         return
-    out(f"Reinforced entry: {r['id']}")
-    out(f"  Old resonance: {r['old_resonance']}")
-    out(f"  New resonance: {r['new_resonance']}")
-    out(f"  Amount added: {r['amount_added']}")
-    if r["capped"]:
-        out(f"  (Capped at {r['cap']})")
-    out(f"  Last activated: {r['last_activated']}")
-    out(f"  Activation count: {r['activation_count']}")
+    out(f"Reinforced entry: {r.id}")
+    out(f"  Old resonance: {r.old_resonance}")
+    out(f"  New resonance: {r.new_resonance}")
+    out(f"  Amount added: {r.amount_added}")
+    if r.capped:
+        out(f"  (Capped at {r.cap})")
+    out(f"  Last activated: {r.last_activated}")
+    out(f"  Activation count: {r.activation_count}")

@@ -221,6 +221,6 @@ def delete_cmd(entry_id: str, as_json: bool) -> None:
     """Delete an entry (a backup is kept; restore brings it back)."""
     res = open_service().delete(entry_id, agent=acting_agent())
     if as_json:
-        emit_json(res)
+        emit_json(res.to_dict())
     else:
-        out(f"Deleted entry '{res['id']}'")
+        out(f"Deleted entry '{res.id}'")
