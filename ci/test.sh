@@ -84,7 +84,7 @@ for i in "${!PYTHONS[@]}"; do
   if [ "$i" = 0 ]; then
     echo "== CPython $v: fresh virtualenv, the wheel with its test and benchmark extras" >&2
     make_venv "$v" test,bench
-    echo "== lint: ruff (pyflakes, pycodestyle errors) on the source tree; mypy --strict on the typed API and the store" >&2
+    echo "== lint: ruff (pyflakes, pycodestyle errors) on the source tree; mypy --strict (typed API, store)" >&2
     "$OUT/venv-$v/bin/python" -m pip install -q "$WHEEL[lint]"
     (cd "$ROOT" && "$OUT/venv-$v/bin/ruff" check python tests bench && "$OUT/venv-$v/bin/mypy")
     echo "== CPython $v: whole suite against the installed wheel (release build)" >&2
