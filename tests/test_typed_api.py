@@ -276,17 +276,20 @@ def test_python_callers_get_the_tools_defaults() -> None:
     from m1nd.codegraph.baselines import drift
     from m1nd.codegraph.learning import learn
     from m1nd.codegraph.service import CodeGraph
+    from m1nd.codegraph.trails import list_trails
     from m1nd.graph.hypothesis import hypothesize
+    from m1nd.graph.queries import impact, why
     from m1nd.tools.registry import load_all
 
     tools = load_all()
     checked = 0
     for name, fn in (("learn", learn), ("drift", drift), ("trace", CodeGraph.trace), ("warmup", CodeGraph.warmup),
-                     ("missing", CodeGraph.missing), ("hypothesize", hypothesize), ("activate", CodeGraph.activate)):
+                     ("missing", CodeGraph.missing), ("hypothesize", hypothesize), ("activate", CodeGraph.activate),
+                     ("why", why), ("impact", impact), ("trail_list", list_trails)):
         signature = inspect.signature(fn).parameters
         for param in tools[name].params:
             arg = signature.get(param.name)
             if arg is not None and arg.default not in (inspect.Parameter.empty, None) and param.default is not None:
                 assert arg.default == param.default, (name, param.name, arg.default, param.default)
                 checked += 1
-    assert checked >= 15
+    assert checked >= 25

@@ -42,6 +42,7 @@ from m1nd.codegraph.ingestion import (
     _take_terms,
     write_edge_diff,
 )
+from m1nd.defaults import GIT_WINDOW_DAYS
 
 if TYPE_CHECKING:
     from m1nd.ingest.resolve.incremental import TrackedResolver
@@ -74,7 +75,7 @@ class RootState:
 
 def _options(opts: dict[str, Any]) -> dict[str, Any]:
     defaults = {"include_dotfiles": False, "dotfile_patterns": [], "exclude": [], "max_file_bytes": 1 << 20,
-                "git_window_days": 365}
+                "git_window_days": GIT_WINDOW_DAYS}
     return {k: (list(opts[k]) if isinstance(opts.get(k), (list, tuple)) else opts[k]) if opts.get(k) is not None
             else defaults[k] for k in REPLAYED}
 

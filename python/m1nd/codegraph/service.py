@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from m1nd.config import Settings
-from m1nd.defaults import (DECAY, MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, TRACE_MAX_HOPS, TRACE_TOP_K,
-                           WARMUP_BOOST, WARMUP_MAX_PRIMED)
+from m1nd.defaults import (ACTIVATE_MAX_HOPS, ACTIVATE_MAX_PER_FILE, ACTIVATE_MAX_SEEDS, ACTIVATE_TOP_K, DECAY,
+                           MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, TRACE_MAX_HOPS, TRACE_TOP_K, WARMUP_BOOST,
+                           WARMUP_MAX_PRIMED)
 from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
 from m1nd.graph import cache, regen
 from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
@@ -543,11 +544,12 @@ class CodeGraph:
             store.close()
 
     # -- queries --------------------------------------------------------------------------------------------------
-    def activate(self, agent_id: str, query: str, *, top_k: int = 20, dimensions: list[str] | None = None,
-                 max_hops: int = 5, decay: float = DECAY, threshold: float = THRESHOLD, max_seeds: int = 24,
+    def activate(self, agent_id: str, query: str, *, top_k: int = ACTIVATE_TOP_K, dimensions: list[str] | None = None,
+                 max_hops: int = ACTIVATE_MAX_HOPS, decay: float = DECAY, threshold: float = THRESHOLD,
+                 max_seeds: int = ACTIVATE_MAX_SEEDS,
                  node_kinds: list[str] | None = None, path_prefix: str | None = None,
                  include_ghost_edges: bool = True, include_structural_holes: bool = False,
-                 coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = 3,
+                 coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = ACTIVATE_MAX_PER_FILE,
                  group_by: str = "node", history_before: int | None = None, code_only: bool = False
                  ) -> ActivationResult:
         from m1nd.graph import activation as A

@@ -24,6 +24,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from m1nd.defaults import TRAIL_LIST_LIMIT
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph
 from m1nd.codegraph.learning import unknown_nodes_error
@@ -370,7 +371,7 @@ def resume(cg: CodeGraph, agent_id: str, trail_id: str, *, force: bool = False,
 
 # -- trail_list --------------------------------------------------------------------------------------------------
 def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_status: str | None = None,
-                filter_tags: list[str] | None = None, limit: int = 50) -> TrailList:
+                filter_tags: list[str] | None = None, limit: int = TRAIL_LIST_LIMIT) -> TrailList:
     if filter_status is not None and filter_status not in STATUSES:
         raise bad_input(f"filter_status must be one of {', '.join(STATUSES)} (got '{filter_status}')", "filter_status")
     statuses: tuple[str, ...] = ()

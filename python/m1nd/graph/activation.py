@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.defaults import DECAY, THRESHOLD
+from m1nd.defaults import ACTIVATE_MAX_HOPS, ACTIVATE_MAX_SEEDS, ACTIVATE_TOP_K, DECAY, THRESHOLD
 from m1nd.graph import ranking as R
 from m1nd.graph.lexicon import TermIndex, fallback_terms
 from m1nd.graph.model import CAUSAL, CAUSAL_MASK, CAUSAL_RHO, RHO, STRUCTURAL_MASK, Graph
@@ -30,6 +30,7 @@ from m1nd.graph.seeds import (
     sorted_unique,
     tokenize,
 )
+from m1nd.timeutil import MS_PER_DAY
 
 DIMENSIONS = ("structural", "semantic", "temporal", "causal")
 ZERO16 = np.zeros(16, np.float32)
@@ -37,12 +38,12 @@ ZERO16 = np.zeros(16, np.float32)
 
 @dataclass
 class ActivationParams:
-    top_k: int = 20
+    top_k: int = ACTIVATE_TOP_K
     dimensions: tuple[str, ...] = DIMENSIONS
-    max_hops: int = 5
+    max_hops: int = ACTIVATE_MAX_HOPS
     decay: float = DECAY
     threshold: float = THRESHOLD
-    max_seeds: int = 24
+    max_seeds: int = ACTIVATE_MAX_SEEDS
     node_kinds: tuple[str, ...] = ()
     path_prefix: str | None = None
     history_before: int | None = None  # only commits older than this (s) feed the history field (evaluations)
@@ -289,7 +290,7 @@ def recency_profile(g: Graph) -> np.ndarray:
     if r is None:
         t = g.nodes
         newest = int(t.last_change_ms.max(initial=0))
-        age_days = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
+        age_days = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / MS_PER_DAY
         recency = np.exp(-math.log(2) * age_days / 14.0)
         r = g.extra["recency"] = (0.6 * recency + 0.4 * t.churn).astype(np.float32)
     return r

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.defaults import DECAY
+from m1nd.defaults import (DECAY, IMPACT_MAX_CHAINS, IMPACT_MAX_HOPS, IMPACT_MIN_SIGNAL, IMPACT_TOP_K, WHY_MAX_HOPS,
+                            WHY_MAX_PATHS, WHY_MIN_STRENGTH, WHY_PATH_BUDGET)
 from m1nd.errors import InvalidInputError, UnknownNodeError
 from m1nd.graph.activation import closest_ids
 from m1nd.graph.engine import Path
@@ -36,8 +37,9 @@ def _path(g: Graph, p: Path) -> GraphPath:
                      cumulative_strength=round(p.strength, 6), hops=len(rels))
 
 
-def why(g: Graph, source: str, target: str, *, max_hops: int = 6, max_paths: int = 10, path_budget: int = 10000,
-        min_strength: float = 1e-4, relations_mask: int | None = None) -> WhyResult:
+def why(g: Graph, source: str, target: str, *, max_hops: int = WHY_MAX_HOPS, max_paths: int = WHY_MAX_PATHS,
+        path_budget: int = WHY_PATH_BUDGET, min_strength: float = WHY_MIN_STRENGTH,
+        relations_mask: int | None = None) -> WhyResult:
     s = resolve_node(g, source, argument="source")
     t_ = resolve_node(g, target, argument="target")
     if s == t_:
@@ -72,9 +74,9 @@ def _via(g: Graph, v: int, hops: np.ndarray, act: np.ndarray, forward: bool, mas
     return best_rel
 
 
-def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = 5, min_signal: float = 0.01,
-           top_k: int = 50, relations_mask: int | None = None, include_causal_chains: bool = True,
-           max_chains: int = 10) -> ImpactResult:
+def impact(g: Graph, node_id: str, *, direction: str = "both", max_hops: int = IMPACT_MAX_HOPS,
+           min_signal: float = IMPACT_MIN_SIGNAL, top_k: int = IMPACT_TOP_K, relations_mask: int | None = None,
+           include_causal_chains: bool = True, max_chains: int = IMPACT_MAX_CHAINS) -> ImpactResult:
     src = resolve_node(g, node_id)
     mask = STRUCTURAL_MASK if relations_mask is None else relations_mask
     eng = g.engine

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from m1nd.defaults import GIT_WINDOW_DAYS
 from m1nd.ingest._git import run_git, toplevel_and_prefix
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class GitData:
     #: (commit_time_s, subject, [root-relative paths]) of the commits touching 1..HISTORY_MAX_FILES files, newest first
     history: list[tuple[int, str, list[str]]] = field(default_factory=list)
     #: the parameters the history was read with (lets a cache tell whether it can be re-used)
-    window_days: int = 365
+    window_days: int = GIT_WINDOW_DAYS
     max_commits: int = 5000
     history_days: int = 0  # how far back subjects were read (HISTORY_WINDOW_DAYS when they were)
 
@@ -107,7 +108,7 @@ def _parse_log(out: str) -> Iterable[tuple[int, int, str, list[str]]]:
         yield at, ct, parts[3] if len(parts) > 3 else "", paths
 
 
-def read_git(root: Path, *, window_days: int = 365, max_commits: int = 5000) -> GitData:
+def read_git(root: Path, *, window_days: int = GIT_WINDOW_DAYS, max_commits: int = 5000) -> GitData:
     """Read the history of the work tree containing ``root`` (see module docstring)."""
     import unicodedata
 

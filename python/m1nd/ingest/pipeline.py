@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from m1nd.defaults import GIT_WINDOW_DAYS
 from m1nd.graph.schema import KIND_NAMES, RELATIONS
 from m1nd.ingest.extract import extract_many
 from m1nd.ingest.gitdata import GitData, read_git
@@ -20,7 +21,7 @@ def build_graph_parts(
     root: Path | str,
     *,
     namespace: str | None = None,
-    git_window_days: int = 365,
+    git_window_days: int = GIT_WINDOW_DAYS,
     max_commits: int = 5000,
     workers: int | None = None,
     **walk_opts: Any,

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from m1nd.defaults import DECAY, THRESHOLD
+from m1nd.defaults import (
+    ACTIVATE_MAX_HOPS,
+    ACTIVATE_MAX_PER_FILE,
+    ACTIVATE_MAX_SEEDS,
+    ACTIVATE_TOP_K,
+    DECAY,
+    GIT_WINDOW_DAYS,
+    IMPACT_MAX_CHAINS,
+    IMPACT_MAX_HOPS,
+    IMPACT_MIN_SIGNAL,
+    IMPACT_TOP_K,
+    THRESHOLD,
+    WHY_MAX_HOPS,
+    WHY_MAX_PATHS,
+    WHY_MIN_STRENGTH,
+    WHY_PATH_BUDGET,
+)
 from m1nd.graph.activation import DIMENSIONS
 from m1nd.graph.nodes import KIND_NAMES
 from m1nd.graph.schema import INVERSE_RELATION_CODES, RELATION_CODES
@@ -37,7 +53,7 @@ register(Tool(
         Param("exclude", "string[]", "gitignore-style patterns to skip.", max_items=200, max_length=500),
         Param("max_file_bytes", "integer", "Skip larger files.", default=1048576, minimum=1024,
               maximum=16777216),
-        Param("git_window_days", "integer", "History window for co-change.", default=365, minimum=1,
+        Param("git_window_days", "integer", "History window for co-change.", default=GIT_WINDOW_DAYS, minimum=1,
               maximum=3650),
         Param("embed", "string", "Code vectors: in the background, now, or not.", default="background",
               enum=("background", "sync", "skip")),
@@ -69,14 +85,15 @@ register(Tool(
     params=(
         Param("query", "string", "Words, identifiers, a file path or an external id.", required=True, min_length=1,
               max_length=2000),
-        Param("top_k", "integer", "Results returned.", default=20, minimum=1, maximum=200),
+        Param("top_k", "integer", "Results returned.", default=ACTIVATE_TOP_K, minimum=1, maximum=200),
         Param("dimensions", "string[]", "Signals used (default all).", min_items=1, unique_items=True,
               enum=DIMENSIONS),
-        Param("max_hops", "integer", "Spreading depth.", default=5, minimum=1, maximum=10),
+        Param("max_hops", "integer", "Spreading depth.", default=ACTIVATE_MAX_HOPS, minimum=1, maximum=10),
         Param("decay", "number", "Energy kept per hop.", default=DECAY, minimum=0.05, maximum=0.95),
         Param("threshold", "number", "Energy below which spreading stops.", default=THRESHOLD, minimum=0.001,
               maximum=0.5),
-        Param("max_seeds", "integer", "Text matches used as seeds.", default=24, minimum=1, maximum=200),
+        Param("max_seeds", "integer", "Text matches used as seeds.", default=ACTIVATE_MAX_SEEDS, minimum=1,
+              maximum=200),
         Param("node_kinds", "string[]", "Result filter by kind.", enum=KIND_NAMES, unique_items=True),
         Param("path_prefix", "string", "Result filter by relpath prefix.", max_length=1000),
         Param("code_only", "boolean", "Result filter: implementation code only (no tests, docs, config or "
@@ -86,7 +103,7 @@ register(Tool(
         Param("include_memory", "boolean", "Add memory entries about the results.", default=False),
         Param("coactivation_ltp", "boolean", "Strengthen co-activated edges.", default=True),
         Param("max_per_file", "integer", "Results of one file placed before every other file has had its turn "
-              "(diversity); 0 keeps the raw score order.", default=3, minimum=0, maximum=200),
+              "(diversity); 0 keeps the raw score order.", default=ACTIVATE_MAX_PER_FILE, minimum=0, maximum=200),
         Param("group_by", "string", "node: ranked nodes; file: also `files`, the top_k distinct files with their "
               "best nodes and line ranges.", default="node", enum=("node", "file")),
         Param("history_before", "integer", "Count only commits older than this Unix time (seconds) in the "
@@ -117,11 +134,11 @@ register(Tool(
               max_length=2000),
         Param("target", "string", "External id of the end node.", required=True, min_length=1,
               max_length=2000),
-        Param("max_hops", "integer", "Longest path.", default=6, minimum=1, maximum=8),
-        Param("max_paths", "integer", "Paths returned.", default=10, minimum=1, maximum=50),
-        Param("path_budget", "integer", "Paths explored at most.", default=10000, minimum=100,
+        Param("max_hops", "integer", "Longest path.", default=WHY_MAX_HOPS, minimum=1, maximum=8),
+        Param("max_paths", "integer", "Paths returned.", default=WHY_MAX_PATHS, minimum=1, maximum=50),
+        Param("path_budget", "integer", "Paths explored at most.", default=WHY_PATH_BUDGET, minimum=100,
               maximum=200000),
-        Param("min_strength", "number", "Drop weaker paths.", default=0.0001, minimum=0, maximum=1),
+        Param("min_strength", "number", "Drop weaker paths.", default=WHY_MIN_STRENGTH, minimum=0, maximum=1),
         Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
               unique_items=True),
     ),
@@ -147,13 +164,13 @@ register(Tool(
               max_length=2000),
         Param("direction", "string", "forward: what it uses; reverse: what uses it.", default="both",
               enum=("forward", "reverse", "both")),
-        Param("max_hops", "integer", "Spreading depth.", default=5, minimum=1, maximum=10),
-        Param("min_signal", "number", "Drop weaker nodes.", default=0.01, minimum=0.001, maximum=0.5),
-        Param("top_k", "integer", "Nodes returned.", default=50, minimum=1, maximum=500),
+        Param("max_hops", "integer", "Spreading depth.", default=IMPACT_MAX_HOPS, minimum=1, maximum=10),
+        Param("min_signal", "number", "Drop weaker nodes.", default=IMPACT_MIN_SIGNAL, minimum=0.001, maximum=0.5),
+        Param("top_k", "integer", "Nodes returned.", default=IMPACT_TOP_K, minimum=1, maximum=500),
         Param("relations", "string[]", "Edge kinds followed (default all).", enum=RELATION_NAMES,
               unique_items=True),
         Param("include_causal_chains", "boolean", "Explain each entry's path.", default=True),
-        Param("max_chains", "integer", "Chains returned.", default=10, minimum=0, maximum=50),
+        Param("max_chains", "integer", "Chains returned.", default=IMPACT_MAX_CHAINS, minimum=0, maximum=50),
     ),
     handler=_impact, hint=hints.impact, timed=True, counts_query=True, read_only=True,
     output_required=("source", "direction", "blast_radius", "total_energy", "causal_chains"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from m1nd.defaults import TRAIL_LIST_LIMIT
 from m1nd.tools import hints
 from m1nd.tools.registry import Param, Tool, register
 from m1nd.tools.learning import SchemaParam
@@ -97,7 +98,7 @@ register(Tool(
         Param("filter_agent_id", "string", "Only this agent's trails.", max_length=64),
         Param("filter_status", "string", "Only this status.", enum=STATUSES),
         Param("filter_tags", "string[]", "Any of these tags.", default=(), max_items=50, max_length=64),
-        Param("limit", "integer", "Trails returned.", default=50, minimum=1, maximum=500),
+        Param("limit", "integer", "Trails returned.", default=TRAIL_LIST_LIMIT, minimum=1, maximum=500),
     ),
     handler=_list, hint=hints.trail_list, timed=True, elapsed_before=("hint",), counts_query=True, read_only=True,
     output_required=("trails", "total_count"), shrinkable=("trails",),
