@@ -188,3 +188,24 @@ def pagerank(n, edges, *, mask=0xFFFFFFFF, damping=0.85, tol=1e-6, max_iter=100,
         if diff < tol:
             break
     return p / p.max(), it
+
+
+def count_terms(texts, skip, vocab):
+    """The lexical index's body-field loop as it was written in Python (``TermParts.build``): per text not
+    skipped, ``Counter(text.split())``, term ids given on first sight after the vocabulary's."""
+    from collections import Counter
+
+    term_id = {w: k for k, w in enumerate(vocab)}
+    t, c, d, new = [], [], [], []
+    for i, text in enumerate(texts):
+        if not text or skip[i]:
+            continue
+        for w, n in Counter(text.split()).items():
+            k = term_id.get(w)
+            if k is None:
+                k = term_id[w] = len(term_id)
+                new.append(w)
+            t.append(k)
+            c.append(n)
+            d.append(i)
+    return (np.asarray(t, np.int32), np.asarray(c, np.float32), np.asarray(d, np.int32), new)
