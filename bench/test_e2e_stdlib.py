@@ -89,6 +89,33 @@ def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
     assert benchmark.pedantic(load, rounds=2, iterations=1) > 20000
 
 
+@pytest.mark.parametrize("side_by_side", [False, True], ids=["one-after-the-other", "side-by-side"])
+def test_text_indexes_build(benchmark, stdlib_ws, side_by_side: bool) -> None:
+    """The new generation's two text indexes, as the cache child builds them after an ingest: the trigram index
+    in a fork beside the lexical one, or one after the other (what every other process does)."""
+    from m1nd.codegraph import text_indexes
+    from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
+    from m1nd.graph.nodes import NodeTable
+    from m1nd.store.graph_repo import GraphStore
+
+    if side_by_side and not text_indexes.can_fork():
+        pytest.skip("needs fork and a single thread")
+    ws, _ = stdlib_ws
+    store = GraphStore(ws.settings.graph_db)
+    cols, _ = store.load_columns()
+    nodes = NodeTable.from_columns(cols)
+    del cols
+
+    def build():
+        return text_indexes.build(
+            nodes, lambda: TermIndex.build(nodes, node_terms_from_blobs(nodes, store.extract_terms())),
+            side_by_side=side_by_side)
+
+    trigram, lexicon = benchmark.pedantic(build, rounds=2, iterations=1)
+    store.close()
+    assert lexicon.bodies > 20000 and len(trigram.codes) > 10000
+
+
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency(benchmark, stdlib_ws, new_words: bool) -> None:
     ws, _ = stdlib_ws
