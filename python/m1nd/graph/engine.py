@@ -22,6 +22,7 @@ from m1nd_core import paths as _paths
 from m1nd_core import postings as _postings
 from m1nd_core import rank as _rank
 from m1nd_core import termcount as _termcount
+from m1nd_core import wordfold as _wordfold
 from m1nd_core.csr import CSRGraph
 
 MAX_NODES = 2_000_000
@@ -309,6 +310,12 @@ def count_terms(texts: Sequence[str], skip: np.ndarray, vocab: Sequence[str]
         return _termcount.count_terms(texts, skip, vocab)
     except (ValueError, TypeError) as e:
         raise InvalidInputError(f"count_terms: {e}") from None
+
+
+def word_folds(max_words: int) -> _wordfold.WordFolds:
+    """An empty table of written words and their folded texts (``m1nd_core.wordfold``: one per extraction
+    process, emptied when it holds more than ``max_words`` words)."""
+    return _wordfold.WordFolds(int(max_words))
 
 
 class PostingLists:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only importer)
 
-from m1nd.graph.engine import PostingLists, count_terms
+from m1nd.graph.engine import PostingLists, count_terms, word_folds
 from m1nd.graph.nodes import DIR, FILE, NodeTable
 from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
 
@@ -551,4 +551,6 @@ def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n
     return d_of, off, w, df
 
 
-__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms"]
+# word_folds: the extraction's table of folded words (m1nd.ingest.terms reaches the kernels through here)
+__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms",
+           "word_folds"]
