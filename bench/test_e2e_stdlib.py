@@ -89,6 +89,45 @@ def test_graph_load_from_rows(benchmark, stdlib_ws, tmp_path) -> None:
     assert benchmark.pedantic(load, rounds=2, iterations=1) > 20000
 
 
+def _text_indexes(graph_db: str, side_by_side: bool) -> tuple[bool, int, int]:
+    """In a pool process (one thread, as the cache child): the node table read and the two text indexes built."""
+    from m1nd.codegraph import text_indexes
+    from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
+    from m1nd.graph.nodes import NodeTable
+    from m1nd.store.graph_repo import GraphStore
+
+    store = GraphStore(graph_db)
+    try:
+        cols, _ = store.load_columns()
+        nodes = NodeTable.from_columns(cols)
+        del cols
+        trigram, lexicon = text_indexes.build(
+            nodes, lambda: TermIndex.build(nodes, node_terms_from_blobs(nodes, store.extract_terms())),
+            side_by_side=side_by_side)
+    finally:
+        store.close()
+    return text_indexes.can_fork(), lexicon.bodies, len(trigram.codes)
+
+
+@pytest.mark.parametrize("side_by_side", [False, True], ids=["one-after-the-other", "side-by-side"])
+def test_text_indexes_build(benchmark, stdlib_ws, side_by_side: bool) -> None:
+    """The new generation's two text indexes as the cache child builds them after an ingest (in a one-thread
+    process, where it may fork): the trigram index in a fork beside the lexical one, or one after the other (what
+    every other process does). Each round also reads the node table (~0.6 s), the same for both."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs fork")
+    ws, _ = stdlib_ws
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        def build() -> tuple[bool, int, int]:
+            return pool.submit(_text_indexes, str(ws.settings.graph_db), side_by_side).result()
+
+        could_fork, bodies, codes = benchmark.pedantic(build, rounds=2, iterations=1, warmup_rounds=1)
+    assert could_fork and bodies > 20000 and codes > 5000
+
+
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency(benchmark, stdlib_ws, new_words: bool) -> None:
     ws, _ = stdlib_ws

@@ -29,6 +29,8 @@ Modules
 ``paths``       bounded best-first path enumeration (``k_paths``) and causal chains (``chains``).
 ``rank``        PageRank prior (``pagerank``).
 ``postings``    scatter-accumulation over posting lists (``accumulate`` with a reusable ``AccumulatorScratch``).
+``termcount``   per-document term counts in first-seen order (``count_terms``: the lexical index's body field).
+``wordfold``    written words of line runs to folded texts (``WordFolds``: extraction's body terms).
 """
 
 NODE_DTYPE = "int32"

@@ -188,3 +188,57 @@ def pagerank(n, edges, *, mask=0xFFFFFFFF, damping=0.85, tol=1e-6, max_iter=100,
         if diff < tol:
             break
     return p / p.max(), it
+
+
+def count_terms(texts, skip, vocab):
+    """The lexical index's body-field loop as it was written in Python (``TermParts.build``): per text not
+    skipped, ``Counter(text.split())``, term ids given on first sight after the vocabulary's."""
+    from collections import Counter
+
+    term_id = {w: k for k, w in enumerate(vocab)}
+    t, c, d, new = [], [], [], []
+    for i, text in enumerate(texts):
+        if not text or skip[i]:
+            continue
+        for w, n in Counter(text.split()).items():
+            k = term_id.get(w)
+            if k is None:
+                k = term_id[w] = len(term_id)
+                new.append(w)
+            t.append(k)
+            c.append(n)
+            d.append(i)
+    return (np.asarray(t, np.int32), np.asarray(c, np.float32), np.asarray(d, np.int32), new)
+
+
+def attach_terms(blob, data, max_words_per_node):
+    """Extraction's body terms as they were written in Python (``m1nd.ingest.terms.attach_terms`` before the
+    ``wordfold`` kernel): ``re.findall`` per line run, a fold per distinct word, ``str.join``; in place."""
+    import re
+
+    from m1nd.graph.lexicon import forms_many
+
+    word = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
+    defs = blob.get("definitions") or []
+    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    n_lines = len(newlines) + 1
+    starts = np.empty(n_lines + 1, np.int64)
+    starts[0] = 0
+    starts[1:n_lines] = newlines + 1
+    starts[n_lines] = len(data)
+    owner = np.full(n_lines, -1, np.int32)
+    for i, d in enumerate(defs):
+        a = max(int(d.get("line_start") or 1), 1) - 1
+        b = min(max(int(d.get("line_end") or a + 1), a + 1), n_lines)
+        owner[a:b] = i
+    words = [[] for _ in range(len(defs) + 1)]
+    cut = np.flatnonzero(owner[1:] != owner[:-1]) + 1
+    run_start = np.concatenate(([0], cut))
+    run_end = np.concatenate((cut, [n_lines]))
+    for s, e, o in zip(run_start.tolist(), run_end.tolist(), owner[run_start].tolist()):
+        words[o].extend(word.findall(data, int(starts[s]), int(starts[e])))
+    folded = {w.encode("ascii"): " ".join(fs)
+              for w, fs in forms_many(w.decode("ascii") for w in set().union(*words)).items()}
+    for i, d in enumerate(defs):
+        d["terms"] = " ".join(map(folded.__getitem__, words[i][:max_words_per_node])).strip()
+    blob["terms"] = " ".join(map(folded.__getitem__, words[-1][:max_words_per_node])).strip()

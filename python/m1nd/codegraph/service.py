@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from m1nd.codegraph import text_indexes
 from m1nd.config import Settings
 from m1nd.defaults import (ACTIVATE_MAX_HOPS, ACTIVATE_MAX_PER_FILE, ACTIVATE_MAX_SEEDS, ACTIVATE_TOP_K, DECAY,
                            MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, TRACE_MAX_HOPS, TRACE_TOP_K, WARMUP_BOOST,
@@ -75,6 +76,8 @@ class CodeGraph:
         self.store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
         self._shared: SharedLearningStore | None = None  # trails and learned weights (opened on first use)
         self._graph: Graph | None = None
+        #: build the two text indexes of a new generation in two processes (m1nd.codegraph.text_indexes)
+        self.indexes_side_by_side = False
         self._weights_generation = 0
         self._watermark_ms = 0
         self._synced: np.ndarray | None = None
@@ -201,10 +204,11 @@ class CodeGraph:
                     trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
                     how = "patched"
                 else:
-                    # the two text indexes one after the other, each with only its own temporaries alive (the
-                    # trigram build peaks higher, so it runs before the term strings are read)
-                    trigram = TrigramIndex.build(nodes)
-                    lexicon = TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms()))
+                    # the two text indexes, each with only its own temporaries alive: side by side in the cache
+                    # child, else one after the other (m1nd.codegraph.text_indexes)
+                    trigram, lexicon = text_indexes.build(
+                        nodes, lambda: TermIndex.build(nodes, node_terms_from_blobs(nodes, self.store.extract_terms())),
+                        side_by_side=self.indexes_side_by_side)
                 history = HistoryIndex.build(nodes, self.store.git_histories())
                 _, wgen = self.store.generations()
                 watermark = self.shared.learning.weights_mark() if not self.shared.remote else 0
@@ -786,9 +790,15 @@ class CodeGraph:
 def build_cache_in_child(settings: Settings) -> None:
     """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
     maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+    import gc
+
     from m1nd.codegraph.ingestion import _report_peak
 
+    # a short-lived process building arrays from millions of acyclic objects (rows, term strings): the cyclic
+    # collector's passes over them cost ~0.4 s on the stdlib and never found anything to free
+    gc.disable()
     cg = CodeGraph(settings)
+    cg.indexes_side_by_side = True  # this process is single-threaded and exits after the build
     try:
         cg.build_cache()
     except Exception:

@@ -7,7 +7,7 @@ message before a kernel could fail with Cython's cryptic fused-type errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -21,6 +21,8 @@ from m1nd_core import hebbian as _hebb
 from m1nd_core import paths as _paths
 from m1nd_core import postings as _postings
 from m1nd_core import rank as _rank
+from m1nd_core import termcount as _termcount
+from m1nd_core import wordfold as _wordfold
 from m1nd_core.csr import CSRGraph
 
 MAX_NODES = 2_000_000
@@ -293,6 +295,27 @@ class Engine:
 
     def top_k(self, values: np.ndarray, k: int, min_value: float = 0.0) -> np.ndarray:
         return np.asarray(_act.top_k(np.ascontiguousarray(values, dtype=np.float32), int(k), float(min_value)))
+
+
+def count_terms(texts: Sequence[str], skip: np.ndarray, vocab: Sequence[str]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Per text not skipped, its distinct whitespace-separated terms in first-seen order with their counts:
+    (int32 term ids, float32 counts, int32 text positions, the new terms). A term of ``vocab`` has its position
+    there as id; a term first seen here takes the next id (``len(vocab)`` on), in the order of the new terms.
+    Exactly ``Counter(text.split())`` per text with ids given on first sight, natively (``m1nd_core.termcount``)."""
+    skip = np.ascontiguousarray(skip, dtype=np.uint8).reshape(-1)
+    if len(skip) != len(texts):
+        raise InvalidInputError(f"count_terms: {len(skip)} skip flags for {len(texts)} texts")
+    try:
+        return _termcount.count_terms(texts, skip, vocab)
+    except (ValueError, TypeError) as e:
+        raise InvalidInputError(f"count_terms: {e}") from None
+
+
+def word_folds(max_words: int) -> _wordfold.WordFolds:
+    """An empty table of written words and their folded texts (``m1nd_core.wordfold``: one per extraction
+    process, emptied when it holds more than ``max_words`` words)."""
+    return _wordfold.WordFolds(int(max_words))
 
 
 class PostingLists:

@@ -26,7 +26,7 @@ import re
 import threading
 from array import array
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only importer)
 
-from m1nd.graph.engine import PostingLists
+from m1nd.graph.engine import PostingLists, count_terms, word_folds
 from m1nd.graph.nodes import DIR, FILE, NodeTable
 from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
 
@@ -60,7 +60,10 @@ codebase task validate focus around instead way ways thing things something now 
 """.split())
 
 
-_STEMMER = Stemmer.Stemmer("english")
+# no word cache in the stemmer: its purge (sorting the cache when it outgrows 10,000 words) made stemming a batch
+# of the stdlib's 50,000 label words 4-6x slower; repeated words are cached by the callers (fold, the extraction's
+# per-process word cache)
+_STEMMER = Stemmer.Stemmer("english", 0)
 _STEM_LOCK = threading.Lock()  # a Stemmer object is not thread-safe; stems are cached, so the lock is rarely taken
 _QWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[^\W\d_][\w]*")
 
@@ -249,20 +252,12 @@ class TermParts:
             for f in _path_forms(t.source_path[i]):
                 path_t.append(tid(f))
                 path_n.append(i)
-        # body field: each node's stored terms counted per node (C-level Counter), term ids assigned on first sight
-        # through a defaultdict (also C-level); the vocabulary ids of the name field come first
-        term_id: defaultdict[str, int] = defaultdict(itertools.count(len(vocab)).__next__, vocab)
-        tok_t, tok_c, tok_n = array("i"), array("f"), array("i")
-        lookup = term_id.__getitem__
-        for i, text in enumerate(node_terms):
-            if not text or kind[i] == DIR:
-                continue
-            c = Counter(text.split())
-            tok_t.extend(map(lookup, c))
-            tok_c.extend(c.values())
-            tok_n.extend([i] * len(c))
-        vocab = dict(term_id)
-        del term_id
+        # body field: each node's stored terms counted per node in first-seen order (``Counter(text.split())``),
+        # term ids given on first sight after the name and path fields' ones; natively, as the strings hold ~23 M
+        # characters on the stdlib (a Python loop took ~1.2 s there, the kernel ~0.4 s)
+        tok_t, tok_c, tok_n, new_terms = count_terms(node_terms, kind == DIR, list(vocab))
+        vocab.update(zip(new_terms, itertools.count(len(vocab))))
+        del new_terms
         terms = sorted(vocab)
         remap = np.empty(len(vocab), np.int32)
         for new, w in enumerate(terms):
@@ -275,11 +270,10 @@ class TermParts:
             return np.frombuffer(a, np.int32).copy() if len(a) else np.zeros(0, np.int32)
 
         name_t = remap[name_terms] if len(name_terms) else np.zeros(0, np.int32)
-        p_t, b_t = ids(path_t), ids(tok_t)
+        p_t, b_t = ids(path_t), remap[tok_t]
         refs = np.bincount(np.concatenate([remap[label_refs] if len(label_refs) else np.zeros(0, np.int32),
                                            p_t, b_t]), minlength=len(terms)).astype(np.int64)
-        return cls(terms, refs, name_t.astype(np.int32), name_nodes, p_t, ints(path_n), b_t, ints(tok_n),
-                   np.frombuffer(tok_c, np.float32).copy() if len(tok_c) else np.zeros(0, np.float32))
+        return cls(terms, refs, name_t.astype(np.int32), name_nodes, p_t, ints(path_n), b_t, tok_n, tok_c)
 
     def patched(self, old: NodeTable, t: NodeTable, old_to_new: np.ndarray, redo: np.ndarray,
                 node_terms: dict[int, str]) -> TermParts:
@@ -557,4 +551,6 @@ def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n
     return d_of, off, w, df
 
 
-__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms"]
+# word_folds: the extraction's table of folded words (m1nd.ingest.terms reaches the kernels through here)
+__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms",
+           "word_folds"]

@@ -16,25 +16,22 @@ extract blob as one space-separated string of index terms per definition, which 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from itertools import filterfalse
 from typing import Any
 
 import numpy as np
 
-from m1nd.graph.lexicon import forms_many
+from m1nd.graph.lexicon import forms_many, word_folds
 
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
 TERMS_VERSION = 5
 #: words kept per definition (the first ones): bounds the blob and the index on generated or data-heavy code
 MAX_WORDS_PER_NODE = 20_000
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
-
-
-#: written word -> its index terms joined by spaces, per extraction process (words repeat across files)
-_FOLDED: dict[bytes, str] = {}
+#: what a written word is (the kernel m1nd_core.wordfold finds exactly these, as re.findall would)
+WORD_PATTERN = rb"[A-Za-z_][A-Za-z0-9_]{1,79}"
+#: written words whose index terms each extraction process keeps (words repeat across files); past it the
+#: table starts over
 FOLD_CACHE_WORDS = 500_000
 
 
@@ -46,39 +43,43 @@ def unpack_counts(text: str) -> list[tuple[str, int]]:
 def attach_terms(blob: dict[str, Any], data: bytes) -> None:
     """Set ``blob["terms"]`` (the file's own lines) and ``d["terms"]`` on every definition, in place."""
     defs = blob.get("definitions") or []
-    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    raw = np.frombuffer(data, np.uint8)
+    newlines = np.flatnonzero(raw == 10)
     n_lines = len(newlines) + 1
     # byte offset where each line starts (line k, 0-based); one extra entry for the end
     starts = np.empty(n_lines + 1, np.int64)
     starts[0] = 0
     starts[1:n_lines] = newlines + 1
     starts[n_lines] = len(data)
-    owner = np.full(n_lines, -1, np.int32)
+    owner = np.full(n_lines, len(defs), np.int32)  # len(defs): the file
     # source order lists a parent before what it contains, so nested spans overwrite their parents' lines
     for i, d in enumerate(defs):
         a = max(int(d.get("line_start") or 1), 1) - 1
         b = min(max(int(d.get("line_end") or a + 1), a + 1), n_lines)
         owner[a:b] = i
-    words: list[list[bytes]] = [[] for _ in range(len(defs) + 1)]  # last one: the file
-    if n_lines:
-        cut = np.flatnonzero(owner[1:] != owner[:-1]) + 1
-        run_start = np.concatenate(([0], cut))
-        run_end = np.concatenate((cut, [n_lines]))
-        findall = _WORD.findall
-        for s, e, o in zip(run_start.tolist(), run_end.tolist(), owner[run_start].tolist()):
-            found = findall(data, int(starts[s]), int(starts[e]))
-            if found:
-                words[o].extend(found)
-    # the file's distinct words not folded yet (filterfalse: C-level, and O(file) rather than O(cache))
-    new = list(filterfalse(_FOLDED.__contains__, set().union(*words)))
-    if new:
-        if len(_FOLDED) > FOLD_CACHE_WORDS:
-            _FOLDED.clear()
-        for w, fs in forms_many(w.decode("ascii") for w in new).items():
-            _FOLDED[w.encode("ascii")] = " ".join(fs)
-    # a stopword folds to "": the doubled spaces it leaves cost nothing to the reader (str.split), and the join
-    # stays one C-level pass
-    fold = _FOLDED.__getitem__
-    for i, d in enumerate(defs):
-        d["terms"] = " ".join(map(fold, words[i][:MAX_WORDS_PER_NODE])).strip()
-    blob["terms"] = " ".join(map(fold, words[-1][:MAX_WORDS_PER_NODE])).strip()
+    cut = np.flatnonzero(owner[1:] != owner[:-1]) + 1
+    run_start = np.concatenate(([0], cut))
+    run_end = np.concatenate((cut, [n_lines]))
+    # the words of each run of lines with one owner (as re.findall(WORD_PATTERN) finds them), the first
+    # MAX_WORDS_PER_NODE per owner, as ids into this process's word table (m1nd_core.wordfold)
+    table = _word_table()
+    ids, offsets, first_new, new = table.scan(raw, starts[run_start], starts[run_end], owner[run_start],
+                                              len(defs) + 1, MAX_WORDS_PER_NODE)
+    if new:  # the words this process had not folded yet
+        table.set_folds(first_new, [" ".join(fs) for fs in forms_many(w.decode("ascii") for w in new).values()])
+    # a stopword folds to "": the doubled spaces it leaves cost nothing to the reader (str.split)
+    texts = table.join(ids, offsets)
+    for d, text in zip(defs, texts):
+        d["terms"] = text
+    blob["terms"] = texts[-1]
+
+
+_TABLE: list[Any] = []
+
+
+def _word_table() -> Any:
+    """This process's written word -> folded text table (made on first use: a forked worker inherits the
+    parent's, which is as good as its own)."""
+    if not _TABLE:
+        _TABLE.append(word_folds(FOLD_CACHE_WORDS))
+    return _TABLE[0]

@@ -156,27 +156,33 @@ def extract_file(relpath: str, data: bytes, lang: str) -> dict[str, Any]:
 PARALLEL_THRESHOLD = 200
 
 
-def _extract_chunk(items: list[tuple[str, bytes, str]]) -> list[dict[str, Any]]:
+def _extract_chunk(items: list[tuple[str, bytes, str]], finish: Callable[[dict[str, Any]], Any] | None = None
+                   ) -> list[Any]:
     # many small dicts / lists and no cyclic garbage: pausing the cyclic GC saves ~15 %
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return [extract_file(rel, data, lang) for rel, data, lang in items]
+        if finish is None:
+            return [extract_file(rel, data, lang) for rel, data, lang in items]
+        return [finish(extract_file(rel, data, lang)) for rel, data, lang in items]
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None) -> list[dict[str, Any]]:
+def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None,
+                 finish: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
     """Extract many files; results are in input order and identical to calling ``extract_file`` one by one.
 
     ``workers=None`` uses up to 2 processes (bounded by the CPU count) when there are more than 200 items,
-    else runs in-process; ``workers<=1`` forces in-process extraction.
+    else runs in-process; ``workers<=1`` forces in-process extraction. ``finish`` (a module-level function, so a
+    worker can run it): what is returned for each file is ``finish(extract_file(...))``, computed in the worker
+    (the ingest compresses the blobs there instead of one after the other in the parent).
     """
     if workers is None:
         workers = min(2, os.cpu_count() or 1) if len(items) > PARALLEL_THRESHOLD else 1
     if workers <= 1 or len(items) < 2:
-        return _extract_chunk(items)
+        return _extract_chunk(items, finish)
     # chunks balanced by bytes, interleaved so both workers get a similar mix; order is restored afterwards
     n_chunks = max(workers * 8, 1)
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
@@ -196,13 +202,13 @@ def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None
         else:
             method = "forkserver" if "forkserver" in methods else "spawn"
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as ex:
-            futs = [ex.submit(_extract_chunk, [items[i] for i in c]) for c in chunks]
+            futs = [ex.submit(_extract_chunk, [items[i] for i in c], finish) for c in chunks]
             for c, fut in zip(chunks, futs):
                 for i, blob in zip(c, fut.result()):
                     out[i] = blob
     except (OSError, RuntimeError) as e:  # no fork / broken pool: fall back to in-process extraction
         log.warning("parallel extraction unavailable (%s); extracting in-process", e)
-        return _extract_chunk(items)
+        return _extract_chunk(items, finish)
     return out  # type: ignore[return-value]
 
 
