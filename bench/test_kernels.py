@@ -144,8 +144,8 @@ def test_pagerank(benchmark, graph):
 
 def test_count_terms(benchmark):
     """The lexical index's body field: per-node term counting over strings shaped like the stdlib's stored body
-    terms (Zipf-distributed words: 24.6 M characters, 5.7 M tokens; 23.5 M characters on the stdlib). The reference is the Python loop the
-    kernel replaced (``tests/core/reference.py``); same triples, same order."""
+    terms (Zipf-distributed words: 24.6 M characters, 5.7 M tokens; 23.5 M characters on the stdlib). The reference
+    is the Python loop the kernel replaced (``tests/core/reference.py``); same triples, same order."""
     import sys
     from pathlib import Path
 
