@@ -38,7 +38,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -662,53 +661,44 @@ class CodeVectors:
         return out
 
 
-_attach_lock = threading.Lock()
-_instances: weakref.WeakSet[CodeVectors] = weakref.WeakSet()
-_provider_registered = [False]
+def code_vectors_of(cg: Any, current: CodeVectors | None) -> CodeVectors:
+    """The standard ``code_vectors`` dependency of a :class:`~m1nd.codegraph.service.CodeGraph`: ``current`` while
+    it embeds with the process's embedder, else new code vectors (tests swap the embedder between calls)."""
+    if current is not None and current.emb is get_embedder():
+        return current
+    return CodeVectors(cg)
 
 
 def code_vectors_for(cg: Any) -> CodeVectors:
-    """The code-vector service of a code graph (one per CodeGraph instance)."""
-    cv = getattr(cg, "_code_vectors", None)
-    if cv is not None and cv.emb is get_embedder():
-        return cv
-    with _attach_lock:
-        cv = getattr(cg, "_code_vectors", None)
-        if cv is None or cv.emb is not get_embedder():
-            old = cv
-            cv = CodeVectors(cg)
-            cg._code_vectors = cv
-            _instances.add(cv)
-            if old is not None:
-                _instances.discard(old)
-            _register_affinity_provider()
-        return cv
+    """The code-vector service of a code graph (one per CodeGraph instance, owned by it)."""
+    return cg.code_vectors()  # type: ignore[no-any-return]
 
 
-def _affinity(g: Any, i: int) -> tuple[np.ndarray, str] | None:
-    """The perspectives' semantic backend (``semantic_affinity`` routes, ``perspective_affinity``): similarity of
-    every node to node ``i`` by embedding — the 200 nearest, rescaled like sem(n) — or None (trigram answers)."""
-    for cv in list(_instances):
-        if cv.cg.__dict__.get("_graph") is g:
-            near = cv.similar(g, i, SEM_TOP)
-            if not near:
-                return None
-            out = np.zeros(g.n, np.float32)
-            idx = np.fromiter((j for j, _ in near), np.int64, count=len(near))
-            out[idx] = np.fromiter((s for _, s in near), np.float32, count=len(near))
-            return out, "embedding"
-    return None
+class CodeAffinity:
+    """The perspectives' semantic backend (``semantic_affinity`` routes, ``perspective_affinity``) of one code graph:
+    similarity of every node to node ``i`` by embedding — the 200 nearest, rescaled like sem(n) — or None (trigram
+    answers). Given to the perspective service by the composition root (:attr:`m1nd.workspace.Workspace.perspectives`).
+    """
 
+    def __init__(self, cg: Any) -> None:
+        self.cg = cg
 
-def _register_affinity_provider() -> None:
-    if _provider_registered[0]:
-        return
-    try:
-        from m1nd.perspectives.graph_facts import register_semantic_backend
-    except ImportError:  # pragma: no cover - perspectives not shipped
-        return
-    register_semantic_backend(_affinity)
-    _provider_registered[0] = True
+    @property
+    def epoch(self) -> int:
+        """Changes when the graph's code vectors are (re)made, so cached similarities are recomputed."""
+        return int(self.cg.code_vectors_epoch)
+
+    def __call__(self, g: Any, i: int) -> tuple[np.ndarray, str] | None:
+        cv = self.cg.code_vectors_made()  # (none yet: nothing asked for embeddings, the trigram backend answers)
+        if cv is None:
+            return None
+        near = cv.similar(g, i, SEM_TOP)
+        if not near:
+            return None
+        out = np.zeros(g.n, np.float32)
+        idx = np.fromiter((j for j, _ in near), np.int64, count=len(near))
+        out[idx] = np.fromiter((s for _, s in near), np.float32, count=len(near))
+        return out, "embedding"
 
 
 def start_server_jobs(ws: Any, g: Any = None) -> None:
@@ -871,6 +861,8 @@ class Warmup:
             return False
 
 
+# Module state, on purpose: the early model loads begun by ``m1nd serve`` before any Workspace exists, joined at exit
+# (a thread inside ONNX Runtime must not outlive the interpreter's finalisation).
 _preloads: list[threading.Thread] = []
 
 
@@ -907,16 +899,9 @@ def _join_preloads() -> None:
         t.join(10.0)
 
 
-def start_warmup(ws: Any) -> Warmup:
-    """Begin the start-up warm-up of a server process (see :class:`Warmup`)."""
-    w = Warmup(ws)
-    ws.graph._semantic_warmup = w
-    return w.start()
-
-
 def warmup_pending(cg: Any) -> Warmup | None:
     """The start-up warm-up of ``cg`` while it runs, else None."""
-    w = cg.__dict__.get("_semantic_warmup")
+    w = cg.semantic_warmup
     return w if w is not None and not w.done.is_set() else None
 
 
