@@ -282,9 +282,10 @@ class Workspace:
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
-        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.codegraph.vectors.Warmup`)."""
+        worker child for missing vectors) gets ready in a thread meanwhile
+        (:class:`m1nd.codegraph.vector_startup.Warmup`)."""
         # issues 6, 13: embedding jobs and the model, beside the graph
-        from m1nd.codegraph.vectors import Warmup
+        from m1nd.codegraph.vector_startup import Warmup
 
         g = self.graph
         warm = g.semantic_warmup = Warmup(self)  # (handed over first: queries of the graph wait for it)
@@ -337,8 +338,8 @@ def _code_affinity(cg: CodeGraph) -> Any:
 
 def preload_embedder(settings: Settings) -> None:
     """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
-    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vectors.preload_model`)."""
-    from m1nd.codegraph.vectors import preload_model
+    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vector_startup.preload_model`)."""
+    from m1nd.codegraph.vector_startup import preload_model
     from m1nd.memory.embeddings import serve_queries
     from m1nd.memory.query_process import RemoteEmbedder
 

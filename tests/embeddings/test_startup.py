@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from m1nd.api import ActivationResult
+from m1nd.codegraph import vector_startup as S
 from m1nd.codegraph import vectors as C
 
 QUERY = "exponential backoff between retries"
@@ -29,13 +30,13 @@ def _embedded(small_repo, workspace_for):
 def _slow_warmup(monkeypatch) -> threading.Event:
     """Hold the warm-up's model loader until the returned event is set."""
     gate = threading.Event()
-    orig = C.Warmup._load_model
+    orig = S.Warmup._load_model
 
     def slow(self, cg):
         gate.wait(20)
         orig(self, cg)
 
-    monkeypatch.setattr(C.Warmup, "_load_model", slow)
+    monkeypatch.setattr(S.Warmup, "_load_model", slow)
     return gate
 
 
@@ -132,9 +133,9 @@ def test_a_server_start_preloads_the_model_when_the_graph_is_fully_embedded(smal
     E.set_embedder(fresh)
     monkeypatch.setenv("M1ND_EMBED_WAIT_S", "30")  # the first query waits for the model (default: it does not)
     ws = workspace_for(small_repo, transport="stdio")
-    C.preload_model(ws.settings)  # what `m1nd serve` does first
+    S.preload_model(ws.settings)  # what `m1nd serve` does first
     ws.on_server_start()
     got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
     assert got.semantic_backend == "embedding" and fresh.loaded
-    assert ws.graph.semantic_warmup.preloaded or C._preloads
+    assert ws.graph.semantic_warmup.preloaded or S._preloads
     ws.close()

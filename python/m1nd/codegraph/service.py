@@ -101,7 +101,7 @@ class CodeGraph:
         self._code_vectors: Any = None
         self._code_vectors_lock = threading.Lock()
         self.code_vectors_epoch = 0  # bumped when they are (re)made: cached perspective similarities recompute
-        # the server's start-up warm-up of the semantic dimension (m1nd.codegraph.vectors.Warmup), set by the
+        # the server's start-up warm-up of the semantic dimension (m1nd.codegraph.vector_startup.Warmup), set by the
         # composition root (Workspace.on_server_start) while it runs
         self.semantic_warmup: Any = None
 
