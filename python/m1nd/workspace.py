@@ -45,7 +45,7 @@ class Workspace:
         from m1nd.codegraph.service import CodeGraph
 
         with self._lock:
-            return CodeGraph(self.settings, transport=self.transport)
+            return CodeGraph(self.settings, transport=self.transport, code_vectors=_code_vectors)
 
     @cached_property
     def perspectives(self) -> PerspectiveService:
@@ -54,7 +54,8 @@ class Workspace:
         from m1nd.perspectives.service import PerspectiveService
 
         with self._lock:
-            return PerspectiveService(self.graph)
+            cg = self.graph
+            return PerspectiveService(cg, semantic=_code_affinity(cg))
 
     def count_query(self, agent_id: str) -> None:
         """Count one code-graph query of ``agent_id`` (the tool layer calls this for tools that query the graph)."""
@@ -281,12 +282,14 @@ class Workspace:
     def on_server_start(self) -> None:
         """Called by ``m1nd serve`` once, before the first request: load the graph and record the ``server_start``
         baseline (learning.md §5) so ``drift`` can compare sessions. The semantic dimension (query model, code index,
-        worker child for missing vectors) gets ready in a thread meanwhile (:class:`m1nd.codegraph.vectors.Warmup`)."""
+        worker child for missing vectors) gets ready in a thread meanwhile
+        (:class:`m1nd.codegraph.vector_startup.Warmup`)."""
         # issues 6, 13: embedding jobs and the model, beside the graph
-        from m1nd.codegraph.vectors import start_warmup
+        from m1nd.codegraph.vector_startup import Warmup
 
-        warm = start_warmup(self)
         g = self.graph
+        warm = g.semantic_warmup = Warmup(self)  # (handed over first: queries of the graph wait for it)
+        warm.start()
         try:
             warm.graph_loaded(g.graph())
         except BaseException:
@@ -317,10 +320,26 @@ class Workspace:
             hook.close()
 
 
+def _code_vectors(cg: CodeGraph, current: Any) -> Any:
+    """The code graph's code-node vectors (:func:`m1nd.codegraph.vectors.code_vectors_of`), imported when first
+    asked for: a command that never ranks imports no embedding module."""
+    from m1nd.codegraph.vectors import code_vectors_of
+
+    return code_vectors_of(cg, current)
+
+
+def _code_affinity(cg: CodeGraph) -> Any:
+    """The perspectives' semantic backend: the code graph's embeddings
+    (:class:`m1nd.codegraph.vectors.CodeAffinity`)."""
+    from m1nd.codegraph.vectors import CodeAffinity
+
+    return CodeAffinity(cg)
+
+
 def preload_embedder(settings: Settings) -> None:
     """``m1nd serve`` calls this first thing: the query model starts loading in a thread while the server's modules
-    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vectors.preload_model`)."""
-    from m1nd.codegraph.vectors import preload_model
+    are imported and the graph loads (issue 13 item 5; :func:`m1nd.codegraph.vector_startup.preload_model`)."""
+    from m1nd.codegraph.vector_startup import preload_model
     from m1nd.memory.embeddings import serve_queries
     from m1nd.memory.query_process import RemoteEmbedder
 

@@ -105,12 +105,14 @@ def test_perspective_semantic_affinity_uses_embeddings(small_repo, workspace_for
     ws.graph.ingest(str(small_repo), embed="skip")
     g = ws.graph.graph()
     i = g.nodes.index["file::src/net/retry.py::fn::backoff_delays"]
+    semantic = ws.perspectives.semantic  # the code graph's embeddings, given by the workspace
+    assert graph_facts.semantic_similarity(g, i, semantic)[1] == "trigram"  # nothing asked for embeddings yet
     code_vectors_for(ws.graph)
-    assert graph_facts.semantic_similarity(g, i)[1] == "trigram"  # no vectors yet
+    assert graph_facts.semantic_similarity(g, i, semantic)[1] == "trigram"  # no vectors yet
     ws.graph.ingest(str(small_repo), embed="sync")
     g = ws.graph.graph()
     graph_facts.facts(g).sim_cache.clear()
-    sim, backend = graph_facts.semantic_similarity(g, i)
+    sim, backend = graph_facts.semantic_similarity(g, i, semantic)
     assert backend == "embedding" and sim.shape == (g.n,) and float(sim.max()) <= 1.0
     assert sim[i] == 0.0 and float(sim.max()) > 0.0
 
@@ -152,7 +154,7 @@ def test_server_start_embeds_code_and_reembeds_memory_after_a_model_change(small
     ws2 = workspace_for(small_repo, transport="stdio")
     assert ws2.memory.vector_hook.model_state()["changed"]
     ws2.on_server_start()
-    assert ws2.graph._semantic_warmup.join(30)  # the worker child is started by the start-up warm-up (issue 13)
+    assert ws2.graph.semantic_warmup.join(30)  # the worker child is started by the start-up warm-up (issue 13)
     cv = C.code_vectors_for(ws2.graph)
     assert cv.worker_running
     assert cv.wait_idle(timeout=60)

@@ -142,7 +142,7 @@ def test_a_model_folder_serves_embeds_in_the_worker_child_with_one_session(tmp_p
     ws = workspace_for(small_repo, transport="stdio")
     monkeypatch.setattr(C.CodeVectors, "background_allowed", property(lambda self: True))
     ws.on_server_start()
-    assert ws.graph._semantic_warmup.join(60)
+    assert ws.graph.semantic_warmup.join(60)
     cv = C.code_vectors_for(ws.graph)
     assert cv.wait_idle(timeout=120)
     assert {m for (m,) in cv.db.all("SELECT DISTINCT model_id FROM node_vectors")} == {"minilm-folder"}

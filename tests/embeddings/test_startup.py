@@ -8,6 +8,7 @@ import threading
 
 import pytest
 from m1nd.api import ActivationResult
+from m1nd.codegraph import vector_startup as S
 from m1nd.codegraph import vectors as C
 
 QUERY = "exponential backoff between retries"
@@ -29,13 +30,13 @@ def _embedded(small_repo, workspace_for):
 def _slow_warmup(monkeypatch) -> threading.Event:
     """Hold the warm-up's model loader until the returned event is set."""
     gate = threading.Event()
-    orig = C.Warmup._load_model
+    orig = S.Warmup._load_model
 
     def slow(self, cg):
         gate.wait(20)
         orig(self, cg)
 
-    monkeypatch.setattr(C.Warmup, "_load_model", slow)
+    monkeypatch.setattr(S.Warmup, "_load_model", slow)
     return gate
 
 
@@ -45,7 +46,7 @@ def test_a_query_during_start_up_waits_for_the_semantic_path(small_repo, workspa
     monkeypatch.setenv("M1ND_EMBED_WAIT_S", "30")
     ws = workspace_for(small_repo, transport="stdio")
     ws.on_server_start()
-    w = ws.graph._semantic_warmup
+    w = ws.graph.semantic_warmup
     assert not w.done.is_set()
     threading.Timer(0.3, gate.set).start()
     got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
@@ -69,7 +70,7 @@ def test_a_query_that_stops_waiting_says_it_ran_without_the_model(small_repo, wo
                                                       "loading after 0 s (M1ND_EMBED_WAIT_S sets how long")
     finally:
         gate.set()
-    assert ws.graph._semantic_warmup.join(10)
+    assert ws.graph.semantic_warmup.join(10)
     assert ws.graph.activate("a", QUERY, top_k=8, learn=False).semantic_backend == "embedding"
     ws.close()
 
@@ -85,9 +86,9 @@ def test_closing_during_start_up_waits_for_the_warm_up_and_starts_nothing(small_
     ws.on_server_start()
     threading.Timer(0.2, gate.set).start()
     ws.close()
-    w = ws.graph._semantic_warmup
+    w = ws.graph.semantic_warmup
     assert w.stopping and not w._thread.is_alive()
-    cv = ws.graph.__dict__.get("_code_vectors")
+    cv = ws.graph.code_vectors_made()
     assert cv is None or not cv.worker_running
 
 
@@ -132,9 +133,9 @@ def test_a_server_start_preloads_the_model_when_the_graph_is_fully_embedded(smal
     E.set_embedder(fresh)
     monkeypatch.setenv("M1ND_EMBED_WAIT_S", "30")  # the first query waits for the model (default: it does not)
     ws = workspace_for(small_repo, transport="stdio")
-    C.preload_model(ws.settings)  # what `m1nd serve` does first
+    S.preload_model(ws.settings)  # what `m1nd serve` does first
     ws.on_server_start()
     got = ws.graph.activate("a", QUERY, top_k=8, learn=False)
     assert got.semantic_backend == "embedding" and fresh.loaded
-    assert ws.graph._semantic_warmup.preloaded or C._preloads
+    assert ws.graph.semantic_warmup.preloaded or S._preloads
     ws.close()

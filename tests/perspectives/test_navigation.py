@@ -538,19 +538,28 @@ def test_idle_perspectives_are_closed_automatically(client: Client, shop_ws) -> 
 
 
 def test_semantic_backend_hook(client: Client, shop_ws) -> None:
-    """A registered provider (the future code-node embeddings) replaces the trigram backend everywhere."""
+    """A semantic backend given to the perspective service (the code-node embeddings) replaces the trigram backend
+    everywhere; the cached similarities follow its epoch."""
     g = shop_ws.graph.graph()
     pool_acquire = g.nodes.index["file::src/shop/pool.py::class::Pool::fn::acquire"]
     acquire = g.nodes.index[ACQUIRE]
 
-    def fake_embeddings(graph, i: int):
-        sim = np.zeros(graph.n, np.float32)
-        sim[i] = 1.0
-        if i in (acquire, pool_acquire):
-            sim[pool_acquire if i == acquire else acquire] = 0.8
-        return sim, "embedding"
+    class FakeEmbeddings:
+        epoch = 1
+        vectors = True
 
-    gf.register_semantic_backend(fake_embeddings)
+        def __call__(self, graph, i: int):
+            if not self.vectors:
+                return None
+            sim = np.zeros(graph.n, np.float32)
+            sim[i] = 1.0
+            if i in (acquire, pool_acquire):
+                sim[pool_acquire if i == acquire else acquire] = 0.8
+            return sim, "embedding"
+
+    svc = shop_ws.perspectives
+    before = svc.semantic
+    fake = svc.semantic = FakeEmbeddings()
     try:
         s = _full(client, query="acquire", anchor_node=ACQUIRE)
         assert s["semantic_backend"] == "embedding"
@@ -563,6 +572,11 @@ def test_semantic_backend_hook(client: Client, shop_ws) -> None:
         aff = client.ok("perspective_affinity", perspective_id=s["perspective_id"], route_id=test_route["route_id"],
                         route_set_version=1)
         assert aff["semantic_backend"] == "embedding"
+        assert gf.semantic_similarity(g, acquire, fake)[0][pool_acquire] == np.float32(0.8)
+        fake.vectors = False
+        assert gf.semantic_similarity(g, acquire, fake)[1] == "embedding"  # cached for this epoch
+        fake.epoch = 2
+        assert gf.semantic_similarity(g, acquire, fake)[1] == "trigram"  # a new epoch asks the backend again
     finally:
-        gf.unregister_semantic_backend(fake_embeddings)
+        svc.semantic = before
     assert gf.semantic_similarity(g, acquire)[1] == "trigram"

@@ -68,7 +68,8 @@ def normalise_query(q: str) -> str:
 
 
 class CodeGraph:
-    def __init__(self, settings: Settings, *, transport: str = "cli") -> None:
+    def __init__(self, settings: Settings, *, transport: str = "cli",
+                 code_vectors: Callable[[CodeGraph, Any], Any] | None = None) -> None:
         self.settings = settings
         self.transport = transport
         self.workdir = settings.workspace_dir
@@ -97,12 +98,35 @@ class CodeGraph:
         self._feedback_cache: dict[Any, Any] = {}
         # the id of the server_start baseline this process recorded (m1nd.codegraph.baselines), if any
         self.server_baseline_id: int | None = None
+        # The code-node vectors (issue 6): ``code_vectors(graph, current)`` returns ``current`` while it is still
+        # right, else new ones. Given by the composition root (m1nd.workspace); a bare CodeGraph (the cache-build
+        # child, tests) gets the standard one. Made on first use, so a command that never ranks loads no embedder.
+        self._make_code_vectors = code_vectors or _standard_code_vectors
+        self._code_vectors: Any = None
+        self._code_vectors_lock = threading.Lock()
+        self.code_vectors_epoch = 0  # bumped when they are (re)made: cached perspective similarities recompute
+        # the server's start-up warm-up of the semantic dimension (m1nd.codegraph.vector_startup.Warmup), set by the
+        # composition root (Workspace.on_server_start) while it runs
+        self.semantic_warmup: Any = None
+
+    def code_vectors(self) -> Any:
+        """The code-vector service of this graph (:class:`m1nd.codegraph.vectors.CodeVectors`)."""
+        with self._code_vectors_lock:
+            cv = self._make_code_vectors(self, self._code_vectors)
+            if cv is not self._code_vectors:
+                self._code_vectors = cv
+                self.code_vectors_epoch += 1
+            return cv
+
+    def code_vectors_made(self) -> Any:
+        """The code vectors if something asked for them already, else None (never makes them)."""
+        return self._code_vectors
 
     def close(self) -> None:
-        w = self.__dict__.get("_semantic_warmup")  # issue 13: never exit while the warm-up is inside ONNX Runtime
+        w = self.semantic_warmup  # issue 13: never exit while the warm-up is inside ONNX Runtime
         if w is not None:
             w.stop()
-        cv = self.__dict__.get("_code_vectors")  # issue 6: stop the background embedding worker first
+        cv = self._code_vectors  # issue 6: stop the background embedding worker first
         if cv is not None:
             cv.close()
         try:
@@ -503,9 +527,7 @@ class CodeGraph:
                 baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
-            from m1nd.codegraph.vectors import code_vectors_for
-
-            report["embeddings"] = code_vectors_for(self).after_ingest(str(opts.get("embed") or "background"))
+            report["embeddings"] = self.code_vectors().after_ingest(str(opts.get("embed") or "background"))
             return report
 
     def live_roots(self) -> Any:
@@ -817,18 +839,12 @@ def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]
     Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
     released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
     """
-    from m1nd.codegraph.vectors import (
-        SemanticCall,
-        code_vectors_for,
-        semantic_after_warmup,
-        semantic_scores,
-        warmup_pending,
-    )
+    from m1nd.codegraph.vectors import SemanticCall, semantic_after_warmup, semantic_scores, warmup_pending
 
     w = warmup_pending(cg)
     if w is not None:  # a server starting up: the model is loading beside us (issue 13 item 5); wait for it there
         return SemanticCall(_sem_pool().submit(semantic_after_warmup, cg, g, query, w))
-    cv = code_vectors_for(cg)
+    cv = cg.code_vectors()
     try:
         # no model or no code vector at all (one cached query): nothing to overlap. The coverage check hashes every
         # node's text once per generation, so it stays in the helper thread, beside the lexical stage.
@@ -855,9 +871,13 @@ def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
 
 
 def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
-    from m1nd.codegraph.vectors import code_vectors_for
+    return cg.code_vectors().health()  # type: ignore[no-any-return]
 
-    return code_vectors_for(cg).health()
+
+def _standard_code_vectors(cg: CodeGraph, current: Any) -> Any:
+    from m1nd.codegraph.vectors import code_vectors_of  # (imported on first use: numpy work, embedder choice)
+
+    return code_vectors_of(cg, current)
 
 
 def coactivation_rate() -> float:

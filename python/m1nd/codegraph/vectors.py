@@ -1,10 +1,6 @@
 """Embeddings of code nodes (spec embeddings.md §7–§9, activation.md §1, §3): the semantic signal of ``activate``.
 
-Every node except directories is embedded from a short text:
-
-* file — ``"file <relpath>\\n<module docstring>\\n<names of ≤ 30 top-level symbols>"``;
-* section (markdown) — heading path and the first 300 characters of its text;
-* any other symbol — ``"<kind> <qname>\\n<signature>\\n<doc>"``.
+Every node except directories is embedded from a short text (:mod:`m1nd.codegraph.vector_texts`).
 
 Vectors live in ``graph.db``'s ``node_vectors`` keyed by ``embed_hash = sha256(model_id ‖ text)``, so identical texts
 share a vector and an unchanged tree re-ingested performs **zero** inferences. The usearch index
@@ -19,18 +15,24 @@ next server start picks the queue up); ``"skip"`` queues nothing. The worker is 
 (:mod:`m1nd.embed_worker`, issue 13): it has its own inference session with one thread fewer than the shared one, runs
 at a lower priority, embeds length-sorted batches and commits every batch; tool calls never wait for it. The server
 learns of new vectors from the child's progress messages and reloads the set of embedded texts off the query path;
-a stop ends the child at once and keeps every committed batch.
+a stop ends the child at once and keeps every committed batch. A server's start-up work (the model, the index,
+the worker child) runs beside the graph load: :mod:`m1nd.codegraph.vector_startup`.
 
 ``activate`` asks :meth:`CodeVectors.scores` for sem(n): the query vector's 200 nearest nodes, rescaled with the
 model's floor and ceiling, ``clamp((cos − floor) / (ceiling − floor), 0, 1)``. That array feeds both the noisy-OR seed
 combination and the semantic dimension D2. While fewer than ``MIN_COVERAGE`` of the embeddable nodes have vectors
 (a cold background job), ``scores`` returns None and activation keeps the trigram backend, so a half-embedded graph
 never ranks worse than an unembedded one.
+
+Why one module of this size (~730 lines): it is one object, :class:`CodeVectors` (~500 lines), and the query-side
+functions the graph service calls on it. Its per-generation state, sidecar files, embedding loop, worker-child
+lifecycle and index queries share one lock and one cached state (the hashes, row ids and embedded set of a graph
+generation); split apart they would pass those privates across modules. What is a separate idea lives apart: the
+node texts (:mod:`m1nd.codegraph.vector_texts`) and the server's start-up (:mod:`m1nd.codegraph.vector_startup`).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import json
@@ -38,12 +40,12 @@ import logging
 import os
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from m1nd.codegraph.vector_texts import DIR_KIND, embed_hash, iter_node_texts, node_texts
 from m1nd.graph.embedding_weight import weight
 from m1nd.memory.code_index import EmbeddedSet, embedded_hashes, node_tags, read_state, sync_code_index
 from m1nd.memory.embeddings import (
@@ -62,6 +64,14 @@ from m1nd.memory.vectors import VectorIndex
 from m1nd.store import node_vectors_repo
 from m1nd.store.db import Database, PerThread, open_db
 
+if TYPE_CHECKING:
+    from m1nd.codegraph.vector_startup import Warmup
+
+__all__ = ["COVERAGE_FILE", "INDEX_FILE", "STATE_FILE", "CodeAffinity", "CodeVectors", "SemanticCall",
+           "code_vectors_for", "code_vectors_of", "embed_hash", "iter_node_texts", "node_texts",
+           "semantic_after_warmup", "semantic_scores", "semantic_status", "startup_wait_s", "warmup_pending",
+           "worker_embedder", "worker_threads"]
+
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "graph.code.usearch"
@@ -72,66 +82,8 @@ COMMIT_EVERY = 256
 MIN_COVERAGE = 0.9
 SEM_TOP = 200
 RESYNC_WHILE_EMBEDDING_S = 30.0
-DIR_KIND = 0
-FILE_KIND = 1
-SECTION_KIND = 11
-
-
-def node_texts(t: Any, roots: dict[int, str] | None = None) -> list[str | None]:
-    """The text each node is embedded from (None for directories), aligned with the node table. ``roots`` (root id
-    → path) is needed only by node-text choices that read bodies (:mod:`m1nd.graph.node_text`)."""
-    return list(iter_node_texts(t, roots))
-
-
-def iter_node_texts(t: Any, roots: dict[int, str] | None = None) -> Any:
-    """:func:`node_texts` one at a time (a serving process hashes them as they come: the list of every text is
-    ~10 MB on Django, and its freed memory stayed in the process)."""
-    from m1nd.graph.node_text import SourceLines, body_lines, chosen, symbol_text
-    from m1nd.graph.nodes import KIND_NAMES
-
-    n = t.n
-    kinds = t.kind
-    file_of = t.file_of
-    top: dict[int, list[tuple[int, str]]] = {}
-    qnames, docs, signatures = (_transient(c) for c in (t.qname, t.doc, t.signature))
-    labels = t.label
-    variant = chosen()
-    source = SourceLines(roots or {})
-    for i in range(n):
-        k = int(kinds[i])
-        if k in (DIR_KIND, FILE_KIND):
-            continue
-        f = int(file_of[i]) if len(file_of) == n else -1
-        if f < 0:
-            continue
-        q = qnames[i] or labels[i]
-        if "." in q or "::" in q:
-            continue
-        top.setdefault(f, []).append((int(t.line_start[i]), labels[i]))
-    for i in range(n):
-        k = int(kinds[i])
-        if k == DIR_KIND:
-            yield None
-        elif k == FILE_KIND:
-            names = [lab for _, lab in sorted(top.get(i, []))[:30]]
-            yield f"file {t.source_path[i]}\n{docs[i] or ''}\n{', '.join(names)}".strip()
-        elif k == SECTION_KIND:
-            yield f"{qnames[i] or labels[i]}\n{(docs[i] or '')[:300]}".strip()
-        else:
-            kind = KIND_NAMES[k] if k < len(KIND_NAMES) else "symbol"
-            doc = docs[i] or ""
-            yield symbol_text(variant, kind, qnames[i] or labels[i], signatures[i] or "", doc,
-                              lambda i=i, doc=doc: body_lines(source.get(int(t.root_id[i]), t.source_path[i]),
-                                                              int(t.line_start[i]), int(t.line_end[i]), doc))
-
-
-def _transient(column: Any) -> Any:
-    """A string column for one pass: a packed column is split without being kept split (see LazyStrings)."""
-    return column.transient() if hasattr(column, "transient") else column
-
-
-def embed_hash(model_id: str, text: str) -> str:
-    return hashlib.sha256(model_id.encode("utf-8") + b"\x00" + text.encode("utf-8")).hexdigest()
+# A query does not wait for the start-up warm-up by default (m1nd.codegraph.vector_startup): M1ND_EMBED_WAIT_S
+STARTUP_WAIT_S = 0.0
 
 
 @dataclass
@@ -662,82 +614,44 @@ class CodeVectors:
         return out
 
 
-_attach_lock = threading.Lock()
-_instances: weakref.WeakSet[CodeVectors] = weakref.WeakSet()
-_provider_registered = [False]
+def code_vectors_of(cg: Any, current: CodeVectors | None) -> CodeVectors:
+    """The standard ``code_vectors`` dependency of a :class:`~m1nd.codegraph.service.CodeGraph`: ``current`` while
+    it embeds with the process's embedder, else new code vectors (tests swap the embedder between calls)."""
+    if current is not None and current.emb is get_embedder():
+        return current
+    return CodeVectors(cg)
 
 
 def code_vectors_for(cg: Any) -> CodeVectors:
-    """The code-vector service of a code graph (one per CodeGraph instance)."""
-    cv = getattr(cg, "_code_vectors", None)
-    if cv is not None and cv.emb is get_embedder():
-        return cv
-    with _attach_lock:
-        cv = getattr(cg, "_code_vectors", None)
-        if cv is None or cv.emb is not get_embedder():
-            old = cv
-            cv = CodeVectors(cg)
-            cg._code_vectors = cv
-            _instances.add(cv)
-            if old is not None:
-                _instances.discard(old)
-            _register_affinity_provider()
-        return cv
+    """The code-vector service of a code graph (one per CodeGraph instance, owned by it)."""
+    return cg.code_vectors()  # type: ignore[no-any-return]
 
 
-def _affinity(g: Any, i: int) -> tuple[np.ndarray, str] | None:
-    """The perspectives' semantic backend (``semantic_affinity`` routes, ``perspective_affinity``): similarity of
-    every node to node ``i`` by embedding — the 200 nearest, rescaled like sem(n) — or None (trigram answers)."""
-    for cv in list(_instances):
-        if cv.cg.__dict__.get("_graph") is g:
-            near = cv.similar(g, i, SEM_TOP)
-            if not near:
-                return None
-            out = np.zeros(g.n, np.float32)
-            idx = np.fromiter((j for j, _ in near), np.int64, count=len(near))
-            out[idx] = np.fromiter((s for _, s in near), np.float32, count=len(near))
-            return out, "embedding"
-    return None
+class CodeAffinity:
+    """The perspectives' semantic backend (``semantic_affinity`` routes, ``perspective_affinity``) of one code graph:
+    similarity of every node to node ``i`` by embedding — the 200 nearest, rescaled like sem(n) — or None (trigram
+    answers). Given to the perspective service by the composition root (:attr:`m1nd.workspace.Workspace.perspectives`).
+    """
 
+    def __init__(self, cg: Any) -> None:
+        self.cg = cg
 
-def _register_affinity_provider() -> None:
-    if _provider_registered[0]:
-        return
-    try:
-        from m1nd.perspectives.graph_facts import register_semantic_backend
-    except ImportError:  # pragma: no cover - perspectives not shipped
-        return
-    register_semantic_backend(_affinity)
-    _provider_registered[0] = True
+    @property
+    def epoch(self) -> int:
+        """Changes when the graph's code vectors are (re)made, so cached similarities are recomputed."""
+        return int(self.cg.code_vectors_epoch)
 
-
-def start_server_jobs(ws: Any, g: Any = None) -> None:
-    """At server start (embeddings.md §5, §9): embed code nodes still missing vectors and, when the memory store was
-    embedded by another model, re-embed it afterwards — both in the worker child (:mod:`m1nd.embed_worker`)."""
-    cv = code_vectors_for(ws.graph)
-    if not cv.background_allowed:
-        return
-    hook = getattr(ws.memory, "vector_hook", None)
-    memory_changed = False
-    if hook is not None:
-        with contextlib.suppress(Exception):
-            memory_changed = bool(hook.model_state()["changed"])
-    try:
-        g = g if g is not None else ws.graph.graph()
-        code_missing = bool(g.n) and bool(cv.missing(g))
-    except EmbedderUnavailableError:
-        return
-    if code_missing or memory_changed:
-        cv.start_background()
-
-
-# =====================================================================================================================
-# Start-up (issue 13 item 5): the semantic path is made ready beside the graph load, never in front of it
-# =====================================================================================================================
-# A query does not wait for the model by default (issue 13 item 5): the first calls rank with the trigram fallback and
-# say so in ``semantic_status`` until the query child's session is up; ``M1ND_EMBED_WAIT_S`` makes them wait instead.
-STARTUP_WAIT_S = 0.0
-WARM_QUERY = "m1nd start-up warm query"
+    def __call__(self, g: Any, i: int) -> tuple[np.ndarray, str] | None:
+        cv = self.cg.code_vectors_made()  # (none yet: nothing asked for embeddings, the trigram backend answers)
+        if cv is None:
+            return None
+        near = cv.similar(g, i, SEM_TOP)
+        if not near:
+            return None
+        out = np.zeros(g.n, np.float32)
+        idx = np.fromiter((j for j, _ in near), np.int64, count=len(near))
+        out[idx] = np.fromiter((s for _, s in near), np.float32, count=len(near))
+        return out, "embedding"
 
 
 def startup_wait_s() -> float:
@@ -749,174 +663,9 @@ def startup_wait_s() -> float:
         return STARTUP_WAIT_S
 
 
-class Warmup:
-    """The server's start-up work for the semantic dimension, in a thread of its own.
-
-    Started by :meth:`m1nd.workspace.Workspace.on_server_start` *before* the graph loads. One thread chooses the
-    embedder (a model folder is loaded and validated there) and, when the graph database says its code was fully
-    embedded by this model (``meta.embed_model_id``), loads the query session at once: tokenizer, checksums and the
-    ONNX Runtime session, which is created without holding the GIL. Meanwhile another waits for the graph the main
-    thread loads (:meth:`graph_loaded`), computes the coverage (per-node hashes from a sidecar file) and opens the code
-    index (a memory map). When both are done queries may use embeddings; then the worker child is started for vectors
-    still missing (:func:`start_server_jobs`).
-
-    Queries that need embeddings wait for it (:meth:`wait`, at most :func:`startup_wait_s`), so a result never
-    depends on how fast the model happened to load; one that gives up runs with the trigram fallback and says so in
-    ``semantic_status``.
-    """
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.done = threading.Event()
-        self.stopping = False
-        self.seconds: float | None = None
-        self.preloaded = False
-        self._graph: Any = None
-        self._graph_ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="m1nd-semantic-warmup", daemon=True)
-        self._loader: threading.Thread | None = None
-        self._t0 = time.monotonic()
-
-    def start(self) -> Warmup:
-        self._thread.start()
-        return self
-
-    def graph_loaded(self, g: Any) -> None:
-        """The main thread loaded the graph (the warm-up never takes the graph lock: a query holding it may be
-        waiting for the warm-up)."""
-        self._graph = g
-        self._graph_ready.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Until queries may use embeddings (or know they cannot)."""
-        return self.done.wait(startup_wait_s() if timeout is None else timeout)
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Until all of it ran, including the start of the worker child (tests)."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """At shutdown: skip what has not started and wait for the step in progress. A process must not exit while
-        a thread is inside ONNX Runtime (here: the session being created), which can abort it (see embed_worker)."""
-        self.stopping = True
-        self._graph_ready.set()
-        end = time.monotonic() + timeout
-        for t in (self._thread, self._loader, *_preloads):
-            if t is not None and t.is_alive() and t is not threading.current_thread():
-                t.join(max(0.0, end - time.monotonic()))
-
-    def _run(self) -> None:
-        t0 = time.monotonic()
-        try:
-            self._warm()
-        except Exception as e:  # noqa: BLE001 — the semantic signal is optional; queries fall back and say so
-            log.warning("semantic warm-up failed: %s", e)
-        finally:
-            if self.seconds is None:
-                self.seconds = time.monotonic() - t0
-            self.done.set()
-
-    def _warm(self) -> None:
-        t0 = time.monotonic()
-        cg = self.ws.graph
-        # 1. the model, in a thread of its own (session creation runs in C++ without the GIL) ...
-        self._loader = threading.Thread(target=self._load_model, args=(cg,), name="m1nd-model-load", daemon=True)
-        self._loader.start()
-        # 2. ... while this one waits for the graph, then computes the coverage and opens the code index
-        self._graph_ready.wait()
-        self._mark("graph ready")
-        g = self._graph
-        if self.stopping or g is None:
-            return
-        emb = get_embedder()  # (a model folder: once its loader has validated it)
-        if not emb.available:
-            return
-        cv = code_vectors_for(cg)
-        if cv.available and g.n and cv.coverage(g) >= MIN_COVERAGE and not self.stopping:
-            self._mark("coverage")
-            if not cv.index_in_child():  # (else the child syncs it at the warm query below)
-                cv.sync(g)
-            self._mark("index")
-            self._loader.join()
-            if not self.stopping and usable(cv.emb) is not None:  # loaded already when the database said so
-                cv.scores(g, WARM_QUERY)  # first-use costs (shapes, index pages, imports) off the first real query
-        self._mark("ready")
-        self.seconds = time.monotonic() - t0
-        self.done.set()  # queries go ahead from here
-        # 3. then the worker child for vectors still missing, and the memory store's re-embedding
-        if not self.stopping:
-            start_server_jobs(self.ws, g)
-
-    def _load_model(self, cg: Any) -> None:
-        for t in _preloads[:]:  # the early load begun by `m1nd serve` (preload_model)
-            t.join()
-        try:
-            emb = get_embedder()  # a model folder is loaded and validated here (embeddings.md §4)
-            if isinstance(emb, OnnxEmbedder) and self._fully_embedded(cg, emb) and not self.stopping:
-                self._mark("model load starts")
-                self.preloaded = usable(emb) is not None
-                self._mark("model loaded")
-        except Exception as e:  # noqa: BLE001 — reported again by the first query that needs the model
-            log.warning("loading the embedding model failed: %s", e)
-
-    def _mark(self, what: str) -> None:
-        log.debug("start-up warm-up: %s after %.0f ms", what, (time.monotonic() - self._t0) * 1000)
-
-    @staticmethod
-    def _fully_embedded(cg: Any, emb: Any) -> bool:
-        try:
-            return cg.store.meta("embed_model_id") == emb.model_id
-        except Exception:  # noqa: BLE001 — a busy or new database: decide once the graph is loaded
-            return False
-
-
-_preloads: list[threading.Thread] = []
-
-
-def preload_model(settings: Any) -> None:
-    """Begin loading the query model at the very start of ``m1nd serve`` (issue 13 item 5), before the command
-    modules are even imported, when the workspace's graph says its code is fully embedded by the default model (so a
-    server that still has vectors to compute never holds a session for nothing). :class:`Warmup` takes it over."""
-
-    def run() -> None:
-        try:
-            emb = get_embedder()  # (a model folder is loaded here)
-            path = settings.graph_db
-            if not isinstance(emb, OnnxEmbedder) or not path.is_file():
-                return
-            db = Database(path, busy_timeout_ms=settings.busy_timeout_ms, readonly=True)
-            try:
-                mid = node_vectors_repo.recorded_model(db)[0]
-            finally:
-                db.close()
-            if mid == emb.model_id:
-                usable(emb)
-        except Exception as e:  # noqa: BLE001 — the warm-up and the first query try again and report it
-            log.info("early model load failed: %s", e)
-
-    t = threading.Thread(target=run, name="m1nd-model-preload", daemon=True)
-    _preloads.append(t)
-    t.start()
-
-
-@atexit.register
-def _join_preloads() -> None:
-    """Never let the interpreter finalise while a thread creates an ONNX Runtime session (a start-up that failed)."""
-    for t in _preloads[:]:
-        t.join(10.0)
-
-
-def start_warmup(ws: Any) -> Warmup:
-    """Begin the start-up warm-up of a server process (see :class:`Warmup`)."""
-    w = Warmup(ws)
-    ws.graph._semantic_warmup = w
-    return w.start()
-
-
 def warmup_pending(cg: Any) -> Warmup | None:
     """The start-up warm-up of ``cg`` while it runs, else None."""
-    w = cg.__dict__.get("_semantic_warmup")
+    w = cg.semantic_warmup
     return w if w is not None and not w.done.is_set() else None
 
 

@@ -23,6 +23,8 @@ count]`` triples), ``{"op": "nearest", "index", "index_model_id", "model_id", "d
 saved, then searched; answers ``found``, ``keys`` and ``sims``, base64 float32). A failure answers ``{"ok": false,
 "error": message}``. The child exits when its stdin reaches EOF
 (the server closed it, or died), on SIGTERM and on SIGINT, without finalising the interpreter.
+
+Module state: ``_instances`` is at-exit bookkeeping of live children (see there), not a registry anything reads.
 """
 
 from __future__ import annotations
@@ -218,6 +220,9 @@ def _vectors(msg: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(raw, "<f4").astype(np.float32).reshape(int(msg["n"]), int(msg["dim"]))
 
 
+# Module state, on purpose: at-exit bookkeeping of live query children. Their handles belong to the process's embedder
+# (chosen once per process, before and beside any Workspace), and the atexit hook is what runs however the
+# interpreter exits, so a child never outlives its server.
 _instances: weakref.WeakSet[RemoteEmbedder] = weakref.WeakSet()
 
 

@@ -12,10 +12,9 @@ operations, versions, persistence, limits, region locks). Tool declarations live
 
 from typing import Any
 
-__all__ = ["FAMILIES", "Lens", "PerspectiveService", "parse_lens", "register_semantic_backend", "service_for",
-           "unregister_semantic_backend"]
+__all__ = ["FAMILIES", "Lens", "PerspectiveService", "SemanticBackend", "parse_lens", "service_for"]
 
-_HOMES = {"register_semantic_backend": "graph_facts", "unregister_semantic_backend": "graph_facts",
+_HOMES = {"SemanticBackend": "graph_facts",
           "FAMILIES": "lens", "Lens": "lens", "parse_lens": "lens", "PerspectiveService": "service",
           "service_for": "service"}
 

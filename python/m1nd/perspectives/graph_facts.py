@@ -3,16 +3,16 @@ and the local activation used to score routes (perspectives.md §2–§3).
 
 Everything here is a pure function of a :class:`~m1nd.graph.model.Graph` (facts are cached on the graph object, so
 a new generation starts fresh). Local activation fuses with :func:`m1nd.graph.ranking.fuse`, the one ranking that
-``activate`` uses too. A provider registered with :func:`register_semantic_backend`
-(``fn(graph, node_index) -> (similarity float32[N] in [0, 1], name) | None``) replaces the trigram backend.
+``activate`` uses too. A :class:`SemanticBackend` handed to the perspective service by the composition root
+(``backend(graph, node_index) -> (similarity float32[N] in [0, 1], name) | None``) replaces the trigram backend.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -34,8 +34,19 @@ HUB_DEGREE = 50
 HUB_TOP_SHARE = 0.02
 DIR, FILE, SECTION = KIND_CODE["dir"], KIND_CODE["file"], KIND_CODE["section"]
 
-SemanticProvider = Callable[[Graph, int], "tuple[np.ndarray, str] | None"]
-_SEMANTIC_PROVIDERS: list[SemanticProvider] = []
+
+
+class SemanticBackend(Protocol):
+    """Code-node embeddings for perspectives (issue 6; :class:`m1nd.codegraph.vectors.CodeAffinity`): called with
+    (graph, node i), the similarity of every node to node i in [0, 1] and the backend's name, or None when it has no
+    vector for node i (the trigram backend answers then)."""
+
+    @property
+    def epoch(self) -> int:
+        """Changes when its answers may change (its vectors appeared), so cached similarities are recomputed."""
+        ...
+
+    def __call__(self, g: Graph, i: int, /) -> tuple[np.ndarray, str] | None: ...
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -47,23 +58,6 @@ def node_words(label: str, qname: str, doc: str) -> list[str]:
     if doc:
         words += [w.lower() for w in _WORD.findall(doc.split("\n", 1)[0])]
     return [w for w in words if len(w) >= 2]
-
-
-_PROVIDER_EPOCH = [0]  # bumped when providers change, so cached similarities are recomputed
-
-
-def register_semantic_backend(fn: SemanticProvider) -> None:
-    """Hook for code-node embeddings (issue 6): ``fn(g, i)`` returns (similarity to node i in [0, 1], backend name)
-    or None when it has no vector for node i (the trigram backend answers then)."""
-    if fn not in _SEMANTIC_PROVIDERS:
-        _SEMANTIC_PROVIDERS.append(fn)
-        _PROVIDER_EPOCH[0] += 1
-
-
-def unregister_semantic_backend(fn: SemanticProvider) -> None:
-    if fn in _SEMANTIC_PROVIDERS:
-        _SEMANTIC_PROVIDERS.remove(fn)
-        _PROVIDER_EPOCH[0] += 1
 
 
 # -- per-graph facts (cached on the Graph object, so a new generation starts fresh) ------------------------------
@@ -88,9 +82,10 @@ class GraphFacts:
         self._nsum: tuple[np.ndarray, np.ndarray] | None = None
         self._test_fns: np.ndarray | None = None
         # per node: the full similarity array (N floats each: only the last few) and the above-floor part
-        self.sim_cache: LRU[tuple[int, int], tuple[np.ndarray, str]] = LRU(8)
+        # (keyed by node, backend and the backend's epoch)
+        self.sim_cache: LRU[tuple[int, int, int], tuple[np.ndarray, str]] = LRU(8)
         # (a node has ~2k nodes above the floor on the stdlib, up to ~25k: bounded by total entries, ~12 MB)
-        self.floor_cache: LRU[tuple[int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(
+        self.floor_cache: LRU[tuple[int, int, int], tuple[np.ndarray, np.ndarray, str]] = LRU(
             1024, max_weight=1_000_000, weigh=lambda v: len(v[0]))
 
     def drop_query_caches(self) -> None:
@@ -154,21 +149,23 @@ def _focus_words(g: Graph, i: int) -> list[str]:
     return node_words(t.label[i], qname, t.doc[i])
 
 
-def _provided(g: Graph, i: int) -> tuple[np.ndarray, str] | None:
-    for fn in _SEMANTIC_PROVIDERS:
-        r = fn(g, i)
-        if r is not None:
-            return np.asarray(r[0], np.float32), r[1]
-    return None
+def _provided(g: Graph, i: int, backend: SemanticBackend | None) -> tuple[np.ndarray, str] | None:
+    r = backend(g, i) if backend is not None else None
+    return (np.asarray(r[0], np.float32), r[1]) if r is not None else None
 
 
-def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
-    """Similarity of every node to node i by the semantic backend (float32[N]; self included)."""
+def _cache_key(i: int, backend: SemanticBackend | None) -> tuple[int, int, int]:
+    return (i, 0, 0) if backend is None else (i, id(backend), backend.epoch)
+
+
+def semantic_similarity(g: Graph, i: int, backend: SemanticBackend | None = None) -> tuple[np.ndarray, str]:
+    """Similarity of every node to node i by the semantic backend (float32[N]; self included); trigram similarity
+    without one, or when it has no vector for node i."""
     fx = facts(g)
-    key = (i, _PROVIDER_EPOCH[0])
+    key = _cache_key(i, backend)
     hit = fx.sim_cache.get(key)
     if hit is None:
-        hit = _provided(g, i)
+        hit = _provided(g, i, backend)
         if hit is None:
             words = _focus_words(g, i)
             hit = (g.trigram.similarity(words) if words else np.zeros(g.n, np.float32), "trigram")
@@ -176,16 +173,17 @@ def semantic_similarity(g: Graph, i: int) -> tuple[np.ndarray, str]:
     return hit
 
 
-def similar_above_floor(g: Graph, i: int) -> tuple[np.ndarray, np.ndarray, str]:
+def similar_above_floor(g: Graph, i: int, backend: SemanticBackend | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, str]:
     """The nodes at least SEMANTIC_FLOOR similar to node i (ascending), their similarities and the backend: what
     the semantic family and D2 of the local activation read. The trigram backend computes only the non-zero
     similarities, never an N-sized array."""
     fx = facts(g)
-    key = (i, _PROVIDER_EPOCH[0])
+    key = _cache_key(i, backend)
     hit = fx.floor_cache.get(key)
     if hit is None:
         cached = fx.sim_cache.get(key)
-        dense = cached if cached is not None else _provided(g, i)
+        dense = cached if cached is not None else _provided(g, i, backend)
         if dense is not None and dense[1] != "trigram":
             if cached is None:
                 fx.sim_cache.put(key, dense)

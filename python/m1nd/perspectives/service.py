@@ -67,8 +67,10 @@ class RegionLock:
 
 class PerspectiveService:
     def __init__(self, cg: CodeGraph, *, max_perspectives: int = MAX_PERSPECTIVES, max_branches: int = MAX_BRANCHES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES, idle_ms: int = IDLE_MS) -> None:
+                 max_total_bytes: int = MAX_TOTAL_BYTES, idle_ms: int = IDLE_MS,
+                 semantic: gf.SemanticBackend | None = None) -> None:
         self.cg = cg
+        self.semantic = semantic  # code-node embeddings, from the composition root (None: the trigram backend)
         self.max_perspectives = max_perspectives
         self.max_branches = max_branches
         self.max_total_bytes = max_total_bytes
@@ -252,7 +254,8 @@ class PerspectiveService:
             focus=idx[p.focus_node], lens=p.lens, anchored=p.mode_effective == "anchored",
             anchor_act=c["anchor_act"], query_act=c["query_act"],
             visited=[idx[e] for e in p.visited if e in idx],
-            seen_targets={idx[e] for e in p.seen_targets if e in idx}, last_family=p.last_family)
+            seen_targets={idx[e] for e in p.seen_targets if e in idx}, last_family=p.last_family,
+            semantic=self.semantic)
         rs = syn.synthesize(g, inp)
         p.routes, p.diagnostic, p.semantic_backend = rs.routes, rs.diagnostic, rs.semantic_backend
 
@@ -571,7 +574,7 @@ class PerspectiveService:
             x = g.nodes.index[r["target_node"]]
             t = g.nodes
             eng = g.engine
-            aff, backend, _ = syn.affinity(g, x, 3)
+            aff, backend, _ = syn.affinity(g, x, 3, self.semantic)
             return RouteInspection(
                 route=syn.public_route(r), target_type=r["target_kind"],
                 family_explanation=syn.FAMILY_EXPLANATION[r["family"]], path=list(r["path"]),
@@ -652,7 +655,7 @@ class PerspectiveService:
         with self.cg.lock:
             p, g = self._current(agent, pid, route_set_version)
             r = self._select(p, route_id, route_index)
-            cands, backend, diag = syn.affinity(g, g.nodes.index[r["target_node"]], top_k)
+            cands, backend, diag = syn.affinity(g, g.nodes.index[r["target_node"]], top_k, self.semantic)
         return RouteAffinity(perspective_id=pid, route_id=r["route_id"], target_node=r["target_node"], notice=NOTICE,
                              candidates=cands, semantic_backend=backend, route_set_version=p.route_set_version,
                              diagnostic=diag)
@@ -761,7 +764,7 @@ class PerspectiveService:
             toks = tokenize(p.query)
             sem = g.trigram.similarity(toks) if toks else np.zeros(g.n, np.float32)
             if a is not None:
-                sem = np.maximum(sem, gf.semantic_similarity(g, a)[0])
+                sem = np.maximum(sem, gf.semantic_similarity(g, a, self.semantic)[0])
             order = sorted(seeds)
             fused = gf.fused_activation(g, np.asarray(order), np.asarray([seeds[i] for i in order]), DIMENSIONS,
                                          max_hops=5, semantic=sem)

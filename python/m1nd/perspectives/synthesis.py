@@ -14,9 +14,9 @@ Pipeline for a focus ``f``:
 3. A target proposed by several families keeps its best route and lists the others in ``also_families``; the set
    is sorted (score, family order, ext id), capped at ``top_k`` and given content-addressed ids.
 
-The semantic backend is the trigram index (activation.md §3) until code-node embeddings exist; a provider registered
-with :func:`register_semantic_backend` (``fn(graph, node_index) -> (similarity float32[N] in [0, 1], name) | None``)
-takes over without changing anything else.
+The semantic backend is the trigram index (activation.md §3) until code-node embeddings exist; the
+:class:`~m1nd.perspectives.graph_facts.SemanticBackend` in the input (``backend(graph, node_index) -> (similarity
+float32[N] in [0, 1], name) | None``) takes over without changing anything else.
 
 Why one module of this size: the eight families, the five score terms and the assembly are one pipeline over one
 focus, sharing its adjacency and lens; the per-graph facts they read live in :mod:`m1nd.perspectives.graph_facts`.
@@ -57,6 +57,7 @@ from m1nd.perspectives.graph_facts import (
     FILE,
     HUB_DEGREE,
     Adj,
+    SemanticBackend,
     adjacency,
     facts,
     fused_activation,
@@ -115,6 +116,7 @@ class SynthesisInput:
     visited: list[int]
     seen_targets: set[int] = field(default_factory=set)
     last_family: str | None = None
+    semantic: SemanticBackend | None = None  # code-node embeddings (None: the trigram backend)
 
 
 @dataclass
@@ -393,7 +395,7 @@ def synthesize(g: Graph, inp: SynthesisInput) -> RouteSet:
     t = g.nodes
     w = g.engine.weights
     fams = [fam for fam in FAMILIES if fam in lens.route_families]
-    floor_idx, floor_val, backend = similar_above_floor(g, f)
+    floor_idx, floor_val, backend = similar_above_floor(g, f, inp.semantic)
     floor = (floor_idx, floor_val)
     A = adjacency(g, f)
     near = np.zeros(g.n, bool)
@@ -566,13 +568,14 @@ MAX_TWO_HOP = 500
 SEMANTIC_NEAREST = 20
 
 
-def affinity(g: Graph, x: int, top_k: int) -> tuple[list[dict[str, Any]], str, dict[str, Any] | None]:
+def affinity(g: Graph, x: int, top_k: int, semantic: SemanticBackend | None = None
+             ) -> tuple[list[dict[str, Any]], str, dict[str, Any] | None]:
     """Probable connections of node x: same kind group, never directly connected (perspectives.md §6)."""
     fx = facts(g)
     t = g.nodes
     w = g.engine.weights
     nsum, ncount = fx.neighbourhood_sums(g)
-    fl_idx, fl_val, backend = similar_above_floor(g, x)
+    fl_idx, fl_val, backend = similar_above_floor(g, x, semantic)
     gx = fx.group[x]
     nb, _pos, _fw, pw = best_edges(g, x)
     direct = np.zeros(g.n, bool)  # fresh zero pages: only the touched ones cost anything
