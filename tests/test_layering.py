@@ -444,7 +444,7 @@ MODULE_STATE_ALLOWED = {
     ("m1nd.memory.semantic", "_printed"): "print-once notices of this process",
     ("m1nd.ingest.treesitter", "_languages"): "cache of loaded grammars (pure)",
     ("m1nd.ingest.treesitter", "_queries"): "cache of compiled queries (pure)",
-    ("m1nd.ingest.terms", "_FOLDED"): "cache of folded words (pure)",
+    ("m1nd.ingest.terms", "_TABLE"): "cache of folded words (pure; the native table made on first use)",
     ("m1nd.ingest.extract", "_loaded"): "cache of imported extractor modules (pure)",
     ("m1nd.tools.registry", "TOOLS"): "the tool declarations, filled at import by each tool module, read-only after",
 }
