@@ -360,12 +360,15 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "nbind", "param_names", "params", "typed_names", "unions", "wanted")
+                 "nbind", "objects", "param_names", "params", "typed_names", "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
-                 unions: bool = False) -> None:
+                 unions: bool = False, objects: bool = False) -> None:
         self.defs = defs
+        # a copy ``x = Foo`` / ``x = mod.Foo`` of a name no scope binds as a variable (an import, a definition, a
+        # builtin) holds the object that name denotes: ``!Foo`` (calling ``x`` calls ``Foo``); off: no type
+        self.objects = objects
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
         # when every alternative's method is the same definition); off: no type (the other languages' rule)
         self.unions = unions
@@ -427,7 +430,7 @@ class ScopeTypes:
             if v.startswith("="):
                 if first:
                     return UNKNOWN_TYPE
-                v = self.lookup(at, v[1:], first=True)
+                v = self._copied(at, v[1:])
             if not v:
                 return UNKNOWN_TYPE
             if self.local_calls and not first:  # (first: a copy's type is looked up one step only)
@@ -436,6 +439,30 @@ class ScopeTypes:
         if len(vals) == 1:
             return next(iter(vals))
         return union_of(vals) if self.unions and vals else UNKNOWN_TYPE
+
+    def _copied(self, at: int, name: str) -> str | None:
+        """Type of the value ``x = name`` copies, seen from scope ``at`` (``name`` may be dotted: ``mod.Foo``)."""
+        head, dot, _ = name.partition(".")
+        got = self.lookup(at, head, first=True)
+        if dot:  # ``x = a.b``: a name of a module or class (``!a.b``) unless ``a`` is a variable (an attribute)
+            return "!" + name if got is None and self.objects else UNKNOWN_TYPE
+        if got is None and self.objects:
+            return "!" + name
+        return got
+
+    def _object_of(self, scope: int, name: str) -> str | None:
+        """``!Foo`` when every binding of local ``name`` seen from ``scope`` copies the one object ``Foo``."""
+        s = self.scope_of(scope, name)
+        if s is None or (self.decl.get(s) or {}).get(name) or (s >= 0 and name in self.params_of(s)):
+            return None
+        vals = (self.inf.get(s) or {}).get(name) or ()
+        if len(vals) != self.nbind.get((s, name), 0):
+            return None  # (a ``None`` binding, a ``for`` target: not only copies)
+        got = {v if v[:1] == "!" else self._copied(at, v[1:]) if v[:1] == "=" else None for v, at in vals}
+        if len(got) != 1:
+            return None
+        t = next(iter(got))
+        return t if t and t[0] == "!" else None
 
     def scope_of(self, scope: int, name: str) -> int | None:
         """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
@@ -461,14 +488,19 @@ class ScopeTypes:
         if "|" in texpr:
             return "|".join(self.localize(scope, alt) for alt in texpr.split("|"))
         base, sep, fields = texpr.partition(">")
-        if not base.endswith("()") or "." not in base or base[0] == "@":
+        if not base.endswith("()") or base[0] == "@":
             return texpr
-        head, _, rest = base[:-2].partition(".")
+        head, dot, rest = base[:-2].partition(".")
         if head not in self.wanted:
             return texpr
+        if not dot:  # ``F()`` where ``F = Foo`` (``!Foo``): what calling ``Foo`` returns
+            t = self._object_of(scope, head) if self.objects else None
+            return t[1:] + "()" + (sep + fields if sep else "") if t else texpr
         t = self.lookup(scope, head, first=True)
         if not t:
             return texpr
+        if t[0] == "!":  # ``Foo.make()`` where ``Foo`` names a definition (or copies one): the dotted call
+            return texpr if "|" in t else f"{t[1:]}.{rest}()" + (sep + fields if sep else "")
         return extend_texpr(t, f">{rest.replace('.', '>')}()" + (sep + fields if sep else ""))
 
     def params_of(self, s: int) -> frozenset[str]:

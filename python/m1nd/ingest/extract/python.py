@@ -32,7 +32,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 11
+EXTRACTOR_VERSION = 12
 LANG = "python"
 
 
@@ -300,7 +300,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True)
+    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True, objects=True)
     local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
@@ -311,6 +311,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 alias = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 bound.add(alias)
                 if o >= 0:
+                    wanted.add(alias)  # (a local import is a variable of the function: never ``!name``)
                     types.bind(o, alias, UNKNOWN)
                     local_imports.add((o, alias))
             else:
@@ -318,6 +319,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 alias = None
                 bound.add(mod.split(".", 1)[0])
                 if o >= 0:
+                    wanted.add(mod.split(".", 1)[0])
                     types.bind(o, mod.split(".", 1)[0], UNKNOWN)
                     local_imports.add((o, mod.split(".", 1)[0]))
             imports.append(
@@ -356,6 +358,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         o = owners.owner(node.start_byte)
         if o >= 0:
             for _, local in names:
+                wanted.add(local)
                 types.bind(o, local, UNKNOWN)
                 local_imports.add((o, local))
         if mod == "__future__":
@@ -448,6 +451,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             continue
         # (a name that is also imported or defined at top level keeps the qualified rule: `os = fresh('os')`)
         recv = types.lookup(o, head) if head in types.typed_names and head not in heads else None
+        if recv and recv[0] == "!" and "|" not in recv:
+            # ``F = Foo; F.make()`` calls ``Foo.make``: the qualified rule, as if written out (``m = mod.x``
+            # may copy a module's variable, which the qualified rule would not find: the old rule there)
+            if "." not in recv and recv[1:] in heads:
+                key = ("qualified", f"{recv[1:]}.{rest}", o)
+                counts[key] = get(key, 0) + 1
+                continue
+            recv = None
         if recv:
             mid, _, m = rest.rpartition(".")
             key = ("typed_call", (extend_texpr(recv, ">" + mid.replace(".", ">")) if mid else recv) + ":" + m, o)

@@ -169,6 +169,12 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             d = dotted(fn)
             if d is not None:
                 head, _, rest = d.partition(".")
+                if d == "staticmethod" and depth < 4:  # ``factory = staticmethod(Foo)`` holds ``Foo``
+                    args = node.child_by_field_name("arguments")
+                    if args is not None and args.named_child_count == 1:
+                        got = value_type(args.named_child(0), depth + 1)
+                        return got if got and got[0] == "=" else UNKNOWN
+                    return UNKNOWN
                 if head in SELF_NAMES:
                     # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
                     # what the enclosing type's method returns (``@>make()``, through attributes on the way)
@@ -193,6 +199,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             head, _, rest = d.partition(".")
             if head in SELF_NAMES:
                 return "@>" + rest.replace(".", ">")
+            return "=" + d  # ``factory = mod.Foo``: the object a module path names (or an attribute: unknown)
     return UNKNOWN
 
 
@@ -265,14 +272,21 @@ def collect_types(
                 left = node.parent
                 asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
     rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
-    for right in rights:  # `x = y`: y's type is wanted too
-        if right is not None and right.type == "identifier":
-            wanted.add(right.text.decode("utf-8", "replace"))
-    # a nested definition binds its name in the enclosing scope
+    class_names = {(o, node.text) for node, o, cls, _ in asgs if cls == o}  # names a class body assigns
+    own_names: set[int] = set()
+    for i, right in enumerate(rights):  # `x = y` / `x = y.z`: y's type is wanted too (is y a variable?)
+        if right is not None and right.type in _NAME_NODES:
+            head = right.text.partition(b".")[0].strip()
+            target, o, cls, _ = asgs[i]
+            if cls == o and (o, head) in class_names:
+                own_names.add(i)  # ``B = A`` in a class body names the class's own ``A``: not followed
+            wanted.add(head.decode("utf-8", "replace"))
+    # a nested definition binds its name in the enclosing scope; a module-level one binds the object it defines
+    # (``factory = Foo`` holds the class ``Foo``: ``!Foo``)
     for d in defs:
         p = d["parent"]
         if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
-            types.bind(p, d["name"], UNKNOWN)
+            types.bind(p, d["name"], "!" + d["name"] if p < 0 else UNKNOWN)
     for node in caps.get("ptyped", ()):
         name = node.text.decode("utf-8", "replace")
         if name in wanted:
@@ -299,14 +313,14 @@ def collect_types(
             while s >= 0:  # nonlocal: the enclosing functions' binding changes too
                 types.bind(s, nm, UNKNOWN)
                 s = types.parent_scope(s)
-    for (target, o, cls, asg), right in zip(asgs, rights):
+    for i, ((target, o, cls, asg), right) in enumerate(zip(asgs, rights)):
         ty = asg.child_by_field_name("type")
         if ty is not None:
             val = annotation_type(ty) or UNKNOWN
         else:
             if right is None:
                 continue
-            val = value_type(right)
+            val = value_type(right) if i not in own_names else UNKNOWN
         name = target.text.decode("utf-8", "replace")
         if cls >= 0:
             types.bind_attr(cls, name, val, o, declared=ty is not None)
@@ -401,6 +415,8 @@ def infer_returns(
                 texpr = UNKNOWN  # ``return cls``: the class object, not an instance
             else:
                 texpr = types.lookup(o, nm) or UNKNOWN
+                if "!" in texpr:
+                    texpr = UNKNOWN  # ``return Foo``: the class object (not followed), not an instance
         else:
             texpr = value_type(val)
             if texpr is not None and texpr.startswith("="):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
 from m1nd.ingest.resolve.core import ResolverCore
+from m1nd.ingest.resolve.receivers import SET_FACTOR
 from m1nd.ingest.resolve.tables import (
     AMBIG,
     BASE_KINDS,
@@ -26,9 +27,6 @@ from m1nd.ingest.resolve.tables import (
     FileState,
 )
 
-
-#: weight factor of an edge found through several possible receiver types that agree on the method
-SET_FACTOR = 0.9
 
 
 class ReferencePasses(ResolverCore):

@@ -17,6 +17,8 @@ from m1nd.ingest.resolve.tables import (
 
 #: most types a receiver's evaluation may hold (more: not known)
 SET_MAX = 8
+#: weight factor of an edge found through several possible receiver types that agree on the method
+SET_FACTOR = 0.9
 
 
 class ReceiverTypes(ResolverCore):
@@ -50,6 +52,12 @@ class ReceiverTypes(ResolverCore):
         if m == EXTERNAL:
             return EXTERNAL, 0.0
         if m < 0:
+            held = self._called_objects(t, name, depth)
+            if held:  # an attribute holding classes or functions (``factory = Foo``)
+                if len(held) == 1:
+                    got = next(iter(held))
+                    return got, (SET_FACTOR if got >= 0 else 0.0)
+                return NOTFOUND, 0.0
             return (EXTERNAL if self.has_outside_base(t) else NOTFOUND), 0.0
         if self.kind[m] != K_FN:
             return m, 1.0
@@ -251,6 +259,11 @@ class ReceiverTypes(ResolverCore):
                     else self.first(self.members.get(c, {}).get(name), CALL_KINDS)
                 )
                 if m < 0:
+                    if i == 0 and m != EXTERNAL:
+                        held = self._called_objects(c, name, depth)
+                        if held:  # an attribute holding classes or functions
+                            out |= held
+                            continue
                     if i == 0 and (m == EXTERNAL or self.has_outside_base(c)):
                         return None  # (inherited from outside the graph: its result is not known here)
                     continue
@@ -285,6 +298,37 @@ class ReceiverTypes(ResolverCore):
                 return None
             out |= got
         return frozenset(out) if out else None
+
+    def _called_objects(self, t: int, name: str, depth: int) -> frozenset[int] | None | bool:
+        """What calling attribute ``name`` of type ``t`` gives when it holds classes or functions (``factory =
+        Foo``, ``!Foo``: an instance of ``Foo``, or what function ``Foo`` returns): the types over the class of
+        ``t``'s hierarchy that assigns it and every type derived from ``t`` that assigns it again (such attributes
+        are there to be overridden). False when no class of the hierarchy assigns it (not such an attribute);
+        None when an assignment holds something else or a type is not known."""
+        key = (t, name)
+        memo = self.held_memo
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # cycle guard
+        h = self.attr_holder(t, name)
+        if h < 0:
+            memo[key] = False
+            return False
+        out: set[int] = set()
+        for c in [h, *(c for c in self._derived_closure(t) if c != h)]:
+            attrs = (self.extra[c] or {}).get("attrs") or {}
+            if name not in attrs:
+                continue
+            for alt in attrs[name].split("|"):
+                if alt[:1] != "!" or ">" in alt:
+                    return None
+                got = self.eval_set(self.file_by_idx[self.file_of[c]], c, alt[1:] + "()", depth + 1)
+                if got is None:
+                    return None
+                out |= got
+        res = frozenset(out) if 0 < len(out) <= SET_MAX else None
+        memo[key] = res
+        return res
 
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
