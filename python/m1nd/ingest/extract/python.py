@@ -28,6 +28,7 @@ from m1nd.ingest.extract.python_types import (
     collect_types,
     dotted,
     infer_returns,
+    narrowed_type,
     param_names,
     value_type,
 )
@@ -467,7 +468,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         elif head in heads:
             key = ("qualified", d, o)
         else:
-            key = ("method_call", d.rsplit(".", 1)[1], o)
+            m = d.rsplit(".", 1)[1]
+            # ``if isinstance(x, Foo): x.m()``: an instance of Foo (or of a type derived from it) there
+            narrow = narrowed_type(node, head.encode(), data) if "." not in rest and b"isinstance" in data else None
+            key = ("typed_call", f"{narrow}:{m}", o) if narrow else ("method_call", m, o)
         counts[key] = get(key, 0) + 1
 
     for node in caps.get("bases", ()):

@@ -179,7 +179,10 @@ class ReferencePasses(ResolverCore):
                 # several possible types (``x = A()`` here and ``B()`` there, ``self.x`` assigned both, ``self`` in a
                 # mixin standing for each derived type): they may still agree on the method (the same definition,
                 # e.g. inherited from one base) or all lie outside the graph
-                got, factor = self._union_target(f, owner, texpr, meth)
+                if texpr[0] == "^":
+                    got, factor = self.subtypes_target(f, owner, texpr, meth)
+                else:
+                    got, factor = self._union_target(f, owner, texpr, meth)
                 if got == EXTERNAL:
                     return
                 if got >= 0:

@@ -71,6 +71,9 @@ class ReceiverTypes(ResolverCore):
                 t = next(iter(types))
                 return t, min(fac for _, fac in got)
             return NOTFOUND, 0.0
+        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_target`` decides)
+            t, _ = self.eval_type(f, owner, texpr[1:], depth)
+            return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
         base, *fields = texpr.split(">")
         factor = 1.0
         if base == "@":
@@ -329,6 +332,35 @@ class ReceiverTypes(ResolverCore):
         res = frozenset(out) if 0 < len(out) <= SET_MAX else None
         memo[key] = res
         return res
+
+    def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
+        """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,
+        ``^A|^B``: an ``isinstance`` test): the one definition every such type of the graph has, EXTERNAL when
+        they all lie outside it, NOTFOUND when they differ or one is not known."""
+        targets: set[int] = set()
+        for alt in texpr.split("|"):
+            t, _ = self.eval_type(f, owner, alt[1:], 0)
+            if t == EXTERNAL:
+                targets.add(EXTERNAL)
+                continue
+            if t < 0:
+                return NOTFOUND, 0.0
+            closure = self._derived_closure(t)
+            if len(closure) >= 255:
+                return NOTFOUND, 0.0  # (not every derived type was seen)
+            for c in (t, *closure):
+                if self.stores_attr(c, meth):
+                    return NOTFOUND, 0.0
+                got = self.member(c, meth, FN_KINDS)
+                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
+                    return NOTFOUND, 0.0
+                targets.add(got if got >= 0 else EXTERNAL)
+            if len(targets) > 1:
+                return NOTFOUND, 0.0
+        if len(targets) != 1:
+            return NOTFOUND, 0.0
+        got = next(iter(targets))
+        return got, (SET_FACTOR if got >= 0 else 0.0)
 
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
