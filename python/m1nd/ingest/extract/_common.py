@@ -360,7 +360,7 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "nbind", "objects", "param_names", "params", "typed_names", "unions", "wanted")
+                 "nbind", "objects", "param_names", "params", "rebound_self", "typed_names", "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
@@ -384,6 +384,7 @@ class ScopeTypes:
         self.attr_decl: dict[int, dict[str, set[str]]] = {}
         self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
         self.final: dict[int, dict[str, str]] = {}
+        self.rebound_self: set[int] = set()  # Python: scopes that assign ``self`` / ``cls`` as a local
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
@@ -442,6 +443,8 @@ class ScopeTypes:
 
     def _copied(self, at: int, name: str) -> str | None:
         """Type of the value ``x = name`` copies, seen from scope ``at`` (``name`` may be dotted: ``mod.Foo``)."""
+        if name[-1] == "]":  # ``for x in items``: an element of local ``items``
+            return self.elements(at, name[:-2])
         head, dot, _ = name.partition(".")
         got = self.lookup(at, head, first=True)
         if dot:  # ``x = a.b``: a name of a module or class (``!a.b``) unless ``a`` is a variable (an attribute)
@@ -449,6 +452,28 @@ class ScopeTypes:
         if got is None and self.objects:
             return "!" + name
         return got
+
+    def elements(self, at: int, name: str) -> str:
+        """Type of the elements of local list / tuple / set ``name`` seen from scope ``at``: every binding of ``name``
+        is a literal or a comprehension, and what they hold and what is added (``append``, ``add``) has a known
+        type (``name[]`` bindings, Python's ``container_writes``); UNKNOWN_TYPE otherwise."""
+        s = self.scope_of(at, name)
+        if s is None or s < 0:
+            return UNKNOWN_TYPE  # (a module's list may be filled from anywhere)
+        t = self.lookup(at, name, first=True)
+        if not t or any(alt not in ("list", "tuple", "set") for alt in t.split("|")):
+            return UNKNOWN_TYPE
+        vals = (self.inf.get(s) or {}).get(name + "[]")
+        if not vals:
+            return UNKNOWN_TYPE
+        out: set[str] = set()
+        for v, a in vals:
+            if v[:1] == "=":
+                v = self._copied(a, v[1:]) if v[-1] != "]" else UNKNOWN_TYPE
+            if not v:
+                return UNKNOWN_TYPE
+            out.add(v)
+        return next(iter(out)) if len(out) == 1 else union_of(out)
 
     def _object_of(self, scope: int, name: str) -> str | None:
         """``!Foo`` when every binding of local ``name`` seen from ``scope`` copies the one object ``Foo``."""

@@ -26,6 +26,7 @@ from m1nd.ingest.extract.python_types import (
     alias_call,
     annotation_type,
     collect_types,
+    container_writes,
     dotted,
     infer_returns,
     narrowed_type,
@@ -372,6 +373,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
+    container_writes(caps, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}

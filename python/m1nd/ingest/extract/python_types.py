@@ -255,6 +255,23 @@ def collect_types(
     owner = owners.owner
     kind_of = [d["kind"] for d in defs]
     wanted = types.wanted
+    # ``for x in items``: the elements of a local ``items`` are wanted (``items[]``, see ScopeTypes.elements)
+    loops: list[tuple[Any, Any]] = []  # (loop target, iterable)
+    for node in caps.get("bind", ()):
+        par = node.parent
+        if par is not None and par.type in _LOOPS and par.child_by_field_name("left") == node:
+            right = _iterable(node, par.child_by_field_name("right"))
+            target = node if node.type == "identifier" else node.named_child(1) if right is not None else None
+            if target is not None and target.type == "identifier" and target.text.decode("utf-8", "replace") in wanted:
+                loops.append((target, right))
+                if right.type == "identifier":
+                    name = right.text.decode("utf-8", "replace")
+                    wanted.add(name)
+                    wanted.add(name + "[]")
+    # functions that assign ``cls`` / ``self`` as a local (``cls = self.theclass``): ``cls(...)`` is no instance
+    # of the enclosing type there
+    rebound = {owner(n.start_byte) for n in caps.get("aname", ()) if n.text in (b"self", b"cls")}
+    types.rebound_self = rebound
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
     for node in caps.get("aname", ()):
@@ -294,6 +311,7 @@ def collect_types(
             texpr = annotation_type(ty) if ty is not None else None
             types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
     found: list[Any] = []
+    looped = {target.start_byte for target, _ in loops}  # loop targets bound below, from element types
     for cap in ("bind", "apat"):
         for node in caps.get(cap, ()):
             o = owner(node.start_byte)
@@ -301,7 +319,15 @@ def collect_types(
             _pattern_names(node, found)
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
             for n in found:
-                _bind_target(types, kind_of, o, n, val)
+                if n.start_byte not in looped:
+                    _bind_target(types, kind_of, o, n, val)
+    for target, right in loops:  # (``x`` of ``for i, x in enumerate(items)`` too)
+        o = owner(target.start_byte)
+        if o >= 0 and kind_of[o] == "class":
+            _bind_target(types, kind_of, o, target, UNKNOWN)
+            continue
+        for val in element_types(right):
+            types.bind(o, target.text.decode("utf-8", "replace"), UNKNOWN if val and o in rebound and "@" in val else val)
     for node in caps.get("glob", ()):
         o = owner(node.start_byte)
         for n in node.named_children:
@@ -321,17 +347,111 @@ def collect_types(
             if right is None:
                 continue
             val = value_type(right) if i not in own_names else UNKNOWN
+            if val and o in rebound and "@" in val:
+                val = UNKNOWN
         name = target.text.decode("utf-8", "replace")
         if cls >= 0:
             types.bind_attr(cls, name, val, o, declared=ty is not None)
         else:
             types.bind(o, name, val, declared=ty is not None)
+            if name + "[]" in wanted:  # ``items = [A(), B()]``: what a loop over it sees
+                elems = element_types(right) if right is not None and right.type in _CONTAINERS else [UNKNOWN]
+                for v in elems:
+                    types.bind(o, name + "[]", v)
             # ``eq = self.assertEqual`` / ``F = fractions.Fraction``: calling ``eq`` calls what it names
             named = dotted(right) if ty is None and right is not None and right.type in _NAME_NODES else None
             aliases.setdefault((o, name), []).append(named)
 
 
 _NAME_NODES = ("identifier", "attribute")
+_LOOPS = ("for_statement", "for_in_clause")
+_CONTAINERS = frozenset({"list", "tuple", "set", "list_comprehension", "set_comprehension", "generator_expression"})
+#: methods that put an element into a list or set (their argument's type is an element type)
+_ADDERS = {"append": 0, "add": 0, "insert": 1}
+#: other methods that change a container's elements (their elements are not known)
+_MUTATORS = frozenset({"extend", "update", "__setitem__", "__iadd__", "setdefault", "__ior__", "symmetric_difference_update"})
+
+
+def _iterable(target: Any, right: Any) -> Any | None:
+    """The container a loop target takes elements of: ``for x in items`` -> items, ``for i, x in enumerate(items)``
+    -> items (for ``x``); None for other targets."""
+    if right is None:
+        return None
+    while right.type == "parenthesized_expression" and right.named_child_count == 1:
+        right = right.named_child(0)
+    if target.type == "identifier":
+        return right
+    if target.type not in ("pattern_list", "tuple_pattern") or target.named_child_count != 2:
+        return None
+    fn = right.child_by_field_name("function") if right.type == "call" else None
+    args = right.child_by_field_name("arguments") if fn is not None else None
+    if fn is None or fn.text != b"enumerate" or args is None or args.named_child_count != 1:
+        return None
+    return args.named_child(0)
+
+
+def element_types(node: Any) -> list[str | None]:
+    """Type expressions of the elements a loop over ``node`` sees: a literal list / tuple / set's elements, a
+    comprehension's element, ``=items[]`` for a local name (resolved by ScopeTypes.elements); [UNKNOWN] otherwise.
+    (``None`` elements say nothing, as ``x = None`` does.)"""
+    t = node.type
+    if t in ("list", "tuple", "set"):
+        vals = [value_type(e) for e in node.named_children]
+        return [UNKNOWN] if UNKNOWN in vals or len(vals) > 16 else vals  # (``[]``: no element yet)
+    if t in ("list_comprehension", "set_comprehension", "generator_expression"):
+        body = node.child_by_field_name("body")
+        return [value_type(body) if body is not None else UNKNOWN]
+    if t == "identifier":
+        return ["=" + node.text.decode("utf-8", "replace") + "[]"]
+    return [UNKNOWN]
+
+
+def container_writes(caps: dict[str, list[Any]], owners: Any, types: ScopeTypes, data: bytes) -> None:
+    """What goes into local lists and sets that loops read (``items.append(A())``); a container changed any other
+    way (``extend``, ``items[i] = …``, ``+=``, passed to a call that may fill it) has elements of unknown type."""
+    names = {w[:-2] for w in types.wanted if w.endswith("[]")}
+    if not names:
+        return
+    owner = owners.owner
+    for node in caps.get("acall", ()):
+        obj = node.child_by_field_name("object")
+        if obj.type != "identifier":
+            continue
+        name = obj.text.decode("utf-8", "replace")
+        if name not in names:
+            continue
+        meth = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
+        pos = _ADDERS.get(meth)
+        if pos is None and meth not in _MUTATORS:
+            continue
+        o = owner(node.start_byte)
+        s = types.scope_of(o, name)
+        if s is None:
+            continue
+        args = node.parent.child_by_field_name("arguments")
+        val: str | None = UNKNOWN
+        if pos is not None and args is not None and args.named_child_count == pos + 1:
+            arg = args.named_child(pos)
+            val = value_type(arg) if arg.type != "keyword_argument" else UNKNOWN
+        types.bind(s, name + "[]", val, at=o)
+    for name in names:  # writes the captures above do not show
+        n = re.escape(name.encode())
+        pat = re.compile(
+            rb"(?<![\w.])" + n + rb"\s*(?:\+=|\|=|\[[^\]\n]*\]\s*=(?!=))|([\w.]*)\s*[(,]\s*\*?" + n + rb"\s*[,)]"
+        )
+        for s in {s for s, d in types.inf.items() if name + "[]" in d}:
+            fn = types.fn_nodes.get(s)
+            if fn is None or any(
+                m.group(1) is None or m.group(1) not in _READERS for m in pat.finditer(data, fn.start_byte, fn.end_byte)
+            ):
+                types.bind(s, name + "[]", UNKNOWN)
+
+
+#: builtins that read a container passed to them (``len(items)``: no write); any other call may fill it
+_READERS = frozenset(
+    b"len sorted list tuple set frozenset enumerate iter reversed any all sum min max print zip isinstance repr str "
+    b"bool".split()
+)
 
 
 def alias_call(
@@ -419,7 +539,7 @@ def infer_returns(
                     texpr = UNKNOWN  # ``return Foo``: the class object (not followed), not an instance
         else:
             texpr = value_type(val)
-            if texpr is not None and texpr.startswith("="):
+            if texpr is not None and (texpr.startswith("=") or (o in types.rebound_self and "@" in texpr)):
                 texpr = UNKNOWN
             elif texpr:
                 texpr = types.localize(o, texpr)
