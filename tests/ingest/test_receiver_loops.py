@@ -2,8 +2,8 @@
 local list filled with ``append`` / ``add`` (``enumerate`` too). A container changed any other way (``extend``,
 ``items[i] = …``, ``+=``, passed to a call that may fill it), bound to something else, or a module's list has
 elements of unknown type. ``run`` is defined by an unrelated class too, so a name-based guess would link it: every
-edge below comes from the element types. Also: ``cls = self.theclass`` makes ``cls(...)`` no instance of the
-enclosing type."""
+edge below comes from the element types. Also: after ``cls = self.theclass``, ``cls(...)`` is no instance of the
+enclosing type: it calls the class the attribute holds."""
 
 from __future__ import annotations
 
@@ -110,9 +110,11 @@ def test_containers_of_unknown_elements(g, fn: str) -> None:
     assert not g.targets(f"{U}::fn::{fn}", "calls") & RUNS
 
 
-def test_a_local_cls_is_not_the_enclosing_class() -> None:
+def test_a_local_cls_calls_what_it_holds(g) -> None:
     from m1nd.ingest.extract import extract_file
 
     text = "class Case:\n    def go(self):\n        cls = self.theclass\n        for job in (cls(),):\n            job.run()\n"
     refs = extract_file("pkg/x.py", text.encode(), "python")["references"]
-    assert not [r for r in refs if r[0] == "typed_call" and r[1].startswith("@")]
+    # not ``@:run`` (an instance of Case): calling the class the attribute holds
+    assert [r[1] for r in refs if r[0] == "typed_call"] == ["@>theclass():run"]
+    assert g.targets(f"{U}::class::Case::fn::go", "calls") & RUNS == {RUN}

@@ -384,7 +384,8 @@ class ScopeTypes:
         self.attr_decl: dict[int, dict[str, set[str]]] = {}
         self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
         self.final: dict[int, dict[str, str]] = {}
-        self.rebound_self: set[int] = set()  # Python: scopes that assign ``self`` / ``cls`` as a local
+        # Python: scopes that assign ``self`` / ``cls`` as a local -> the self names that keep their meaning there
+        self.rebound_self: dict[int, tuple[str, ...]] = {}
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
@@ -483,11 +484,12 @@ class ScopeTypes:
         vals = (self.inf.get(s) or {}).get(name) or ()
         if len(vals) != self.nbind.get((s, name), 0):
             return None  # (a ``None`` binding, a ``for`` target: not only copies)
-        got = {v if v[:1] == "!" else self._copied(at, v[1:]) if v[:1] == "=" else None for v, at in vals}
+        got = {v if v[:1] in "!@" else self._copied(at, v[1:]) if v[:1] == "=" else None for v, at in vals}
         if len(got) != 1:
             return None
         t = next(iter(got))
-        return t if t and t[0] == "!" else None
+        # ``!Foo``; ``@>a``: ``cls = self.theclass`` (calling ``cls`` calls the attribute)
+        return t if t and (t[0] == "!" or (t[:2] == "@>" and "(" not in t and "|" not in t)) else None
 
     def scope_of(self, scope: int, name: str) -> int | None:
         """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
@@ -520,7 +522,9 @@ class ScopeTypes:
             return texpr
         if not dot:  # ``F()`` where ``F = Foo`` (``!Foo``): what calling ``Foo`` returns
             t = self._object_of(scope, head) if self.objects else None
-            return t[1:] + "()" + (sep + fields if sep else "") if t else texpr
+            if t is None:
+                return texpr
+            return (t[1:] if t[0] == "!" else t) + "()" + (sep + fields if sep else "")
         t = self.lookup(scope, head, first=True)
         if not t:
             return texpr

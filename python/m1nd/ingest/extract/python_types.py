@@ -134,7 +134,7 @@ def _string_annotation(txt: bytes) -> str | None:
     return None
 
 
-def value_type(node: Any, depth: int = 0) -> str | None:
+def value_type(node: Any, depth: int = 0, selfs: tuple[str, ...] = ("self", "cls")) -> str | None:
     """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
     ``@>m()`` / ``X()>m()`` for a method's result, ``@>a`` for ``self.a``, ``=x`` for another name (resolved
     later), None for ``None`` (no information), else UNKNOWN."""
@@ -155,7 +155,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
         return None
     if t == "conditional_expression" and node.named_child_count == 3 and depth < 4:
         # ``A() if c else B()``: either type (their union); ``A() if c else None``: A()
-        alts = {value_type(node.named_child(0), depth + 1), value_type(node.named_child(2), depth + 1)}
+        alts = {value_type(node.named_child(0), depth + 1, selfs), value_type(node.named_child(2), depth + 1, selfs)}
         alts.discard(None)
         if not alts or not all(a and a[0] != "=" for a in alts):
             return UNKNOWN if alts else None
@@ -172,10 +172,10 @@ def value_type(node: Any, depth: int = 0) -> str | None:
                 if d == "staticmethod" and depth < 4:  # ``factory = staticmethod(Foo)`` holds ``Foo``
                     args = node.child_by_field_name("arguments")
                     if args is not None and args.named_child_count == 1:
-                        got = value_type(args.named_child(0), depth + 1)
+                        got = value_type(args.named_child(0), depth + 1, selfs)
                         return got if got and got[0] == "=" else UNKNOWN
                     return UNKNOWN
-                if head in SELF_NAMES:
+                if head in selfs:
                     # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
                     # what the enclosing type's method returns (``@>make()``, through attributes on the way)
                     if d == "cls" or rest == "__class__":
@@ -186,7 +186,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             if (
                 fn.type == "attribute" and depth < 4
             ):  # ``Foo().make().run()``: what ``make`` returns, then ``run``
-                inner = value_type(fn.child_by_field_name("object"), depth + 1)
+                inner = value_type(fn.child_by_field_name("object"), depth + 1, selfs)
                 if inner and inner[0] != "=":
                     attr = fn.child_by_field_name("attribute").text.decode("utf-8", "replace")
                     return extend_texpr(inner, f">{attr}()")
@@ -197,7 +197,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
         d = dotted(node)
         if d is not None:
             head, _, rest = d.partition(".")
-            if head in SELF_NAMES:
+            if head in selfs:
                 return "@>" + rest.replace(".", ">")
             return "=" + d  # ``factory = mod.Foo``: the object a module path names (or an attribute: unknown)
     return UNKNOWN
@@ -270,7 +270,12 @@ def collect_types(
                     wanted.add(name + "[]")
     # functions that assign ``cls`` / ``self`` as a local (``cls = self.theclass``): ``cls(...)`` is no instance
     # of the enclosing type there
-    rebound = {owner(n.start_byte) for n in caps.get("aname", ()) if n.text in (b"self", b"cls")}
+    rebound: dict[int, tuple[str, ...]] = {}  # scope -> the self names that still mean self / the class there
+    for n in caps.get("aname", ()):
+        if n.text in (b"self", b"cls"):
+            o = owner(n.start_byte)
+            rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != n.text.decode())
+            wanted.add(n.text.decode())  # (``cls = self.theclass``: ``cls()`` calls what it holds)
     types.rebound_self = rebound
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
@@ -326,8 +331,8 @@ def collect_types(
         if o >= 0 and kind_of[o] == "class":
             _bind_target(types, kind_of, o, target, UNKNOWN)
             continue
-        for val in element_types(right):
-            types.bind(o, target.text.decode("utf-8", "replace"), UNKNOWN if val and o in rebound and "@" in val else val)
+        for val in element_types(right, rebound.get(o, SELF_NAMES)):
+            types.bind(o, target.text.decode("utf-8", "replace"), val)
     for node in caps.get("glob", ()):
         o = owner(node.start_byte)
         for n in node.named_children:
@@ -346,9 +351,7 @@ def collect_types(
         else:
             if right is None:
                 continue
-            val = value_type(right) if i not in own_names else UNKNOWN
-            if val and o in rebound and "@" in val:
-                val = UNKNOWN
+            val = value_type(right, 0, rebound.get(o, SELF_NAMES)) if i not in own_names else UNKNOWN
         name = target.text.decode("utf-8", "replace")
         if cls >= 0:
             types.bind_attr(cls, name, val, o, declared=ty is not None)
@@ -390,17 +393,17 @@ def _iterable(target: Any, right: Any) -> Any | None:
     return args.named_child(0)
 
 
-def element_types(node: Any) -> list[str | None]:
+def element_types(node: Any, selfs: tuple[str, ...] = SELF_NAMES) -> list[str | None]:
     """Type expressions of the elements a loop over ``node`` sees: a literal list / tuple / set's elements, a
     comprehension's element, ``=items[]`` for a local name (resolved by ScopeTypes.elements); [UNKNOWN] otherwise.
     (``None`` elements say nothing, as ``x = None`` does.)"""
     t = node.type
     if t in ("list", "tuple", "set"):
-        vals = [value_type(e) for e in node.named_children]
+        vals = [value_type(e, 0, selfs) for e in node.named_children]
         return [UNKNOWN] if UNKNOWN in vals or len(vals) > 16 else vals  # (``[]``: no element yet)
     if t in ("list_comprehension", "set_comprehension", "generator_expression"):
         body = node.child_by_field_name("body")
-        return [value_type(body) if body is not None else UNKNOWN]
+        return [value_type(body, 0, selfs) if body is not None else UNKNOWN]
     if t == "identifier":
         return ["=" + node.text.decode("utf-8", "replace") + "[]"]
     return [UNKNOWN]
@@ -538,8 +541,8 @@ def infer_returns(
                 if "!" in texpr:
                     texpr = UNKNOWN  # ``return Foo``: the class object (not followed), not an instance
         else:
-            texpr = value_type(val)
-            if texpr is not None and (texpr.startswith("=") or (o in types.rebound_self and "@" in texpr)):
+            texpr = value_type(val, 0, types.rebound_self.get(o, SELF_NAMES))
+            if texpr is not None and texpr.startswith("="):
                 texpr = UNKNOWN
             elif texpr:
                 texpr = types.localize(o, texpr)
