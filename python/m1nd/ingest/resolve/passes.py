@@ -88,7 +88,7 @@ class ReferencePasses(ResolverCore):
                 return NOTFOUND, 0.0
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
         if len(targets) != 1:
-            return NOTFOUND, 0.0
+            return AMBIG, 0.0  # every type known, several definitions: ambiguous, no name-based guess
         got = next(iter(targets))
         return got, (SET_FACTOR if got >= 0 else 0.0)
 
@@ -184,6 +184,10 @@ class ReferencePasses(ResolverCore):
                 else:
                     got, factor = self._union_target(f, owner, texpr, meth)
                 if got == EXTERNAL:
+                    return
+                if got == AMBIG:
+                    self.typed_stats[2] += n
+                    self._count(AMBIG, n)
                     return
                 if got >= 0:
                     self.typed_stats[0] += n

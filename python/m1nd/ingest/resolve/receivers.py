@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
+    AMBIG,
     CALL_KINDS,
     CLASSLIKE,
     EXTERNAL,
@@ -262,9 +263,9 @@ class ReceiverTypes(ResolverCore):
                     else self.first(self.members.get(c, {}).get(name), CALL_KINDS)
                 )
                 if m < 0:
-                    if i == 0 and m != EXTERNAL:
+                    if m != EXTERNAL:
                         held = self._called_objects(c, name, depth)
-                        if held:  # an attribute holding classes or functions
+                        if held:  # an attribute holding classes or functions (a mixin's: in the derived types)
                             out |= held
                             continue
                     if i == 0 and (m == EXTERNAL or self.has_outside_base(c)):
@@ -355,10 +356,8 @@ class ReceiverTypes(ResolverCore):
                 if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
                     return NOTFOUND, 0.0
                 targets.add(got if got >= 0 else EXTERNAL)
-            if len(targets) > 1:
-                return NOTFOUND, 0.0
         if len(targets) != 1:
-            return NOTFOUND, 0.0
+            return (AMBIG if targets else NOTFOUND), 0.0  # (every type known, several definitions: no guess)
         got = next(iter(targets))
         return got, (SET_FACTOR if got >= 0 else 0.0)
 
