@@ -79,6 +79,8 @@ class ReferencePasses(ResolverCore):
         alts = self.eval_set(f, owner, texpr, 0)
         if not alts:
             return NOTFOUND, 0.0
+        if AMBIG in alts:
+            return AMBIG, 0.0
         targets = set()
         for t in alts:
             if t >= 0 and self.stores_attr(t, meth):

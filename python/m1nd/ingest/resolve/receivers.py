@@ -265,6 +265,10 @@ class ReceiverTypes(ResolverCore):
                 if m < 0:
                     if m != EXTERNAL:
                         held = self._called_objects(c, name, depth)
+                        if held is None:
+                            # an attribute holding something else, or a class not known: one of the receiver's
+                            # possible types is not known, which no name-based guess would mend (AMBIG marks it)
+                            return frozenset((AMBIG,))
                         if held:  # an attribute holding classes or functions (a mixin's: in the derived types)
                             out |= held
                             continue
