@@ -113,7 +113,10 @@ def test_containers_of_unknown_elements(g, fn: str) -> None:
 def test_a_local_cls_calls_what_it_holds(g) -> None:
     from m1nd.ingest.extract import extract_file
 
-    text = "class Case:\n    def go(self):\n        cls = self.theclass\n        for job in (cls(),):\n            job.run()\n"
+    text = (
+        "class Case:\n    def go(self):\n        cls = self.theclass\n        for job in (cls(),):\n"
+        "            job.run()\n"
+    )
     refs = extract_file("pkg/x.py", text.encode(), "python")["references"]
     # not ``@:run`` (an instance of Case): calling the class the attribute holds
     assert [r[1] for r in refs if r[0] == "typed_call"] == ["@>theclass():run"]

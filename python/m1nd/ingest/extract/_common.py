@@ -520,7 +520,9 @@ class ScopeTypes:
         head, dot, rest = base[:-2].partition(".")
         if head not in self.wanted:
             return texpr
-        if not dot:  # ``F()`` where ``F = Foo`` (``!Foo``): what calling ``Foo`` returns
+        if not dot:
+            if head not in self.typed_names:
+                return texpr  # ``F()`` where ``F = Foo`` (``!Foo``): what calling ``Foo`` returns
             t = self._object_of(scope, head) if self.objects else None
             if t is None:
                 return texpr

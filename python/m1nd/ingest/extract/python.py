@@ -181,6 +181,7 @@ PY_BUILTIN_TYPES = _words("""
 
 _WSB = re.compile(rb"\s+")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_ISINSTANCE = re.compile(rb"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
 
@@ -421,6 +422,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
+    tested: set[bytes] | None = None
     for node, t in zip(caps.get("acall", ()), acall_texts):
         sb = node.start_byte
         if sb in dec_calls:
@@ -472,7 +474,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         else:
             m = d.rsplit(".", 1)[1]
             # ``if isinstance(x, Foo): x.m()``: an instance of Foo (or of a type derived from it) there
-            narrow = narrowed_type(node, head.encode(), data) if "." not in rest and b"isinstance" in data else None
+            if tested is None:  # names the file tests with isinstance (found once, most files test none)
+                tested = set(_ISINSTANCE.findall(data)) if b"isinstance(" in data else set()
+            hb = head.encode()
+            narrow = narrowed_type(node, hb, data) if hb in tested and "." not in rest else None
             key = ("typed_call", f"{narrow}:{m}", o) if narrow else ("method_call", m, o)
         counts[key] = get(key, 0) + 1
 

@@ -372,7 +372,9 @@ _CONTAINERS = frozenset({"list", "tuple", "set", "list_comprehension", "set_comp
 #: methods that put an element into a list or set (their argument's type is an element type)
 _ADDERS = {"append": 0, "add": 0, "insert": 1}
 #: other methods that change a container's elements (their elements are not known)
-_MUTATORS = frozenset({"extend", "update", "__setitem__", "__iadd__", "setdefault", "__ior__", "symmetric_difference_update"})
+_MUTATORS = frozenset(
+    {"extend", "update", "__setitem__", "__iadd__", "setdefault", "__ior__", "symmetric_difference_update"}
+)
 
 
 def _iterable(target: Any, right: Any) -> Any | None:
@@ -438,16 +440,37 @@ def container_writes(caps: dict[str, list[Any]], owners: Any, types: ScopeTypes,
             val = value_type(arg) if arg.type != "keyword_argument" else UNKNOWN
         types.bind(s, name + "[]", val, at=o)
     for name in names:  # writes the captures above do not show
-        n = re.escape(name.encode())
-        pat = re.compile(
-            rb"(?<![\w.])" + n + rb"\s*(?:\+=|\|=|\[[^\]\n]*\]\s*=(?!=))|([\w.]*)\s*[(,]\s*\*?" + n + rb"\s*[,)]"
-        )
-        for s in {s for s, d in types.inf.items() if name + "[]" in d}:
+        scopes = {s for s, d in types.inf.items() if name + "[]" in d}
+        nb = name.encode()
+        for s in scopes:
             fn = types.fn_nodes.get(s)
-            if fn is None or any(
-                m.group(1) is None or m.group(1) not in _READERS for m in pat.finditer(data, fn.start_byte, fn.end_byte)
-            ):
+            if fn is None or _written(data, fn.start_byte, fn.end_byte, nb):
                 types.bind(s, name + "[]", UNKNOWN)
+
+
+_WORDS: dict[bytes, Any] = {}
+
+
+def _written(data: bytes, start: int, end: int, name: bytes) -> bool:
+    """Is container ``name`` changed in ``data[start:end]`` in a way the captures do not show: ``name += …``,
+    ``name |= …``, ``name[i] = …``, or passed to a call (other than a builtin that only reads it)?"""
+    pat = _WORDS.get(name)
+    if pat is None:
+        pat = _WORDS[name] = re.compile(rb"(?<![\w.])" + re.escape(name) + rb"(?![\w])")
+    for m in pat.finditer(data, start, end):
+        after = data[m.end() : m.end() + 40].lstrip(b" \t")
+        if after[:2] in (b"+=", b"|=") or (after[:1] == b"[" and _SUBSCRIPT_SET.match(after)):
+            return True
+        before = data[max(start, m.start() - 40) : m.start()].rstrip(b" \t*")
+        if before[-1:] in (b"(", b",") and after[:1] in (b")", b","):
+            callee = _CALLEE.search(before)
+            if callee is None or callee.group(1) not in _READERS:
+                return True
+    return False
+
+
+_SUBSCRIPT_SET = re.compile(rb"\[[^\]\n]*\]\s*=(?!=)")
+_CALLEE = re.compile(rb"([\w.]*)\s*\($")
 
 
 #: builtins that read a container passed to them (``len(items)``: no write); any other call may fill it
@@ -614,8 +637,10 @@ def _rebinds(data: bytes, start: int, end: int, name: bytes) -> bool:
     if pat is None:
         n = re.escape(name)
         pat = _REBIND[name] = re.compile(
-            rb"(?<![\w.])" + n + rb"\s*(?:[-+*/%&|^@:]|//|\*\*|>>|<<)?=(?!=)|\bas\s+" + n + rb"\b|\bfor\b[^:\n]*(?<![\w.])"
-            + n + rb"\b|(?<![\w.])" + n + rb"\s*,[^=\n]*=(?!=)|,\s*" + n + rb"\s*(?:,[^=\n]*)?=(?!=)|\bdel\s+" + n + rb"\b"
+            rb"(?<![\w.])" + n + rb"\s*(?:[-+*/%&|^@:]|//|\*\*|>>|<<)?=(?!=)"  # x = / x += / x :=
+            + rb"|\bas\s+" + n + rb"\b|\bfor\b[^:\n]*(?<![\w.])" + n + rb"\b"  # as x / for ... x ... in
+            + rb"|(?<![\w.])" + n + rb"\s*,[^=\n]*=(?!=)|,\s*" + n + rb"\s*(?:,[^=\n]*)?=(?!=)"  # x, y = / a, x =
+            + rb"|\bdel\s+" + n + rb"\b"
         )
     return pat.search(seg) is not None
 
@@ -627,8 +652,9 @@ def narrowed_type(node: Any, name: bytes, data: bytes) -> str | None:
     """The type ``isinstance`` gives name ``name`` at ``node`` (a call on it): inside ``if isinstance(name, T):``
     (or an ``elif``), or after ``if not isinstance(name, T): raise`` (``return`` / ``continue`` / ``break``) in an
     enclosing block of the same function, when ``name`` is not assigned in the statements that follow the test
-    (up to the end of the block or statement holding the call: a loop may come back to the call). ``^T``: an instance of ``T`` or
-    of a type derived from it (the resolver links only a method they all share); None when nothing narrows it."""
+    (up to the end of the block or statement holding the call: a loop may come back to the call). ``^T``: an
+    instance of ``T`` or of a type derived from it (the resolver links only a method they all share); None when
+    nothing narrows it."""
     cur = node
     for _ in range(64):
         par = cur.parent
