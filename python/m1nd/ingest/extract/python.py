@@ -374,7 +374,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
-    container_writes(caps, owners, types, data)
+    container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}

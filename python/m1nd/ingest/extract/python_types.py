@@ -259,7 +259,7 @@ def collect_types(
     loops: list[tuple[Any, Any]] = []  # (loop target, iterable)
     for node in caps.get("bind", ()):
         par = node.parent
-        if par is not None and par.type in _LOOPS and par.child_by_field_name("left") == node:
+        if par is not None and par.type in _LOOPS:  # (the query captures a loop's ``left``)
             right = _iterable(node, par.child_by_field_name("right"))
             target = node if node.type == "identifier" else node.named_child(1) if right is not None else None
             if target is not None and target.type == "identifier" and target.text.decode("utf-8", "replace") in wanted:
@@ -271,16 +271,16 @@ def collect_types(
     # functions that assign ``cls`` / ``self`` as a local (``cls = self.theclass``): ``cls(...)`` is no instance
     # of the enclosing type there
     rebound: dict[int, tuple[str, ...]] = {}  # scope -> the self names that still mean self / the class there
-    for n in caps.get("aname", ()):
-        if n.text in (b"self", b"cls"):
-            o = owner(n.start_byte)
-            rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != n.text.decode())
-            wanted.add(n.text.decode())  # (``cls = self.theclass``: ``cls()`` calls what it holds)
     types.rebound_self = rebound
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
     for node in caps.get("aname", ()):
-        if node.text.decode("utf-8", "replace") in wanted:
+        name = node.text.decode("utf-8", "replace")
+        if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
+            o = owner(node.start_byte)
+            rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
+            wanted.add(name)
+        if name in wanted:
             asgs.append((node, owner(node.start_byte), -1, node.parent))
     for node in caps.get("cname", ()):
         o = owner(node.start_byte)
@@ -411,21 +411,23 @@ def element_types(node: Any, selfs: tuple[str, ...] = SELF_NAMES) -> list[str | 
     return [UNKNOWN]
 
 
-def container_writes(caps: dict[str, list[Any]], owners: Any, types: ScopeTypes, data: bytes) -> None:
+def container_writes(
+    caps: dict[str, list[Any]], acall_texts: list[bytes], owners: Any, types: ScopeTypes, data: bytes
+) -> None:
     """What goes into local lists and sets that loops read (``items.append(A())``); a container changed any other
     way (``extend``, ``items[i] = …``, ``+=``, passed to a call that may fill it) has elements of unknown type."""
     names = {w[:-2] for w in types.wanted if w.endswith("[]")}
     if not names:
         return
     owner = owners.owner
-    for node in caps.get("acall", ()):
-        obj = node.child_by_field_name("object")
-        if obj.type != "identifier":
+    heads = {n.encode() for n in names}
+    for node, text in zip(caps.get("acall", ()), acall_texts):
+        head, _, meth_b = text.partition(b".")
+        head = head.strip()
+        if head not in heads or b"." in meth_b:
             continue
-        name = obj.text.decode("utf-8", "replace")
-        if name not in names:
-            continue
-        meth = node.child_by_field_name("attribute").text.decode("utf-8", "replace")
+        name = head.decode("utf-8", "replace")
+        meth = meth_b.decode("utf-8", "replace").strip()
         pos = _ADDERS.get(meth)
         if pos is None and meth not in _MUTATORS:
             continue
