@@ -20,16 +20,15 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
+from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
 from m1nd.ingest.extract.python_types import (
     DOTTED,
     UNKNOWN,
     alias_call,
     annotation_type,
     collect_types,
-    container_writes,
     dotted,
     infer_returns,
-    narrowed_type,
     param_names,
     value_type,
 )
