@@ -359,8 +359,9 @@ class ScopeTypes:
     """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
-    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "nbind", "objects", "param_names", "params", "rebound_self", "typed_names", "unions", "wanted")
+    __slots__ = ("assigned", "attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls",
+                 "memo", "nbind", "objects", "param_names", "params", "rebound_self", "typed_names", "unions",
+                 "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
@@ -369,6 +370,7 @@ class ScopeTypes:
         # a copy ``x = Foo`` / ``x = mod.Foo`` of a name no scope binds as a variable (an import, a definition, a
         # builtin) holds the object that name denotes: ``!Foo`` (calling ``x`` calls ``Foo``); off: no type
         self.objects = objects
+        self.assigned: set[tuple[int, str]] = set()  # (scope, name) of every variable binding (never ``!name``)
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
         # when every alternative's method is the same definition); off: no type (the other languages' rule)
         self.unions = unions
@@ -448,11 +450,23 @@ class ScopeTypes:
             return self.elements(at, name[:-2])
         head, dot, _ = name.partition(".")
         got = self.lookup(at, head, first=True)
-        if dot:  # ``x = a.b``: a name of a module or class (``!a.b``) unless ``a`` is a variable (an attribute)
-            return "!" + name if got is None and self.objects else UNKNOWN_TYPE
-        if got is None and self.objects:
-            return "!" + name
-        return got
+        if got is None:  # not a variable seen from ``at``: an import, a definition, a builtin (``!name``)
+            return "!" + name if self.objects and not self._assigned_from(at, head) else UNKNOWN_TYPE
+        return UNKNOWN_TYPE if dot else got  # (``x = a.b`` of a variable ``a``: an attribute of unknown type)
+
+    def _assigned_from(self, scope: int, name: str) -> bool:
+        """Is ``name`` a variable of ``scope`` or of a scope enclosing it (bound there, wanted or not)?"""
+        s, defs, assigned = scope, self.defs, self.assigned
+        for _ in range(64):
+            if s >= 0 and defs[s]["kind"] == "class":
+                s = self.parent_scope(s)
+                continue
+            if (s, name) in assigned:
+                return True
+            if s < 0:
+                return False
+            s = self.parent_scope(s)
+        return True
 
     def elements(self, at: int, name: str) -> str:
         """Type of the elements of local list / tuple / set ``name`` seen from scope ``at``: every binding of ``name``

@@ -274,8 +274,10 @@ def collect_types(
     types.rebound_self = rebound
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
+    assigned = types.assigned  # (every name bound as a variable: a copy of it is no ``!name``)
     for node in caps.get("aname", ()):
         name = node.text.decode("utf-8", "replace")
+        assigned.add((owner(node.start_byte), name))
         if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
             o = owner(node.start_byte)
             rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
@@ -322,6 +324,7 @@ def collect_types(
             o = owner(node.start_byte)
             found.clear()
             _pattern_names(node, found)
+            assigned.update((o, n.text.decode("utf-8", "replace")) for n in found if n.type == "identifier")
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
             for n in found:
                 if n.start_byte not in looped:
@@ -339,6 +342,7 @@ def collect_types(
             if n.type != "identifier":
                 continue
             nm = n.text.decode("utf-8", "replace")
+            assigned.add((-1, nm))
             types.bind(-1, nm, UNKNOWN)
             s = o
             while s >= 0:  # nonlocal: the enclosing functions' binding changes too

@@ -28,7 +28,6 @@ from m1nd.ingest.resolve.tables import (
 )
 
 
-
 class ReferencePasses(ResolverCore):
     """Resolves the extracts' references into edges."""
 

@@ -341,7 +341,7 @@ class ReceiverTypes(ResolverCore):
     def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
         """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,
         ``^A|^B``: an ``isinstance`` test): the one definition every such type of the graph has, EXTERNAL when
-        they all lie outside it, NOTFOUND when they differ or one is not known."""
+        they all lie outside it, AMBIG when they differ, NOTFOUND when one is not known."""
         targets: set[int] = set()
         for alt in texpr.split("|"):
             t, _ = self.eval_type(f, owner, alt[1:], 0)
