@@ -93,6 +93,34 @@ FILES = {
             stream_class = RawStream
 
 
+        class Window:
+            from pkg.streams import BufferedStream as Maker
+
+            def go(self):
+                self.Maker().close()
+                self.Maker().read()
+
+
+        class SubWindow(Window):
+            Maker = RawStream
+
+            def go2(self):
+                self.Maker().read()
+
+
+        class Other:
+            from pkg.other import Pipe as Twice
+
+            def go(self):
+                self.Twice().read()
+
+
+        def twice():
+            from pkg.streams import Stream as Twice
+
+            return Twice
+
+
         class PartMixin:
             def go(self):
                 self.stream_class().read()
@@ -144,6 +172,16 @@ def test_overriding_classes_that_agree_or_not(g) -> None:
     assert not g.targets(f"{U}::class::PartMixin::fn::go", "calls") & READS
 
 
+def test_class_attribute_imported_in_the_class_body(g) -> None:
+    # Window imports BufferedStream as ``Maker`` in its body (a class attribute); SubWindow holds RawStream there
+    calls = g.targets(f"{U}::class::Window::fn::go", "calls")
+    assert CLOSE in calls  # RawStream inherits Stream.close too
+    assert not calls & READS  # read: Stream's or RawStream's, no edge
+    assert g.targets(f"{U}::class::SubWindow::fn::go2", "calls") & READS == {RAW_READ}
+    # ``Twice`` is imported twice in the file (two objects): not followed
+    assert not g.targets(f"{U}::class::Other::fn::go", "calls") & READS
+
+
 def test_staticmethod_function_and_dotted_class(g) -> None:
     assert g.targets(f"{U}::class::Wrapped::fn::go", "calls") & READS == {READ}
     assert g.edge(f"{U}::class::Wrapped::fn::go", READ, "calls").count == 2
@@ -157,7 +195,7 @@ def test_local_copy_of_a_class(g) -> None:
 
 def test_a_local_import_is_a_variable_not_the_module_level_name() -> None:
     # ``Stream`` imported inside the function is that function's variable: ``factory`` holds no known object (the
-    # module-level ``Stream`` would be the wrong class)
+    # module-level ``Stream`` would be the wrong class); a name imported once is followed
     from m1nd.ingest.extract import extract_file
 
     text = """
@@ -177,5 +215,8 @@ def module_level():
 """
     refs = extract_file("pkg/x.py", text.encode(), "python")["references"]
     typed = {(r[1], r[2]) for r in refs if r[0] == "typed_call"}
-    assert ("Stream():read", 1) in typed  # module_level: the module's Stream
+    # ``Stream`` names two objects in this file (the resolver reads imports file-wide): followed in neither function
     assert ("Stream():read", 0) not in typed
+    assert ("Stream():read", 1) not in typed
+    once = extract_file("pkg/y.py", text.replace("Pipe as Stream", "Pipe").encode(), "python")["references"]
+    assert ("Stream():read", 1) in {(r[1], r[2]) for r in once if r[0] == "typed_call"}  # module_level: Stream

@@ -359,9 +359,9 @@ class ScopeTypes:
     """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
-    __slots__ = ("assigned", "attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls",
-                 "memo", "nbind", "objects", "param_names", "params", "rebound_self", "typed_names", "unions",
-                 "wanted")
+    __slots__ = ("ambiguous_names", "assigned", "attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf",
+                 "local_calls", "memo", "nbind", "objects", "param_names", "params", "rebound_self", "typed_names",
+                 "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
@@ -371,6 +371,7 @@ class ScopeTypes:
         # builtin) holds the object that name denotes: ``!Foo`` (calling ``x`` calls ``Foo``); off: no type
         self.objects = objects
         self.assigned: set[tuple[int, str]] = set()  # (scope, name) of every variable binding (never ``!name``)
+        self.ambiguous_names: set[str] = set()  # names bound to different objects in different places
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
         # when every alternative's method is the same definition); off: no type (the other languages' rule)
         self.unions = unions
@@ -451,7 +452,9 @@ class ScopeTypes:
         head, dot, _ = name.partition(".")
         got = self.lookup(at, head, first=True)
         if got is None:  # not a variable seen from ``at``: an import, a definition, a builtin (``!name``)
-            return "!" + name if self.objects and not self._assigned_from(at, head) else UNKNOWN_TYPE
+            if not self.objects or head in self.ambiguous_names or self._assigned_from(at, head):
+                return UNKNOWN_TYPE
+            return "!" + name
         return UNKNOWN_TYPE if dot else got  # (``x = a.b`` of a variable ``a``: an attribute of unknown type)
 
     def _assigned_from(self, scope: int, name: str) -> bool:

@@ -304,6 +304,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.discard("cls")
     types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True, objects=True)
     local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
+    imported: dict[str, int] = {}  # import bindings per local name (the resolver reads them file-wide)
+    class_imports: list[tuple[int, str]] = []  # (class, name) imported in a class body
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -312,6 +314,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 mod = child.child_by_field_name("name").text.decode("utf-8", "replace")
                 alias = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 bound.add(alias)
+                imported[alias] = imported.get(alias, 0) + 1
                 if o >= 0:
                     wanted.add(alias)  # (a local import is a variable of the function: never ``!name``)
                     types.bind(o, alias, UNKNOWN)
@@ -320,6 +323,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
+                imported[mod.split(".", 1)[0]] = imported.get(mod.split(".", 1)[0], 0) + 1
                 if o >= 0:
                     wanted.add(mod.split(".", 1)[0])
                     types.bind(o, mod.split(".", 1)[0], UNKNOWN)
@@ -353,22 +357,31 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 al = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 names.append([nm, al])
                 bound.add(al)
+                imported[al] = imported.get(al, 0) + 1
             elif child.type == "dotted_name":
                 nm = child.text.decode("utf-8", "replace")
                 names.append([nm, nm])
                 bound.add(nm)
+                imported[nm] = imported.get(nm, 0) + 1
         o = owners.owner(node.start_byte)
         if o >= 0:
             for _, local in names:
                 wanted.add(local)
                 types.bind(o, local, UNKNOWN)
                 local_imports.add((o, local))
+                if defs[o]["kind"] == "class":
+                    class_imports.append((o, local))
         if mod == "__future__":
             continue
         imports.append(
             import_binding(mod, line, names=names, level=level, reexport=is_init, star=star)
         )
 
+    # a name imported twice (a function's or class body's own import) names different objects in different places,
+    # which the resolver's file-wide import bindings cannot tell apart: never ``!name``
+    types.ambiguous_names = {n for n, k in imported.items() if k > 1}
+    for o, local in class_imports:  # imported in a class body: a class attribute holding the object
+        types.bind_attr(o, local, UNKNOWN if local in types.ambiguous_names else "!" + local, o)
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
