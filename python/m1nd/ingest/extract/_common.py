@@ -360,8 +360,8 @@ class ScopeTypes:
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
     __slots__ = ("ambiguous_names", "assigned", "attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf",
-                 "local_calls", "memo", "nbind", "objects", "param_names", "params", "rebound_self", "typed_names",
-                 "unions", "wanted")
+                 "local_calls", "memo", "nbind", "objects", "owner_at", "param_names", "params", "rebound_self",
+                 "typed_names", "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
@@ -370,7 +370,9 @@ class ScopeTypes:
         # a copy ``x = Foo`` / ``x = mod.Foo`` of a name no scope binds as a variable (an import, a definition, a
         # builtin) holds the object that name denotes: ``!Foo`` (calling ``x`` calls ``Foo``); off: no type
         self.objects = objects
-        self.assigned: set[tuple[int, str]] = set()  # (scope, name) of every variable binding (never ``!name``)
+        # every variable binding by name: byte offsets (scopes found only when asked), -1 for ``global`` names
+        self.assigned: dict[str, list[int]] = {}
+        self.owner_at: Callable[[int], int] | None = None  # byte offset -> innermost definition
         self.ambiguous_names: set[str] = set()  # names bound to different objects in different places
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
         # when every alternative's method is the same definition); off: no type (the other languages' rule)
@@ -459,7 +461,14 @@ class ScopeTypes:
 
     def _assigned_from(self, scope: int, name: str) -> bool:
         """Is ``name`` a variable of ``scope`` or of a scope enclosing it (bound there, wanted or not)?"""
-        s, defs, assigned = scope, self.defs, self.assigned
+        at = self.assigned.get(name)
+        if not at:
+            return False
+        owner = self.owner_at
+        if owner is None or -1 in at:
+            return True
+        assigned = {(owner(p), name) for p in at}
+        s, defs = scope, self.defs
         for _ in range(64):
             if s >= 0 and defs[s]["kind"] == "class":
                 s = self.parent_scope(s)

@@ -30,7 +30,9 @@ def container_writes(
 ) -> None:
     """What goes into local lists and sets that loops read (``items.append(A())``); a container changed any other
     way (``extend``, ``items[i] = …``, ``+=``, passed to a call that may fill it) has elements of unknown type."""
-    names = {w[:-2] for w in types.wanted if w.endswith("[]")}
+    # (only containers bound to a literal or comprehension somewhere: the others' elements are unknown anyway)
+    filled = {w for d in types.inf.values() for w in d if w[-1] == "]"}
+    names = {w[:-2] for w in filled}
     if not names:
         return
     owner = owners.owner

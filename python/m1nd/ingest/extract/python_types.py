@@ -275,9 +275,10 @@ def collect_types(
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
     assigned = types.assigned  # (every name bound as a variable: a copy of it is no ``!name``)
+    types.owner_at = owner
     for node in caps.get("aname", ()):
         name = node.text.decode("utf-8", "replace")
-        assigned.add((owner(node.start_byte), name))
+        assigned.setdefault(name, []).append(node.start_byte)
         if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
             o = owner(node.start_byte)
             rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
@@ -324,7 +325,9 @@ def collect_types(
             o = owner(node.start_byte)
             found.clear()
             _pattern_names(node, found)
-            assigned.update((o, n.text.decode("utf-8", "replace")) for n in found if n.type == "identifier")
+            for n in found:
+                if n.type == "identifier":
+                    assigned.setdefault(n.text.decode("utf-8", "replace"), []).append(n.start_byte)
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
             for n in found:
                 if n.start_byte not in looped:
@@ -342,7 +345,7 @@ def collect_types(
             if n.type != "identifier":
                 continue
             nm = n.text.decode("utf-8", "replace")
-            assigned.add((-1, nm))
+            assigned.setdefault(nm, []).append(-1)
             types.bind(-1, nm, UNKNOWN)
             s = o
             while s >= 0:  # nonlocal: the enclosing functions' binding changes too
