@@ -367,11 +367,8 @@ class ScopeTypes:
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
                  unions: bool = False, objects: bool = False) -> None:
         self.defs = defs
-        # a copy ``x = Foo`` / ``x = mod.Foo`` of a name no scope binds as a variable (an import, a definition, a
-        # builtin) holds the object that name denotes: ``!Foo`` (calling ``x`` calls ``Foo``); off: no type
-        self.objects = objects
-        # every variable binding by name: byte offsets (scopes found only when asked), -1 for ``global`` names
-        self.assigned: dict[str, list[int]] = {}
+        self.objects = objects  # ``x = Foo`` of a name that is no variable (an import, a definition): ``!Foo``
+        self.assigned: dict[str, list[int]] = {}  # variable bindings by name: byte offsets, -1 for ``global``
         self.owner_at: Callable[[int], int] | None = None  # byte offset -> innermost definition
         self.ambiguous_names: set[str] = set()  # names bound to different objects in different places
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
@@ -389,8 +386,7 @@ class ScopeTypes:
         self.attr_decl: dict[int, dict[str, set[str]]] = {}
         self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
         self.final: dict[int, dict[str, str]] = {}
-        # Python: scopes that assign ``self`` / ``cls`` as a local -> the self names that keep their meaning there
-        self.rebound_self: dict[int, tuple[str, ...]] = {}
+        self.rebound_self: dict[int, tuple[str, ...]] = {}  # scope assigning ``self`` / ``cls``: the names kept
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
@@ -454,36 +450,29 @@ class ScopeTypes:
         head, dot, _ = name.partition(".")
         got = self.lookup(at, head, first=True)
         if got is None:  # not a variable seen from ``at``: an import, a definition, a builtin (``!name``)
-            if not self.objects or head in self.ambiguous_names or self._assigned_from(at, head):
-                return UNKNOWN_TYPE
-            return "!" + name
+            ok = self.objects and head not in self.ambiguous_names and not self._assigned_from(at, head)
+            return "!" + name if ok else UNKNOWN_TYPE
         return UNKNOWN_TYPE if dot else got  # (``x = a.b`` of a variable ``a``: an attribute of unknown type)
 
     def _assigned_from(self, scope: int, name: str) -> bool:
         """Is ``name`` a variable of ``scope`` or of a scope enclosing it (bound there, wanted or not)?"""
-        at = self.assigned.get(name)
-        if not at:
-            return False
-        owner = self.owner_at
-        if owner is None or -1 in at:
-            return True
-        assigned = {(owner(p), name) for p in at}
+        at, owner = self.assigned.get(name), self.owner_at
+        if not at or owner is None or -1 in at:
+            return bool(at)  # (``global name``: a variable of the module, seen from everywhere)
+        scopes = {owner(p) for p in at}
         s, defs = scope, self.defs
         for _ in range(64):
-            if s >= 0 and defs[s]["kind"] == "class":
-                s = self.parent_scope(s)
-                continue
-            if (s, name) in assigned:
-                return True
-            if s < 0:
-                return False
+            if s < 0 or defs[s]["kind"] != "class":
+                if s in scopes:
+                    return True
+                if s < 0:
+                    return False
             s = self.parent_scope(s)
         return True
 
     def elements(self, at: int, name: str) -> str:
-        """Type of the elements of local list / tuple / set ``name`` seen from scope ``at``: every binding of ``name``
-        is a literal or a comprehension, and what they hold and what is added (``append``, ``add``) has a known
-        type (``name[]`` bindings, Python's ``container_writes``); UNKNOWN_TYPE otherwise."""
+        """Type of the elements of local list / tuple / set ``name`` seen from ``at`` when every binding of it is a
+        literal or comprehension and all it holds or gets (``name[]`` bindings) has a known type."""
         s = self.scope_of(at, name)
         if s is None or s < 0:
             return UNKNOWN_TYPE  # (a module's list may be filled from anywhere)
@@ -513,8 +502,7 @@ class ScopeTypes:
         got = {v if v[:1] in "!@" else self._copied(at, v[1:]) if v[:1] == "=" else None for v, at in vals}
         if len(got) != 1:
             return None
-        t = next(iter(got))
-        # ``!Foo``; ``@>a``: ``cls = self.theclass`` (calling ``cls`` calls the attribute)
+        t = next(iter(got))  # ``!Foo``, or ``@>a`` (``cls = self.theclass``: calling ``cls`` calls the attribute)
         return t if t and (t[0] == "!" or (t[:2] == "@>" and "(" not in t and "|" not in t)) else None
 
     def scope_of(self, scope: int, name: str) -> int | None:

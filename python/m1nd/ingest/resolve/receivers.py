@@ -314,10 +314,8 @@ class ReceiverTypes(ResolverCore):
         are there to be overridden). False when no class of the hierarchy assigns it (not such an attribute);
         None when an assignment holds something else or a type is not known."""
         held = self.held_names
-        if held is None:  # attribute names holding an object anywhere (most names hold none: answered at once)
-            held = self.held_names = {
-                a for ex in self.extra if ex is not None and "attrs" in ex for a, v in ex["attrs"].items() if "!" in v
-            }
+        if held is None:  # every attribute name of the graph (a method's name is none: answered at once)
+            held = self.held_names = {a for ex in self.extra if ex is not None and "attrs" in ex for a in ex["attrs"]}
         if name not in held:
             return False
         key = (t, name)
