@@ -49,6 +49,13 @@ FILES = {
                 job.run()
 
 
+        def appended_only():
+            fresh = []
+            fresh.append(Job())
+            for job in fresh:
+                job.run()
+
+
         def filled_elsewhere(fill):
             jobs = [Job()]
             fill(jobs)
@@ -100,7 +107,7 @@ def g(tmp_path_factory):
     return build(write_files(tmp_path_factory.mktemp("recv_loops") / "repo", FILES))
 
 
-@pytest.mark.parametrize("fn", ["literal", "comprehension", "appended"])
+@pytest.mark.parametrize("fn", ["literal", "comprehension", "appended", "appended_only"])
 def test_loop_over_known_elements(g, fn: str) -> None:
     assert g.targets(f"{U}::fn::{fn}", "calls") & RUNS == {RUN}
 

@@ -31,8 +31,11 @@ def container_writes(
     """What goes into local lists and sets that loops read (``items.append(A())``); a container changed any other
     way (``extend``, ``items[i] = …``, ``+=``, passed to a call that may fill it) has elements of unknown type."""
     # (only containers bound to a literal or comprehension somewhere: the others' elements are unknown anyway)
-    filled = {w for d in types.inf.values() for w in d if w[-1] == "]"}
-    names = {w[:-2] for w in filled}
+    wanted = types.wanted
+    names = {
+        n for d in types.inf.values() for n, vals in d.items()
+        if n + "[]" in wanted and any(v in ("list", "tuple", "set") for v, _ in vals)
+    }
     if not names:
         return
     owner = owners.owner
