@@ -40,7 +40,10 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
                      per scope: a name bound to values of different or unknown types gets none; ``with X() as x``
                      is ``X()>__enter__()``, ``except E as e`` is ``E``); the resolver links to the type's method
                      and keeps the plain ``method_call`` rule when the type is not known. Python: ``ret`` is also
-                     inferred from ``return`` statements when they all give one type expression
+                     inferred from ``return`` statements when they all give one type expression; ``A()|B()`` is a
+                     union (links when all agree on the method); ``^T`` is an instance of ``T`` or of a type
+                     derived from it (``isinstance``); attributes may hold ``!Foo``, the object a name denotes
+                     (``factory = Foo``: ``>factory()`` segments give what calling it gives)
     ``new``          ``new X()`` (name ``X``, possibly dotted)
     ``macro``        Rust ``name!(…)`` / ``path::name!(…)``: a ``macro_rules!`` macro
     ``reference``    a type name used in an annotation / signature / field (possibly dotted)

@@ -359,13 +359,18 @@ class ScopeTypes:
     """Per-scope name -> type expression sets, resolved to single types at the end (flow-insensitive: a name
     bound to values of different or unknown types has no type; annotations win over assignments)."""
 
-    __slots__ = ("attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf", "local_calls", "memo",
-                 "nbind", "param_names", "params", "typed_names", "unions", "wanted")
+    __slots__ = ("ambiguous_names", "assigned", "attr_decl", "attr_inf", "decl", "defs", "final", "fn_nodes", "inf",
+                 "local_calls", "memo", "nbind", "objects", "owner_at", "param_names", "params", "rebound_self",
+                 "typed_names", "unions", "wanted")
 
     def __init__(self, defs: list[dict[str, Any]], wanted: set[str], fn_nodes: dict[int, Any] | None = None,
                  param_names: Callable[[Any], frozenset[str]] | None = None, local_calls: bool = False,
-                 unions: bool = False) -> None:
+                 unions: bool = False, objects: bool = False) -> None:
         self.defs = defs
+        self.objects = objects  # ``x = Foo`` of a name that is no variable (an import, a definition): ``!Foo``
+        self.assigned: dict[str, list[int]] = {}  # variable bindings by name: byte offsets, -1 for ``global``
+        self.owner_at: Callable[[int], int] | None = None  # byte offset -> innermost definition
+        self.ambiguous_names: set[str] = set()  # names bound to different objects in different places
         # a name bound to values of several known types gets their union ``A()|B()`` (the resolver links a call
         # when every alternative's method is the same definition); off: no type (the other languages' rule)
         self.unions = unions
@@ -381,6 +386,7 @@ class ScopeTypes:
         self.attr_decl: dict[int, dict[str, set[str]]] = {}
         self.attr_inf: dict[int, dict[str, set[tuple[str, int]]]] = {}
         self.final: dict[int, dict[str, str]] = {}
+        self.rebound_self: dict[int, tuple[str, ...]] = {}  # scope assigning ``self`` / ``cls``: the names kept
         self.typed_names: set[str] = set()  # names with at least one typed binding somewhere (others need no lookup)
 
     def bind(self, scope: int, name: str, val: str | None, *, declared: bool = False, at: int = -1) -> None:
@@ -427,7 +433,7 @@ class ScopeTypes:
             if v.startswith("="):
                 if first:
                     return UNKNOWN_TYPE
-                v = self.lookup(at, v[1:], first=True)
+                v = self._copied(at, v[1:])
             if not v:
                 return UNKNOWN_TYPE
             if self.local_calls and not first:  # (first: a copy's type is looked up one step only)
@@ -436,6 +442,68 @@ class ScopeTypes:
         if len(vals) == 1:
             return next(iter(vals))
         return union_of(vals) if self.unions and vals else UNKNOWN_TYPE
+
+    def _copied(self, at: int, name: str) -> str | None:
+        """Type of the value ``x = name`` copies, seen from scope ``at`` (``name`` may be dotted: ``mod.Foo``)."""
+        if name[-1] == "]":  # ``for x in items``: an element of local ``items``
+            return self.elements(at, name[:-2])
+        head, dot, _ = name.partition(".")
+        got = self.lookup(at, head, first=True)
+        if got is None:  # not a variable seen from ``at``: an import, a definition, a builtin (``!name``)
+            ok = self.objects and head not in self.ambiguous_names and not self._assigned_from(at, head)
+            return "!" + name if ok else UNKNOWN_TYPE
+        return UNKNOWN_TYPE if dot else got  # (``x = a.b`` of a variable ``a``: an attribute of unknown type)
+
+    def _assigned_from(self, scope: int, name: str) -> bool:
+        """Is ``name`` a variable of ``scope`` or of a scope enclosing it (bound there, wanted or not)?"""
+        at, owner = self.assigned.get(name), self.owner_at
+        if not at or owner is None or -1 in at:
+            return bool(at)  # (``global name``: a variable of the module, seen from everywhere)
+        scopes = {owner(p) for p in at}
+        s, defs = scope, self.defs
+        for _ in range(64):
+            if s < 0 or defs[s]["kind"] != "class":
+                if s in scopes:
+                    return True
+                if s < 0:
+                    return False
+            s = self.parent_scope(s)
+        return True
+
+    def elements(self, at: int, name: str) -> str:
+        """Type of the elements of local list / tuple / set ``name`` seen from ``at`` when every binding of it is a
+        literal or comprehension and all it holds or gets (``name[]`` bindings) has a known type."""
+        s = self.scope_of(at, name)
+        if s is None or s < 0:
+            return UNKNOWN_TYPE  # (a module's list may be filled from anywhere)
+        t = self.lookup(at, name, first=True)
+        if not t or any(alt not in ("list", "tuple", "set") for alt in t.split("|")):
+            return UNKNOWN_TYPE
+        vals = (self.inf.get(s) or {}).get(name + "[]")
+        if not vals:
+            return UNKNOWN_TYPE
+        out: set[str] = set()
+        for v, a in vals:
+            if v[:1] == "=":
+                v = self._copied(a, v[1:]) if v[-1] != "]" else UNKNOWN_TYPE
+            if not v:
+                return UNKNOWN_TYPE
+            out.add(v)
+        return next(iter(out)) if len(out) == 1 else union_of(out)
+
+    def _object_of(self, scope: int, name: str) -> str | None:
+        """``!Foo`` when every binding of local ``name`` seen from ``scope`` copies the one object ``Foo``."""
+        s = self.scope_of(scope, name)
+        if s is None or (self.decl.get(s) or {}).get(name) or (s >= 0 and name in self.params_of(s)):
+            return None
+        vals = (self.inf.get(s) or {}).get(name) or ()
+        if len(vals) != self.nbind.get((s, name), 0):
+            return None  # (a ``None`` binding, a ``for`` target: not only copies)
+        got = {v if v[:1] in "!@" else self._copied(at, v[1:]) if v[:1] == "=" else None for v, at in vals}
+        if len(got) != 1:
+            return None
+        t = next(iter(got))  # ``!Foo``, or ``@>a`` (``cls = self.theclass``: calling ``cls`` calls the attribute)
+        return t if t and (t[0] == "!" or (t[:2] == "@>" and "(" not in t and "|" not in t)) else None
 
     def scope_of(self, scope: int, name: str) -> int | None:
         """The scope whose binding of ``name`` is seen from ``scope`` (-1: the module), None when unbound."""
@@ -461,14 +529,23 @@ class ScopeTypes:
         if "|" in texpr:
             return "|".join(self.localize(scope, alt) for alt in texpr.split("|"))
         base, sep, fields = texpr.partition(">")
-        if not base.endswith("()") or "." not in base or base[0] == "@":
+        if not base.endswith("()") or base[0] == "@":
             return texpr
-        head, _, rest = base[:-2].partition(".")
+        head, dot, rest = base[:-2].partition(".")
         if head not in self.wanted:
             return texpr
+        if not dot:
+            if head not in self.typed_names:
+                return texpr  # ``F()`` where ``F = Foo`` (``!Foo``): what calling ``Foo`` returns
+            t = self._object_of(scope, head) if self.objects else None
+            if t is None:
+                return texpr
+            return (t[1:] if t[0] == "!" else t) + "()" + (sep + fields if sep else "")
         t = self.lookup(scope, head, first=True)
         if not t:
             return texpr
+        if t[0] == "!":  # ``Foo.make()`` where ``Foo`` names a definition (or copies one): the dotted call
+            return texpr if "|" in t else f"{t[1:]}.{rest}()" + (sep + fields if sep else "")
         return extend_texpr(t, f">{rest.replace('.', '>')}()" + (sep + fields if sep else ""))
 
     def params_of(self, s: int) -> frozenset[str]:

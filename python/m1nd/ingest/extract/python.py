@@ -20,6 +20,7 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
+from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
 from m1nd.ingest.extract.python_types import (
     DOTTED,
     UNKNOWN,
@@ -32,7 +33,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 11
+EXTRACTOR_VERSION = 12
 LANG = "python"
 
 
@@ -179,6 +180,7 @@ PY_BUILTIN_TYPES = _words("""
 
 _WSB = re.compile(rb"\s+")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_ISINSTANCE = re.compile(rb"isinstance\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 _STR_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
 
@@ -300,8 +302,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     wanted.update(called)
     wanted.discard("self")
     wanted.discard("cls")
-    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True)
+    types = ScopeTypes(defs, wanted, fn_nodes, param_names, local_calls=True, unions=True, objects=True)
     local_imports: set[tuple[int, str]] = set()  # (function, name) imported inside a function
+    imported: dict[str, int] = {}  # import bindings per local name (the resolver reads them file-wide)
+    class_imports: list[tuple[int, str]] = []  # (class, name) imported in a class body
     for node in caps.get("imp", ()):
         line = node.start_point[0] + 1
         o = owners.owner(node.start_byte)
@@ -310,14 +314,18 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 mod = child.child_by_field_name("name").text.decode("utf-8", "replace")
                 alias = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 bound.add(alias)
+                imported[alias] = imported.get(alias, 0) + 1
                 if o >= 0:
+                    wanted.add(alias)  # (a local import is a variable of the function: never ``!name``)
                     types.bind(o, alias, UNKNOWN)
                     local_imports.add((o, alias))
             else:
                 mod = child.text.decode("utf-8", "replace")
                 alias = None
                 bound.add(mod.split(".", 1)[0])
+                imported[mod.split(".", 1)[0]] = imported.get(mod.split(".", 1)[0], 0) + 1
                 if o >= 0:
+                    wanted.add(mod.split(".", 1)[0])
                     types.bind(o, mod.split(".", 1)[0], UNKNOWN)
                     local_imports.add((o, mod.split(".", 1)[0]))
             imports.append(
@@ -349,25 +357,36 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
                 al = child.child_by_field_name("alias").text.decode("utf-8", "replace")
                 names.append([nm, al])
                 bound.add(al)
+                imported[al] = imported.get(al, 0) + 1
             elif child.type == "dotted_name":
                 nm = child.text.decode("utf-8", "replace")
                 names.append([nm, nm])
                 bound.add(nm)
+                imported[nm] = imported.get(nm, 0) + 1
         o = owners.owner(node.start_byte)
         if o >= 0:
             for _, local in names:
+                wanted.add(local)
                 types.bind(o, local, UNKNOWN)
                 local_imports.add((o, local))
+                if defs[o]["kind"] == "class":
+                    class_imports.append((o, local))
         if mod == "__future__":
             continue
         imports.append(
             import_binding(mod, line, names=names, level=level, reexport=is_init, star=star)
         )
 
+    # a name imported twice (a function's or class body's own import) names different objects in different places,
+    # which the resolver's file-wide import bindings cannot tell apart: never ``!name``
+    types.ambiguous_names = {n for n, k in imported.items() if k > 1}
+    for o, local in class_imports:  # imported in a class body: a class attribute holding the object
+        types.bind_attr(o, local, UNKNOWN if local in types.ambiguous_names else "!" + local, o)
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
+    container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
     counts: dict[tuple[str, str, int], int] = {}
@@ -415,6 +434,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         key = ("call", name, o)
         counts[key] = get(key, 0) + 1
 
+    tested: set[bytes] | None = None
     for node, t in zip(caps.get("acall", ()), acall_texts):
         sb = node.start_byte
         if sb in dec_calls:
@@ -448,6 +468,14 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
             continue
         # (a name that is also imported or defined at top level keeps the qualified rule: `os = fresh('os')`)
         recv = types.lookup(o, head) if head in types.typed_names and head not in heads else None
+        if recv and recv[0] == "!" and "|" not in recv:
+            # ``F = Foo; F.make()`` calls ``Foo.make``: the qualified rule, as if written out (``m = mod.x``
+            # may copy a module's variable, which the qualified rule would not find: the old rule there)
+            if "." not in recv and recv[1:] in heads:
+                key = ("qualified", f"{recv[1:]}.{rest}", o)
+                counts[key] = get(key, 0) + 1
+                continue
+            recv = None
         if recv:
             mid, _, m = rest.rpartition(".")
             key = ("typed_call", (extend_texpr(recv, ">" + mid.replace(".", ">")) if mid else recv) + ":" + m, o)
@@ -456,7 +484,13 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         elif head in heads:
             key = ("qualified", d, o)
         else:
-            key = ("method_call", d.rsplit(".", 1)[1], o)
+            m = d.rsplit(".", 1)[1]
+            # ``if isinstance(x, Foo): x.m()``: an instance of Foo (or of a type derived from it) there
+            if tested is None:  # names the file tests with isinstance (found once, most files test none)
+                tested = set(_ISINSTANCE.findall(data)) if b"isinstance(" in data else set()
+            hb = head.encode()
+            narrow = narrowed_type(node, hb, data) if hb in tested and "." not in rest else None
+            key = ("typed_call", f"{narrow}:{m}", o) if narrow else ("method_call", m, o)
         counts[key] = get(key, 0) + 1
 
     for node in caps.get("bases", ()):

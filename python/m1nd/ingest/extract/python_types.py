@@ -134,7 +134,7 @@ def _string_annotation(txt: bytes) -> str | None:
     return None
 
 
-def value_type(node: Any, depth: int = 0) -> str | None:
+def value_type(node: Any, depth: int = 0, selfs: tuple[str, ...] = ("self", "cls")) -> str | None:
     """Type expression of an assigned value: a literal's builtin type, ``Foo()`` for a call of a (dotted) name,
     ``@>m()`` / ``X()>m()`` for a method's result, ``@>a`` for ``self.a``, ``=x`` for another name (resolved
     later), None for ``None`` (no information), else UNKNOWN."""
@@ -155,7 +155,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
         return None
     if t == "conditional_expression" and node.named_child_count == 3 and depth < 4:
         # ``A() if c else B()``: either type (their union); ``A() if c else None``: A()
-        alts = {value_type(node.named_child(0), depth + 1), value_type(node.named_child(2), depth + 1)}
+        alts = {value_type(node.named_child(0), depth + 1, selfs), value_type(node.named_child(2), depth + 1, selfs)}
         alts.discard(None)
         if not alts or not all(a and a[0] != "=" for a in alts):
             return UNKNOWN if alts else None
@@ -169,7 +169,13 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             d = dotted(fn)
             if d is not None:
                 head, _, rest = d.partition(".")
-                if head in SELF_NAMES:
+                if d == "staticmethod" and depth < 4:  # ``factory = staticmethod(Foo)`` holds ``Foo``
+                    args = node.child_by_field_name("arguments")
+                    if args is not None and args.named_child_count == 1:
+                        got = value_type(args.named_child(0), depth + 1, selfs)
+                        return got if got and got[0] == "=" else UNKNOWN
+                    return UNKNOWN
+                if head in selfs:
                     # ``cls(...)`` / ``self.__class__(...)``: an instance of the enclosing type; ``self.make()``:
                     # what the enclosing type's method returns (``@>make()``, through attributes on the way)
                     if d == "cls" or rest == "__class__":
@@ -180,7 +186,7 @@ def value_type(node: Any, depth: int = 0) -> str | None:
             if (
                 fn.type == "attribute" and depth < 4
             ):  # ``Foo().make().run()``: what ``make`` returns, then ``run``
-                inner = value_type(fn.child_by_field_name("object"), depth + 1)
+                inner = value_type(fn.child_by_field_name("object"), depth + 1, selfs)
                 if inner and inner[0] != "=":
                     attr = fn.child_by_field_name("attribute").text.decode("utf-8", "replace")
                     return extend_texpr(inner, f">{attr}()")
@@ -191,8 +197,9 @@ def value_type(node: Any, depth: int = 0) -> str | None:
         d = dotted(node)
         if d is not None:
             head, _, rest = d.partition(".")
-            if head in SELF_NAMES:
+            if head in selfs:
                 return "@>" + rest.replace(".", ">")
+            return "=" + d  # ``factory = mod.Foo``: the object a module path names (or an attribute: unknown)
     return UNKNOWN
 
 
@@ -248,10 +255,35 @@ def collect_types(
     owner = owners.owner
     kind_of = [d["kind"] for d in defs]
     wanted = types.wanted
+    # ``for x in items``: the elements of a local ``items`` are wanted (``items[]``, see ScopeTypes.elements)
+    loops: list[tuple[Any, Any]] = []  # (loop target, iterable)
+    for node in caps.get("bind", ()):
+        par = node.parent
+        if par is not None and par.type in _LOOPS:  # (the query captures a loop's ``left``)
+            right = _iterable(node, par.child_by_field_name("right"))
+            target = node if node.type == "identifier" else node.named_child(1) if right is not None else None
+            if target is not None and target.type == "identifier" and target.text.decode("utf-8", "replace") in wanted:
+                loops.append((target, right))
+                if right.type == "identifier":
+                    name = right.text.decode("utf-8", "replace")
+                    wanted.add(name)
+                    wanted.add(name + "[]")
+    # functions that assign ``cls`` / ``self`` as a local (``cls = self.theclass``): ``cls(...)`` is no instance
+    # of the enclosing type there
+    rebound: dict[int, tuple[str, ...]] = {}  # scope -> the self names that still mean self / the class there
+    types.rebound_self = rebound
     # assignments to a name, a class-level name or self.x: (target, scope, class or -1, assignment)
     asgs: list[tuple[Any, int, int, Any]] = []
+    assigned = types.assigned  # (every name bound as a variable: a copy of it is no ``!name``)
+    types.owner_at = owner
     for node in caps.get("aname", ()):
-        if node.text.decode("utf-8", "replace") in wanted:
+        name = node.text.decode("utf-8", "replace")
+        assigned.setdefault(name, []).append(node.start_byte)
+        if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
+            o = owner(node.start_byte)
+            rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
+            wanted.add(name)
+        if name in wanted:
             asgs.append((node, owner(node.start_byte), -1, node.parent))
     for node in caps.get("cname", ()):
         o = owner(node.start_byte)
@@ -265,14 +297,21 @@ def collect_types(
                 left = node.parent
                 asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
     rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
-    for right in rights:  # `x = y`: y's type is wanted too
-        if right is not None and right.type == "identifier":
-            wanted.add(right.text.decode("utf-8", "replace"))
-    # a nested definition binds its name in the enclosing scope
+    class_names = {(o, node.text) for node, o, cls, _ in asgs if cls == o}  # names a class body assigns
+    own_names: set[int] = set()
+    for i, right in enumerate(rights):  # `x = y` / `x = y.z`: y's type is wanted too (is y a variable?)
+        if right is not None and right.type in _NAME_NODES:
+            head = right.text.partition(b".")[0].strip()
+            target, o, cls, _ = asgs[i]
+            if cls == o and (o, head) in class_names:
+                own_names.add(i)  # ``B = A`` in a class body names the class's own ``A``: not followed
+            wanted.add(head.decode("utf-8", "replace"))
+    # a nested definition binds its name in the enclosing scope; a module-level one binds the object it defines
+    # (``factory = Foo`` holds the class ``Foo``: ``!Foo``)
     for d in defs:
         p = d["parent"]
         if d["name"] in wanted and (p < 0 or kind_of[p] != "class"):  # (methods: not attributes worth a type)
-            types.bind(p, d["name"], UNKNOWN)
+            types.bind(p, d["name"], "!" + d["name"] if p < 0 else UNKNOWN)
     for node in caps.get("ptyped", ()):
         name = node.text.decode("utf-8", "replace")
         if name in wanted:
@@ -280,44 +319,97 @@ def collect_types(
             texpr = annotation_type(ty) if ty is not None else None
             types.bind(owner(node.start_byte), name, texpr or UNKNOWN, declared=True)
     found: list[Any] = []
+    looped = {target.start_byte for target, _ in loops}  # loop targets bound below, from element types
     for cap in ("bind", "apat"):
         for node in caps.get(cap, ()):
             o = owner(node.start_byte)
             found.clear()
             _pattern_names(node, found)
+            for n in found:
+                if n.type == "identifier":
+                    assigned.setdefault(n.text.decode("utf-8", "replace"), []).append(n.start_byte)
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
             for n in found:
-                _bind_target(types, kind_of, o, n, val)
+                if n.start_byte not in looped:
+                    _bind_target(types, kind_of, o, n, val)
+    for target, right in loops:  # (``x`` of ``for i, x in enumerate(items)`` too)
+        o = owner(target.start_byte)
+        if o >= 0 and kind_of[o] == "class":
+            _bind_target(types, kind_of, o, target, UNKNOWN)
+            continue
+        for val in element_types(right, rebound.get(o, SELF_NAMES)):
+            types.bind(o, target.text.decode("utf-8", "replace"), val)
     for node in caps.get("glob", ()):
         o = owner(node.start_byte)
         for n in node.named_children:
             if n.type != "identifier":
                 continue
             nm = n.text.decode("utf-8", "replace")
+            assigned.setdefault(nm, []).append(-1)
             types.bind(-1, nm, UNKNOWN)
             s = o
             while s >= 0:  # nonlocal: the enclosing functions' binding changes too
                 types.bind(s, nm, UNKNOWN)
                 s = types.parent_scope(s)
-    for (target, o, cls, asg), right in zip(asgs, rights):
+    for i, ((target, o, cls, asg), right) in enumerate(zip(asgs, rights)):
         ty = asg.child_by_field_name("type")
         if ty is not None:
             val = annotation_type(ty) or UNKNOWN
         else:
             if right is None:
                 continue
-            val = value_type(right)
+            val = value_type(right, 0, rebound.get(o, SELF_NAMES)) if i not in own_names else UNKNOWN
         name = target.text.decode("utf-8", "replace")
         if cls >= 0:
             types.bind_attr(cls, name, val, o, declared=ty is not None)
         else:
             types.bind(o, name, val, declared=ty is not None)
+            if name + "[]" in wanted:  # ``items = [A(), B()]``: what a loop over it sees
+                elems = element_types(right) if right is not None and right.type in _CONTAINERS else [UNKNOWN]
+                for v in elems:
+                    types.bind(o, name + "[]", v)
             # ``eq = self.assertEqual`` / ``F = fractions.Fraction``: calling ``eq`` calls what it names
             named = dotted(right) if ty is None and right is not None and right.type in _NAME_NODES else None
             aliases.setdefault((o, name), []).append(named)
 
 
 _NAME_NODES = ("identifier", "attribute")
+_LOOPS = ("for_statement", "for_in_clause")
+_CONTAINERS = frozenset({"list", "tuple", "set", "list_comprehension", "set_comprehension", "generator_expression"})
+
+
+def _iterable(target: Any, right: Any) -> Any | None:
+    """The container a loop target takes elements of: ``for x in items`` -> items, ``for i, x in enumerate(items)``
+    -> items (for ``x``); None for other targets."""
+    if right is None:
+        return None
+    while right.type == "parenthesized_expression" and right.named_child_count == 1:
+        right = right.named_child(0)
+    if target.type == "identifier":
+        return right
+    if target.type not in ("pattern_list", "tuple_pattern") or target.named_child_count != 2:
+        return None
+    fn = right.child_by_field_name("function") if right.type == "call" else None
+    args = right.child_by_field_name("arguments") if fn is not None else None
+    if fn is None or fn.text != b"enumerate" or args is None or args.named_child_count != 1:
+        return None
+    return args.named_child(0)
+
+
+def element_types(node: Any, selfs: tuple[str, ...] = SELF_NAMES) -> list[str | None]:
+    """Type expressions of the elements a loop over ``node`` sees: a literal list / tuple / set's elements, a
+    comprehension's element, ``=items[]`` for a local name (resolved by ScopeTypes.elements); [UNKNOWN] otherwise.
+    (``None`` elements say nothing, as ``x = None`` does.)"""
+    t = node.type
+    if t in ("list", "tuple", "set"):
+        vals = [value_type(e, 0, selfs) for e in node.named_children]
+        return [UNKNOWN] if UNKNOWN in vals or len(vals) > 16 else vals  # (``[]``: no element yet)
+    if t in ("list_comprehension", "set_comprehension", "generator_expression"):
+        body = node.child_by_field_name("body")
+        return [value_type(body, 0, selfs) if body is not None else UNKNOWN]
+    if t == "identifier":
+        return ["=" + node.text.decode("utf-8", "replace") + "[]"]
+    return [UNKNOWN]
 
 
 def alias_call(
@@ -401,8 +493,10 @@ def infer_returns(
                 texpr = UNKNOWN  # ``return cls``: the class object, not an instance
             else:
                 texpr = types.lookup(o, nm) or UNKNOWN
+                if "!" in texpr:
+                    texpr = UNKNOWN  # ``return Foo``: the class object (not followed), not an instance
         else:
-            texpr = value_type(val)
+            texpr = value_type(val, 0, types.rebound_self.get(o, SELF_NAMES))
             if texpr is not None and texpr.startswith("="):
                 texpr = UNKNOWN
             elif texpr:

@@ -86,6 +86,8 @@ class ResolverCore:
         self.fns_lower_memo: dict[int, dict[str, list[int]]] = {}
         self.type_memo: dict[tuple[int, str], tuple[int, float]] = {}
         self.set_memo: dict[tuple[int, str], frozenset[int] | None] = {}  # receivers.eval_set
+        self.held_memo: dict[tuple[int, str], frozenset[int] | None | bool] = {}  # receivers._called_objects
+        self.held_names: set[str] | None = None  # receivers._called_objects: every attribute name
         self.derived: dict[int, list[int]] | None = None  # type -> types listing it as a base (after pass A)
         self.derived_memo: dict[tuple[int, str], tuple[int, bool]] = {}
         self.typed_stats = [0, 0, 0]  # typed calls linked, type known but method missing, type unknown

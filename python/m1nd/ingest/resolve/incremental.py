@@ -389,6 +389,8 @@ class TrackedResolver(_Resolver):
         self.ext_memo = {k: v for k, v in self.ext_memo.items() if k not in own}
         self.fns_lower_memo.pop(f.idx, None)
         self.derived_memo = {k: v for k, v in self.derived_memo.items() if k[0] not in own}
+        self.held_memo = {k: v for k, v in self.held_memo.items() if k[0] not in own}
+        self.held_names = None
         # the new definitions, as build_nodes makes them
         lang = f.lang
         file_ext = self.ext[f.idx]

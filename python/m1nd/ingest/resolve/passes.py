@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
 from m1nd.ingest.resolve.core import ResolverCore
+from m1nd.ingest.resolve.receivers import SET_FACTOR
 from m1nd.ingest.resolve.tables import (
     AMBIG,
     BASE_KINDS,
@@ -25,10 +26,6 @@ from m1nd.ingest.resolve.tables import (
     TYPE_KINDS,
     FileState,
 )
-
-
-#: weight factor of an edge found through several possible receiver types that agree on the method
-SET_FACTOR = 0.9
 
 
 class ReferencePasses(ResolverCore):
@@ -81,6 +78,8 @@ class ReferencePasses(ResolverCore):
         alts = self.eval_set(f, owner, texpr, 0)
         if not alts:
             return NOTFOUND, 0.0
+        if AMBIG in alts:
+            return AMBIG, 0.0
         targets = set()
         for t in alts:
             if t >= 0 and self.stores_attr(t, meth):
@@ -90,7 +89,7 @@ class ReferencePasses(ResolverCore):
                 return NOTFOUND, 0.0
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
         if len(targets) != 1:
-            return NOTFOUND, 0.0
+            return AMBIG, 0.0  # every type known, several definitions: ambiguous, no name-based guess
         got = next(iter(targets))
         return got, (SET_FACTOR if got >= 0 else 0.0)
 
@@ -181,8 +180,15 @@ class ReferencePasses(ResolverCore):
                 # several possible types (``x = A()`` here and ``B()`` there, ``self.x`` assigned both, ``self`` in a
                 # mixin standing for each derived type): they may still agree on the method (the same definition,
                 # e.g. inherited from one base) or all lie outside the graph
-                got, factor = self._union_target(f, owner, texpr, meth)
+                if texpr[0] == "^":
+                    got, factor = self.subtypes_target(f, owner, texpr, meth)
+                else:
+                    got, factor = self._union_target(f, owner, texpr, meth)
                 if got == EXTERNAL:
+                    return
+                if got == AMBIG:
+                    self.typed_stats[2] += n
+                    self._count(AMBIG, n)
                     return
                 if got >= 0:
                     self.typed_stats[0] += n

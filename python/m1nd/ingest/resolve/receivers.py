@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
+    AMBIG,
     CALL_KINDS,
     CLASSLIKE,
     EXTERNAL,
@@ -17,6 +18,8 @@ from m1nd.ingest.resolve.tables import (
 
 #: most types a receiver's evaluation may hold (more: not known)
 SET_MAX = 8
+#: weight factor of an edge found through several possible receiver types that agree on the method
+SET_FACTOR = 0.9
 
 
 class ReceiverTypes(ResolverCore):
@@ -50,6 +53,12 @@ class ReceiverTypes(ResolverCore):
         if m == EXTERNAL:
             return EXTERNAL, 0.0
         if m < 0:
+            held = self._called_objects(t, name, depth)
+            if held:  # an attribute holding classes or functions (``factory = Foo``)
+                if len(held) == 1:
+                    got = next(iter(held))
+                    return got, (SET_FACTOR if got >= 0 else 0.0)
+                return NOTFOUND, 0.0
             return (EXTERNAL if self.has_outside_base(t) else NOTFOUND), 0.0
         if self.kind[m] != K_FN:
             return m, 1.0
@@ -63,6 +72,9 @@ class ReceiverTypes(ResolverCore):
                 t = next(iter(types))
                 return t, min(fac for _, fac in got)
             return NOTFOUND, 0.0
+        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_target`` decides)
+            t, _ = self.eval_type(f, owner, texpr[1:], depth)
+            return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
         base, *fields = texpr.split(">")
         factor = 1.0
         if base == "@":
@@ -251,6 +263,15 @@ class ReceiverTypes(ResolverCore):
                     else self.first(self.members.get(c, {}).get(name), CALL_KINDS)
                 )
                 if m < 0:
+                    if m != EXTERNAL:
+                        held = self._called_objects(c, name, depth)
+                        if held is None:
+                            # an attribute holding something else, or a class not known: one of the receiver's
+                            # possible types is not known, which no name-based guess would mend (AMBIG marks it)
+                            return frozenset((AMBIG,))
+                        if held:  # an attribute holding classes or functions (a mixin's: in the derived types)
+                            out |= held
+                            continue
                     if i == 0 and (m == EXTERNAL or self.has_outside_base(c)):
                         return None  # (inherited from outside the graph: its result is not known here)
                     continue
@@ -285,6 +306,69 @@ class ReceiverTypes(ResolverCore):
                 return None
             out |= got
         return frozenset(out) if out else None
+
+    def _called_objects(self, t: int, name: str, depth: int) -> frozenset[int] | None | bool:
+        """What calling attribute ``name`` of type ``t`` gives when it holds classes or functions (``factory =
+        Foo``, ``!Foo``: an instance of ``Foo``, or what function ``Foo`` returns): the types over the class of
+        ``t``'s hierarchy that assigns it and every type derived from ``t`` that assigns it again (such attributes
+        are there to be overridden). False when no class of the hierarchy assigns it (not such an attribute);
+        None when an assignment holds something else or a type is not known."""
+        held = self.held_names
+        if held is None:  # every attribute name of the graph (a method's name is none: answered at once)
+            held = self.held_names = {a for ex in self.extra if ex is not None and "attrs" in ex for a in ex["attrs"]}
+        if name not in held:
+            return False
+        key = (t, name)
+        memo = self.held_memo
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # cycle guard
+        h = self.attr_holder(t, name)
+        if h < 0:
+            memo[key] = False
+            return False
+        out: set[int] = set()
+        for c in [h, *(c for c in self._derived_closure(t) if c != h)]:
+            attrs = (self.extra[c] or {}).get("attrs") or {}
+            if name not in attrs:
+                continue
+            for alt in attrs[name].split("|"):
+                if alt[:1] != "!" or ">" in alt:
+                    return None
+                got = self.eval_set(self.file_by_idx[self.file_of[c]], c, alt[1:] + "()", depth + 1)
+                if got is None:
+                    return None
+                out |= got
+        res = frozenset(out) if 0 < len(out) <= SET_MAX else None
+        memo[key] = res
+        return res
+
+    def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
+        """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,
+        ``^A|^B``: an ``isinstance`` test): the one definition every such type of the graph has, EXTERNAL when
+        they all lie outside it, AMBIG when they differ, NOTFOUND when one is not known."""
+        targets: set[int] = set()
+        for alt in texpr.split("|"):
+            t, _ = self.eval_type(f, owner, alt[1:], 0)
+            if t == EXTERNAL:
+                targets.add(EXTERNAL)
+                continue
+            if t < 0:
+                return NOTFOUND, 0.0
+            closure = self._derived_closure(t)
+            if len(closure) >= 255:
+                return NOTFOUND, 0.0  # (not every derived type was seen)
+            for c in (t, *closure):
+                if self.stores_attr(c, meth):
+                    return NOTFOUND, 0.0
+                got = self.member(c, meth, FN_KINDS)
+                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
+                    return NOTFOUND, 0.0
+                targets.add(got if got >= 0 else EXTERNAL)
+        if len(targets) != 1:
+            return (AMBIG if targets else NOTFOUND), 0.0  # (every type known, several definitions: no guess)
+        got = next(iter(targets))
+        return got, (SET_FACTOR if got >= 0 else 0.0)
 
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
