@@ -6,6 +6,7 @@ file."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -69,16 +70,15 @@ def container_writes(
                 types.bind(s, name + "[]", UNKNOWN)
 
 
-_WORDS: dict[bytes, Any] = {}
+@functools.lru_cache(maxsize=4096)  # bounded: an in-process ingest runs inside a long-lived server
+def _word_pattern(name: bytes) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<![\w.])" + re.escape(name) + rb"(?![\w])")
 
 
 def _written(data: bytes, start: int, end: int, name: bytes) -> bool:
     """Is container ``name`` changed in ``data[start:end]`` in a way the captures do not show: ``name += …``,
     ``name |= …``, ``name[i] = …``, or passed to a call (other than a builtin that only reads it)?"""
-    pat = _WORDS.get(name)
-    if pat is None:
-        pat = _WORDS[name] = re.compile(rb"(?<![\w.])" + re.escape(name) + rb"(?![\w])")
-    for m in pat.finditer(data, start, end):
+    for m in _word_pattern(name).finditer(data, start, end):
         after = data[m.end() : m.end() + 40].lstrip(b" \t")
         if after[:2] in (b"+=", b"|=") or (after[:1] == b"[" and _SUBSCRIPT_SET.match(after)):
             return True
@@ -133,19 +133,18 @@ def _rebinds(data: bytes, start: int, end: int, name: bytes) -> bool:
     seg = data[start:end]
     if name not in seg:
         return False
-    pat = _REBIND.get(name)
-    if pat is None:
-        n = re.escape(name)
-        pat = _REBIND[name] = re.compile(
-            rb"(?<![\w.])" + n + rb"\s*(?:[-+*/%&|^@:]|//|\*\*|>>|<<)?=(?!=)"  # x = / x += / x :=
-            + rb"|\bas\s+" + n + rb"\b|\bfor\b[^:\n]*(?<![\w.])" + n + rb"\b"  # as x / for ... x ... in
-            + rb"|(?<![\w.])" + n + rb"\s*,[^=\n]*=(?!=)|,\s*" + n + rb"\s*(?:,[^=\n]*)?=(?!=)"  # x, y = / a, x =
-            + rb"|\bdel\s+" + n + rb"\b"
-        )
-    return pat.search(seg) is not None
+    return _rebind_pattern(name).search(seg) is not None
 
 
-_REBIND: dict[bytes, Any] = {}
+@functools.lru_cache(maxsize=4096)  # bounded: an in-process ingest runs inside a long-lived server
+def _rebind_pattern(name: bytes) -> re.Pattern[bytes]:
+    n = re.escape(name)
+    return re.compile(
+        rb"(?<![\w.])" + n + rb"\s*(?:[-+*/%&|^@:]|//|\*\*|>>|<<)?=(?!=)"  # x = / x += / x :=
+        + rb"|\bas\s+" + n + rb"\b|\bfor\b[^:\n]*(?<![\w.])" + n + rb"\b"  # as x / for ... x ... in
+        + rb"|(?<![\w.])" + n + rb"\s*,[^=\n]*=(?!=)|,\s*" + n + rb"\s*(?:,[^=\n]*)?=(?!=)"  # x, y = / a, x =
+        + rb"|\bdel\s+" + n + rb"\b"
+    )
 
 
 def narrowed_type(node: Any, name: bytes, data: bytes) -> str | None:
