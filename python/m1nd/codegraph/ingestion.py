@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m1nd.defaults import GIT_WINDOW_DAYS
 from m1nd.errors import InvalidInputError
 from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
 
@@ -97,7 +98,7 @@ def git_status(root: Path) -> dict[str, Any]:
 
 def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace: str | None = None,
                incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
-               exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = 365,
+               exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = GIT_WINDOW_DAYS,
                embed: str = "background", progress: Progress | None = None,
                keep: dict[str, Any] | None = None) -> dict[str, Any]:
     """``keep``: when given, filled with the resolver of the written graph and what it was built from (the

@@ -26,6 +26,7 @@ from m1nd.graph.schema import (
 )
 from m1nd.graph.seeds import identifier_parts, lookup_sorted, run_starts, sorted_unique
 from m1nd.lru import LRU
+from m1nd.timeutil import MS_PER_DAY
 
 
 ALL = 0xFFFFFFFF
@@ -97,7 +98,7 @@ class GraphFacts:
         if self._recency is None:
             t = g.nodes
             newest = int(t.last_change_ms.max(initial=0))
-            age = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / 86_400_000.0
+            age = np.maximum(0, newest - t.last_change_ms).astype(np.float64) / MS_PER_DAY
             self._recency = (0.6 * np.exp(-math.log(2) * age / 14.0) + 0.4 * t.churn).astype(np.float32)
         return self._recency
 
