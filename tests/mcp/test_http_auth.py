@@ -95,7 +95,7 @@ def test_token_commands(server_env: dict[str, str]) -> None:
     db = Path(server_env["M1ND_HOME"]) / "tokens.db"
     with sqlite3.connect(db) as con:
         stored = [str(v) for row in con.execute("SELECT * FROM tokens") for v in row]
-    assert made["token"] not in " ".join(stored) and made["token"].split("_")[2] not in " ".join(stored)
+    assert made["token"] not in " ".join(stored) and made["token"].split("_", 2)[2] not in " ".join(stored)
     revoked = m1nd(server_env, "token", "revoke", made["id"], "--json")
     assert revoked.returncode == 0 and json.loads(revoked.stdout)["state"] == "revoked"
     # Bad input: clear errors, nothing written.
