@@ -91,7 +91,7 @@ def big_store(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Con
         res = svc.add_batch(corpus.lines(min(10_000, n - start), start), agent="bench", no_embed=True)
         assert not res["failed"], res["failed"][:3]
     build_s = time.perf_counter() - t
-    assert svc.stats(agent="bench")["total"] == n
+    assert svc.stats(agent="bench").total == n
     yield svc, build_s
     svc.close()
 
@@ -173,4 +173,4 @@ def test_export_seed_round_trip(benchmark, big_store, tmp_path: Path) -> None:
         return n, res["imported"]
 
     exported, imported = benchmark.pedantic(run, rounds=1, iterations=1)
-    assert exported == imported == svc.stats(agent="bench")["total"]
+    assert exported == imported == svc.stats(agent="bench").total

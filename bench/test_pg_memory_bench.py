@@ -104,7 +104,7 @@ def source_store(tmp_path_factory, pytestconfig, hashing_embedder):
         res = svc.add_batch(corpus.lines(min(5_000, n - start), start), agent="bench", no_auto_anchor=True)
         assert not res["failed"], res["failed"][:3]
     load_s = time.perf_counter() - t
-    assert svc.stats(agent="bench")["total"] == n
+    assert svc.stats(agent="bench").total == n
     yield svc, corpus, round(load_s, 1)
     _close(svc)
 
@@ -122,7 +122,7 @@ def searched_store(request, tmp_path_factory, source_store, pg_cluster):
     t = time.perf_counter()
     report = migrate_to(src, url)
     migrate_s = time.perf_counter() - t
-    assert report["verified"] and report["entries"] == src.stats(agent="bench")["total"], report
+    assert report["verified"] and report["entries"] == src.stats(agent="bench").total, report
     where = tmp_path_factory.mktemp(f"pg-bench-{store.replace('+', '-')}")
     svc = MemoryService(url, vector_hook=vector_hook_for(where / "memory.db", url=url))
     load = {"load": "migrate", "load_s": round(migrate_s, 1)}
@@ -182,5 +182,5 @@ def test_search_p50_both_stores(benchmark, searched_store, mode: str) -> None:
         svc.search(queries[next(it) % len(queries)], f, agent="bench", limit=20, mode=mode)
 
     benchmark.pedantic(one, rounds=len(queries) * 2, iterations=1, warmup_rounds=5)
-    benchmark.extra_info.update(store=store, entries=svc.stats(agent="bench")["total"], p50_ms=_p50(svc, queries,
+    benchmark.extra_info.update(store=store, entries=svc.stats(agent="bench").total, p50_ms=_p50(svc, queries,
                                                                                                    mode), **load)

@@ -268,6 +268,68 @@ def test_memory_links_and_deletes_are_typed(ws: Workspace) -> None:
     assert isinstance(removed, Deleted) and removed.id == b
 
 
+def _bare(wire: dict) -> dict:
+    return {k: v for k, v in wire.items() if k not in ("hint", "elapsed_ms", "response_chars")}
+
+
+def test_memory_changes_sessions_and_figures_are_typed(ws: Workspace) -> None:
+    """Update, backups, restore, sessions, statistics, open threads, recent facts and registries answer dataclasses
+    whose ``to_dict()`` is what the memory tools send, key for key and in order."""
+    from m1nd.api import (Backup, FactSession, MemoryHealth, MemoryStats, OpenThread, RecentFact, RegistryValue,
+                          Restored, Session, SessionClosed, SessionFact, Updated)
+
+    eid = ws.memory_add("Prices come from one table", "PRICES", category="decision", tags=["pricing"]).id
+    changed = ws.memory_update(eid, append="and nowhere else", add_tags=["cart"])
+    assert isinstance(changed, Updated) and changed.id == eid and changed.bytes_added == len("and nowhere else")
+    assert changed.changes == ["content: appended 16 bytes", "tags: pricing, cart"]
+    same = _tool(ws, "memory_update", id=eid, title="Prices come from one table")
+    assert _bare(same) == ws.memory_update(eid, title="Prices come from one table").to_dict()
+    assert list(same) == ["id", "changes", "replacements", "bytes_added", "response_chars"] and same["changes"] == []
+    backups = ws.memory_backups(eid)
+    assert [b for b in backups if isinstance(b, Backup)] == backups and backups[0].operation == "append"
+    listed = _tool(ws, "memory_restore", id=eid, list=True)
+    assert listed["backups"] == [b.to_dict() for b in backups] and backups[0].body == "PRICES"
+    back = ws.memory_restore(eid)
+    assert isinstance(back, Restored) and (back.from_backup, back.operation) == (backups[0].id, "append")
+    assert list(back.to_dict()) == ["restored", "id", "from_backup", "backup_created", "operation", "recreated"]
+    assert ws.memory.show(eid, agent="python", activate=False)["body"] == "PRICES"
+
+    opened = ws.memory.create_session(session_id="s-typed", agent="python")
+    assert isinstance(opened, Session) and opened.ended_at is None and opened.created_by == "python"
+    fact = ws.memory_add(type="thread_opened", content="should prices be per currency?", session_id="s-typed").id
+    assert [s.id for s in ws.memory_sessions()] == [s["id"] for s in
+                                                    _tool(ws, "memory_sessions", action="list")["sessions"]]
+    facts = ws.memory.for_session("s-typed", agent="python")
+    assert isinstance(facts[0], SessionFact) and facts[0].id == fact and facts[0].type == "thread_opened"
+    wire = _tool(ws, "memory_sessions", action="facts", session_id="s-typed")
+    assert wire["facts"] == [f.to_dict() for f in facts]
+    of = ws.memory.fact_session(fact, agent="python")
+    assert of == FactSession(fact_id=fact, session_id="s-typed")
+    assert _bare(_tool(ws, "memory_sessions", action="session_of", fact_id=fact)) == {"action": "session_of",
+                                                                                      **of.to_dict()}
+    closed = ws.memory.close_session("s-typed")
+    assert isinstance(closed, SessionClosed) and closed.to_dict() == {"id": "s-typed", "closed": True,
+                                                                      "ended_at": closed.ended_at}
+
+    threads = ws.memory_open_threads()
+    assert isinstance(threads[0], OpenThread) and threads[0].id == fact and threads[0].state == "open"
+    assert _tool(ws, "memory_open_threads")["threads"] == [t.to_dict() for t in threads]
+    recent = ws.memory_recent(all_types=True)
+    assert fact in {r.id for r in recent} and all(isinstance(r, RecentFact) for r in recent)  # resonance > 0.5
+    assert _tool(ws, "memory_recent", all_types=True)["entries"] == [r.to_dict() for r in recent]
+    stats, health = ws.memory_stats(), ws.memory.health(agent="python")
+    assert isinstance(stats, MemoryStats) and stats.total == 2 and stats.categories == {"decision": 1, "thread": 1}
+    assert isinstance(health, MemoryHealth) and health.total == 2
+    figures = _tool(ws, "memory_stats")
+    assert (figures["stats"], figures["health"]) == (stats.to_dict(), health.to_dict())
+    categories = ws.memory.registry("categories")
+    assert all(isinstance(c, RegistryValue) for c in categories) and "decision" in {c.id for c in categories}
+    for kind in ("categories", "relationship_types", "fact_types", "resonance_types", "content_types", "tags"):
+        values = ws.memory.registry(kind, agent="python")
+        assert _tool(ws, "memory_registries", kind=kind)["values"] == [v if isinstance(v, str) else v.to_dict()
+                                                                       for v in values]
+
+
 def test_python_callers_get_the_tools_defaults() -> None:
     """One home per default (issue 16 item 6): a service method's keyword defaults are the tool's, so a Python caller
     (``Workspace.learn(...)`` forwards its options) gets what an agent gets."""

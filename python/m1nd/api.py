@@ -5,10 +5,11 @@ fields instead of ``call_tool(...).structured[...]``. The code-graph calls (``ac
 ``warmup``, ``missing``, ``hypothesize``, ``trace``, ``learn``, ``drift``, ``diverge``, ``persist``, ``health``, the
 trail calls) and the perspective calls (``Workspace.perspectives.start(...)`` and the rest) return the services' own
 result types (:mod:`m1nd.graph.results`, :mod:`m1nd.codegraph.results`, :mod:`m1nd.perspectives.results`,
-re-exported here), whose ``to_dict()`` is the tool's wire object; the memory results are built from the service's
-answer by ``from_service``. Every result's ``data`` is the whole answer as a JSON
-object (what the tool sends, before the tool layer adds its hint and timing and fits it into a response budget), so
-nothing is lost.
+re-exported here), whose ``to_dict()`` is the tool's wire object; so do the memory calls other than add and search
+(:mod:`m1nd.memory.results`: ``Updated``, ``Restored``, ``Session``, ``MemoryStats``, …), while ``MemoryEntry`` and
+``MemorySearchResult`` are built from the service's answer by ``from_service``. Every result's ``data`` (or
+``to_dict()``) is the whole answer as a JSON object (what the tool sends, before the tool layer adds its hint and
+timing and fits it into a response budget), so nothing is lost.
 
 Example::
 
@@ -33,21 +34,27 @@ from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, Le
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
-from m1nd.memory.results import Deleted, Reinforcement, Related, Relationship
+from m1nd.memory.results import (Agent, Applicability, Backup, ContentType, Deleted, FactSession, FactType,
+                                 MemoryHealth, MemoryStats, OpenThread, Project, RecentFact, Registered, RegistryValue,
+                                 Reinforcement, Related, Relationship, RelationshipType, ResonanceType, Restored,
+                                 Session, SessionClosed, SessionFact, Updated)
 from m1nd.perspectives.results import (NodeBrief, PeekContent, PerspectiveBack, PerspectiveBranch, PerspectiveClosed,
                                        PerspectiveComparison, PerspectiveFollowed, PerspectiveList, PerspectiveRoutes,
                                        PerspectiveStarted, PerspectiveSummary, RouteAffinity, RouteInspection,
                                        RoutePeek, Suggestion)
 
-__all__ = ["ActivationHit", "ActivationResult", "CausalChain", "ClaimEvidence", "ClaimNode", "Deleted", "DivergeResult",
-           "DriftResult", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport",
-           "LearnResult", "MemoryEntry", "MemorySearchResult", "MissingResult", "NodeBrief", "NodeRef", "PartialReach",
-           "Path", "PeekContent", "PersistResult", "PerspectiveBack", "PerspectiveBranch", "PerspectiveClosed",
-           "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList", "PerspectiveRoutes",
-           "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "Reinforcement", "Related", "Relationship",
-           "RouteAffinity", "RouteInspection", "RoutePeek",
-           "Seed", "Suggestion", "Suspect", "TraceResult", "TrailList", "TrailMerged", "TrailResumed", "TrailSaved",
-           "TrailSummary", "UnlinkedPair", "WarmupResult", "WeightDrift", "WeightDriftSummary", "WhyResult"]
+__all__ = ["ActivationHit", "ActivationResult", "Agent", "Applicability", "Backup", "CausalChain", "ClaimEvidence",
+           "ClaimNode", "ContentType", "Deleted", "DivergeResult", "DriftResult", "FactSession", "FactType",
+           "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport", "LearnResult",
+           "MemoryEntry", "MemoryHealth", "MemorySearchResult", "MemoryStats", "MissingResult", "NodeBrief",
+           "NodeRef", "OpenThread", "PartialReach", "Path", "PeekContent", "PersistResult", "PerspectiveBack",
+           "PerspectiveBranch", "PerspectiveClosed", "PerspectiveComparison", "PerspectiveFollowed",
+           "PerspectiveList", "PerspectiveRoutes", "PerspectiveStarted", "PerspectiveSummary", "PrimedNode",
+           "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement", "Related", "Relationship",
+           "RelationshipType", "ResonanceType", "Restored", "RouteAffinity", "RouteInspection", "RoutePeek", "Seed",
+           "Session", "SessionClosed", "SessionFact", "Suggestion", "Suspect", "TraceResult", "TrailList",
+           "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated", "WarmupResult",
+           "WeightDrift", "WeightDriftSummary", "WhyResult"]
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ gets the perspective service).
 Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Workspace.why`, :meth:`~Workspace.impact`,
 :meth:`~Workspace.warmup`, :meth:`~Workspace.missing`, :meth:`~Workspace.hypothesize`, :meth:`~Workspace.trace`,
 :meth:`~Workspace.learn`, :meth:`~Workspace.drift`, :meth:`~Workspace.diverge`, :meth:`~Workspace.persist`,
-:meth:`~Workspace.health`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`),
-which return the dataclasses of :mod:`m1nd.api`. They call the same service
+:meth:`~Workspace.health`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`,
+:meth:`~Workspace.memory_update`, :meth:`~Workspace.memory_restore`, :meth:`~Workspace.memory_backups`,
+:meth:`~Workspace.memory_recent`, :meth:`~Workspace.memory_stats`, :meth:`~Workspace.memory_open_threads`,
+:meth:`~Workspace.memory_sessions`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
 methods as the tools, with the same defaults, but return whole results (no response budget) and take Python values
 that the tool layer's schema checks do not see.
 """
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from m1nd.api import (ActivationResult, DivergeResult, DriftResult, HealthReport, HypothesisResult,
                           ImpactResult, IngestReport, LearnResult, MemoryEntry, MemorySearchResult, MissingResult,
                           PersistResult, TraceResult, WarmupResult, WhyResult)
+    from m1nd.memory.results import (Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
+                                     Updated)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
     from m1nd.perspectives.service import PerspectiveService
@@ -223,6 +227,45 @@ class Workspace:
         return MemorySearchResult(query=query, mode=str(res.extra.get("mode", mode)),
                                   results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
                                   notes=list(res.notes))
+
+    def memory_update(self, entry_id: str, *, agent: str | None = "python", embed: bool = True,
+                      auto_anchor: bool = True, **changes: Any) -> Updated:
+        """Change an entry (the ``memory_update`` tool; ``changes``: title, content or append/prepend/find+replace,
+        category, tags/add_tags/remove_tags, anchors, wake_phrases, code_refs, resonance, visibility, …). A backup
+        is kept; ``changes`` of the answer is empty when the values were already those."""
+        from m1nd.memory.updating import operation_of
+
+        ch = {k: v for k, v in changes.items() if v is not None}
+        return self.memory.update(entry_id, ch, agent=agent, operation=operation_of(ch), no_embed=not embed,
+                                  no_auto_anchor=not auto_anchor)
+
+    def memory_backups(self, entry_id: str, *, agent: str | None = "python") -> list[Backup]:
+        """An entry's backups, newest first (``memory_restore list=true``)."""
+        return self.memory.list_backups(entry_id, agent=agent)
+
+    def memory_restore(self, entry_id: str, *, agent: str | None = "python", backup_id: str | None = None
+                       ) -> Restored:
+        """Bring back an entry's newest backup (or ``backup_id``), also after a delete (``memory_restore``)."""
+        return self.memory.restore(entry_id, agent=agent, backup_id=backup_id)
+
+    def memory_recent(self, *, agent: str | None = "python", **options: Any) -> list[RecentFact]:
+        """Recent facts still resonant (``memory_recent``; ``options``: days, limit, resonance_type, all_types,
+        sort, basis)."""
+        return self.memory.recent(agent=agent, **options)
+
+    def memory_stats(self, *, agent: str | None = "python") -> MemoryStats:
+        """Counts of the entries ``agent`` can see (``memory_stats``'s ``stats``; ``ws.memory.health`` and
+        ``ws.memory.growth`` give the other two parts)."""
+        return self.memory.stats(agent=agent)
+
+    def memory_open_threads(self, *, agent: str | None = "python", limit: int | None = None) -> list[OpenThread]:
+        """Open questions and commitments, most resonant first (``memory_open_threads``)."""
+        return self.memory.open_threads(agent=agent, limit=limit)
+
+    def memory_sessions(self, *, agent: str | None = "python", project: str | None = None) -> list[Session]:
+        """The work sessions ``agent`` may know of (``memory_sessions action=list``; ``ws.memory.create_session``,
+        ``close_session``, ``for_session`` and ``fact_session`` do the other actions)."""
+        return self.memory.sessions(agent=agent, project=project)
 
     # -- code-graph operations the command line offers without a tool ------------------------------------------------
     def trail_show(self, trail_id: str) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def test_update_retries_when_rev_moves(service: MemoryService, monkeypatch: pyte
         return real(self, e, c, agent, regs)
     monkeypatch.setattr(MemoryService, "_plan_update", racing)
     res = service.update(eid, {"title": "New"}, agent="alice")
-    assert res["changes"] == ["title: T -> New"] and calls["n"] == 2
+    assert res.changes == ["title: T -> New"] and calls["n"] == 2
     e = service.show(eid, agent="alice", activate=False)
     assert (e["title"], e["resonance"]) == ("New", 9)  # the other writer's change survived
 
@@ -128,7 +128,7 @@ def test_failing_embedder_defers_but_keeps_the_entry(tmp_path: Path) -> None:
     res = svc.add({"category": "insight", "title": "T", "content": "x"}, agent="alice")
     assert res.data["embed_deferred"] == "RuntimeError: model exploded"
     assert res.notes == [f"embedding deferred (entry durable, id={res.data['id']}): RuntimeError: model exploded"]
-    assert svc.stats(agent="alice")["total"] == 1
+    assert svc.stats(agent="alice").total == 1
     batch = svc.add_batch(['{"category": "insight", "title": "B", "content": "y"}'], agent="alice")
     assert batch["embed_deferred"] and len(batch["added"]) == 1
     svc.close()

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
 
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory.core import env_truthy, visible
-from m1nd.memory.results import Deleted
+from m1nd.memory.results import Backup, Deleted, Restored
 from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_backup_id, normalize_entry_id, prefix_candidate
 from m1nd.memory.normalize import content_hash, dedup_hash
@@ -21,7 +20,7 @@ from m1nd.timeutil import format_ms, now_iso, now_ms
 
 
 class Backups(Snapshots):
-    def list_backups(self, raw_id: str, *, agent: str | None) -> list[dict[str, Any]]:
+    def list_backups(self, raw_id: str, *, agent: str | None) -> list[Backup]:
         eid = normalize_entry_id(raw_id)
         with self._read() as tx:
             rows = tx.backups.of_entry(eid, agent)
@@ -33,12 +32,12 @@ class Backups(Snapshots):
         out = []
         for bk, entry_id, snap, op, src, created in rows:
             s = json.loads(snap)
-            out.append({"id": bk, "entry_id": entry_id, "title": s.get("title"), "body": s.get("body", ""),
-                        "operation": op, "source_agent": src, "created_at": created})
+            out.append(Backup(id=bk, entry_id=entry_id, title=s.get("title"), body=s.get("body", ""), operation=op,
+                              source_agent=src, created_at=created))
         return out
 
     def restore(self, raw_id: str, *, agent: str | None, backup_id: str | None = None, no_embed: bool = False,
-                no_auto_anchor: bool = False) -> dict[str, Any]:
+                no_auto_anchor: bool = False) -> Restored:
         eid = normalize_entry_id(raw_id)
         now = now_ms()
         ts = format_ms(now)
@@ -84,15 +83,15 @@ class Backups(Snapshots):
                 tags = list(snap.get("tags") or [])
                 tx.entries.set_tags(entry.rowid, tags)
                 tx.entries.fts_refresh(entry.rowid, title, body, values["summary"], tags, ident_text(title, body))
-        out = {"restored": True, "id": eid, "from_backup": bk, "backup_created": created, "operation": op,
-               "recreated": recreated}
+        deferred = None
         if self.vector_hook is not None and not no_embed and not env_truthy("M1ND_SKIP_WRITE_EMBED"):
             try:  # issue 6: re-embed and re-anchor the restored text (the entry is already durable)
                 self.vector_hook.refresh(self, eid, auto_anchor=not no_auto_anchor
                                          and not env_truthy("M1ND_SKIP_WRITE_ANCHOR"))
             except Exception as e:  # noqa: BLE001 — a failing model must never fail the restore
-                out["embed_deferred"] = f"{type(e).__name__}: {e}"
-        return out
+                deferred = f"{type(e).__name__}: {e}"
+        return Restored(id=eid, from_backup=bk, backup_created=created, operation=op, recreated=recreated,
+                        embed_deferred=deferred)
 
     def delete(self, raw_id: str, *, agent: str | None) -> Deleted:
         with self._write() as tx:

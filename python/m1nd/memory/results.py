@@ -1,17 +1,29 @@
-"""Typed results of the knowledge memory's relationship, reinforcement and deletion calls: what ``relate``,
-``relationships``, ``unrelate``, ``reinforce`` and ``delete`` answer, for both faces (the ``memory_*`` tools send
-:meth:`to_dict`, the ``m1nd memory`` commands print it with ``--json`` or read the fields for their text).
+"""Typed results of the knowledge memory's calls, for both faces: the ``memory_*`` tools send :meth:`to_dict`
+(wrapped in the tool's own envelope where it has one), the ``m1nd memory`` commands print it with ``--json`` or read
+the fields for their text. Each ``to_dict`` writes the keys in the order the wire has always had.
 
-Entries themselves are :class:`m1nd.store.memory_contract.Entry`; the other memory answers (update plans, restores,
-sessions, statistics, registries) are still JSON objects.
+- links, reinforcement, deletion: :class:`Related`, :class:`Relationship`, :class:`Deleted`, :class:`Reinforcement`;
+- changes: :class:`Updated` (the applied change plan), :class:`Backup`, :class:`Restored`;
+- sessions: :class:`Session`, :class:`SessionClosed`, :class:`SessionFact`, :class:`FactSession`;
+- figures: :class:`MemoryStats`, :class:`MemoryHealth`, :class:`OpenThread`, :class:`RecentFact` (``growth`` is a
+  plain ``list[int]``, one count per week);
+- registries: :class:`RegistryValue` (categories, source, entry and session types), :class:`Agent`,
+  :class:`Applicability`, :class:`Project`, :class:`RelationshipType`, :class:`ContentType`, :class:`FactType`,
+  :class:`ResonanceType` (``tags`` are plain strings), and :class:`Registered` for an added value.
+
+Entries themselves are :class:`m1nd.store.memory_contract.Entry`; list and search answers are
+:class:`m1nd.memory.core.Outcome`; the add answers are the entry's JSON.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Deleted", "Reinforcement", "Related", "Relationship"]
+__all__ = ["Agent", "Applicability", "Backup", "ContentType", "Deleted", "FactSession", "FactType", "MemoryHealth",
+           "MemoryStats", "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement",
+           "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored", "Session", "SessionClosed",
+           "SessionFact", "Updated"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +90,313 @@ class Reinforcement:
         return {"id": self.id, "old_resonance": self.old_resonance, "new_resonance": self.new_resonance,
                 "amount_added": self.amount_added, "capped": self.capped, "last_activated": self.last_activated,
                 "activation_count": self.activation_count}
+
+
+# -- changes -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Updated:
+    """The answer of ``update`` (and the command line's ``edit``, ``append``, ``prepend``): the change lines of the
+    applied plan (empty when the values were already those), the find/replace count and the bytes an append or
+    prepend added; ``embed_deferred`` says why the new text was not embedded (the change itself is durable)."""
+
+    id: str
+    changes: list[str]
+    replacements: int = 0
+    bytes_added: int = 0
+    embed_deferred: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "changes": list(self.changes), "replacements": self.replacements,
+                               "bytes_added": self.bytes_added}
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+@dataclass(frozen=True)
+class Backup:
+    """One snapshot of an entry, kept before a change or a delete (newest first in ``list_backups``)."""
+
+    id: str
+    entry_id: str
+    title: str | None
+    body: str
+    operation: str
+    source_agent: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "entry_id": self.entry_id, "title": self.title, "body": self.body,
+                "operation": self.operation, "source_agent": self.source_agent, "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class Restored:
+    """The answer of ``restore``: which backup came back (``recreated`` when the entry had been deleted)."""
+
+    id: str
+    from_backup: str
+    backup_created: str
+    operation: str
+    recreated: bool
+    embed_deferred: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"restored": True, "id": self.id, "from_backup": self.from_backup,
+                               "backup_created": self.backup_created, "operation": self.operation,
+                               "recreated": self.recreated}
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+# -- sessions ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Session:
+    """A work session (``ended_at`` None while it is open)."""
+
+    id: str
+    session_type: str
+    project: str | None
+    started_at: str
+    ended_at: str | None
+    created_by: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "session_type": self.session_type, "project": self.project,
+                "started_at": self.started_at, "ended_at": self.ended_at, "created_by": self.created_by}
+
+
+@dataclass(frozen=True)
+class SessionClosed:
+    """The answer of ``close_session`` (``ended_at``: the first close's time when it was already closed)."""
+
+    id: str
+    ended_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "closed": True, "ended_at": self.ended_at}
+
+
+@dataclass(frozen=True)
+class SessionFact:
+    """A fact recorded in a session (``type`` None for an entry that is not a fact)."""
+
+    id: str
+    type: str | None
+    content: str
+    created_at: str
+    resonance: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "type": self.type, "content": self.content, "created_at": self.created_at,
+                "resonance": self.resonance}
+
+
+@dataclass(frozen=True)
+class FactSession:
+    """The session a fact was recorded in (None when there is none, or the fact is not visible)."""
+
+    fact_id: str
+    session_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact_id": self.fact_id, "session_id": self.session_id}
+
+
+# -- figures -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Counts of the visible entries: in all, per category, and the caller's own private ones."""
+
+    total: int
+    categories: dict[str, int]
+    private_own: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "categories": dict(self.categories), "private_own": self.private_own}
+
+
+@dataclass(frozen=True)
+class MemoryHealth:
+    """Embedding and anchor coverage of the visible entries, and the stale high-resonance ones (counts and
+    rounded percentages); ``stale_vectors``: entries embedded by another model than ``model_id``."""
+
+    total: int
+    embedded: int
+    anchored: int
+    stale_high_res: int
+    embedded_pct: int
+    anchored_pct: int
+    stale_high_res_pct: int
+    model_id: str | None
+    stale_vectors: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "embedded": self.embedded, "anchored": self.anchored,
+                "stale_high_res": self.stale_high_res, "embedded_pct": self.embedded_pct,
+                "anchored_pct": self.anchored_pct, "stale_high_res_pct": self.stale_high_res_pct,
+                "model_id": self.model_id, "stale_vectors": self.stale_vectors}
+
+
+@dataclass(frozen=True)
+class OpenThread:
+    """A thread entry not closed yet (an open question or a commitment)."""
+
+    id: str
+    body: str
+    state: str
+    created_at: str
+    resonance: int
+    tags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "body": self.body, "state": self.state, "created_at": self.created_at,
+                "resonance": self.resonance, "tags": list(self.tags)}
+
+
+@dataclass(frozen=True)
+class RecentFact:
+    """A recently created entry still resonant (``type``: its fact type, else its category)."""
+
+    id: str
+    type: str
+    category: str
+    content: str
+    created_at: str
+    resonance: int
+    effective_resonance: float
+    state: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "type": self.type, "category": self.category, "content": self.content,
+                "created_at": self.created_at, "resonance": self.resonance,
+                "effective_resonance": self.effective_resonance, "state": self.state}
+
+
+# -- registries --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistryValue:
+    """A value of a plain registry: categories, source types, entry types, session types."""
+
+    id: str
+    description: str
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A registered agent."""
+
+    id: str
+    description: str
+    domain: str | None
+    created_at: str
+    updated_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "domain": self.domain,
+                "created_at": self.created_at, "updated_at": self.updated_at}
+
+
+@dataclass(frozen=True)
+class Applicability:
+    """An applicability context (where an entry applies)."""
+
+    id: str
+    description: str
+    scope: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "scope": self.scope, "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class Project:
+    """A registered project."""
+
+    id: str
+    name: str
+    path: str | None
+    repo_url: str | None
+    description: str | None
+    active: bool
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "path": self.path, "repo_url": self.repo_url,
+                "description": self.description, "active": self.active, "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class RelationshipType:
+    """A relationship type (``directional``: ``a → b`` differs from ``b → a``)."""
+
+    id: str
+    description: str
+    directional: bool
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "directional": self.directional,
+                "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class ContentType:
+    """A body format with the file extensions that imply it."""
+
+    id: str
+    description: str
+    file_extensions: list[str]
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "file_extensions": list(self.file_extensions),
+                "created_at": self.created_at}
+
+
+@dataclass(frozen=True)
+class FactType:
+    """A fact type (fixed by the schema) and the category its facts are stored under."""
+
+    id: str
+    category: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "category": self.category}
+
+
+@dataclass(frozen=True)
+class ResonanceType:
+    """A resonance type (fixed by the schema) and whether its importance decays with time."""
+
+    id: str
+    decays: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "decays": self.decays}
+
+
+@dataclass(frozen=True)
+class Registered:
+    """The answer of adding a registry value (agent, project, category, applicability): its id (and a project's
+    name)."""
+
+    id: str
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id} if self.name is None else {"id": self.id, "name": self.name}

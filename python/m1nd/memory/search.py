@@ -8,13 +8,13 @@ ask for are never shown; a note says how many matched.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from m1nd.defaults import LIST_LIMIT, RECENT_DAYS, RECENT_LIMIT, RECENT_MIN_RESONANCE, SEARCH_LIMIT
 from m1nd.errors import InvalidInputError
 from m1nd.memory import fields as F
 from m1nd.memory.core import MemoryCore, Outcome
 from m1nd.memory.fts import build_match, query_terms
+from m1nd.memory.results import RecentFact
 from m1nd.store.memory_contract import Entry, Filters, Scope
 from m1nd.store.memory_tx import MemoryTx
 from m1nd.timeutil import MS_PER_DAY, format_ms, now_iso, now_ms
@@ -153,7 +153,7 @@ class Reading(MemoryCore):
 
     def recent(self, *, agent: str | None, days: int = RECENT_DAYS, limit: int = RECENT_LIMIT,
                resonance_type: str | None = None, all_types: bool = False, sort: str = "chronological",
-               basis: str = "decayed") -> list[dict[str, Any]]:
+               basis: str = "decayed") -> list[RecentFact]:
         if days <= 0:
             raise InvalidInputError(f"--days must be a positive integer (got {days})")
         if sort not in ("chronological", "resonance"):
@@ -166,6 +166,6 @@ class Reading(MemoryCore):
                                               by_resonance=sort == "resonance", limit=limit,
                                               min_value=RECENT_MIN_RESONANCE)
             entries = tx.entries.hydrate_rowids(rowids, agent=agent, now=now)
-        return [{"id": e.id, "type": e["fact_type"] or e["category_id"], "category": e["category_id"],
-                 "content": e["body"], "created_at": e["created_at"], "resonance": e["resonance"],
-                 "effective_resonance": e["effective_resonance"], "state": e["fact_state"]} for e in entries]
+        return [RecentFact(id=e.id, type=e["fact_type"] or e["category_id"], category=e["category_id"],
+                           content=e["body"], created_at=e["created_at"], resonance=e["resonance"],
+                           effective_resonance=e["effective_resonance"], state=e["fact_state"]) for e in entries]

@@ -1,7 +1,8 @@
 """The knowledge memory service: every ``m1nd memory`` command and ``memory_*`` tool goes through here.
 
 Layering: adapters (``m1nd.cli.memory``, ``m1nd.tools.memory``) parse their input, call one method, and render
-the plain dictionaries it returns; they decide nothing. :class:`MemoryService` is the one public face; each command
+what it returns (entries, :class:`~m1nd.memory.core.Outcome` and the dataclasses of :mod:`m1nd.memory.results`, whose
+``to_dict()`` is the wire object); they decide nothing. :class:`MemoryService` is the one public face; each command
 family lives in its own module and is mixed in here:
 
 ==========================  ==========================================================================================

@@ -14,6 +14,7 @@ from m1nd.memory.core import Retry, env_truthy
 from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_backup_id
 from m1nd.memory.normalize import content_hash, dedup_hash, dedup_scope
+from m1nd.memory.results import Updated
 from m1nd.memory.update_plan import UpdatePlanning
 from m1nd.timeutil import now_iso
 
@@ -23,9 +24,15 @@ SNAPSHOT_KEYS = ("title", "body", "summary", "category", "wake_phrases", "code_r
 DEDUP_KEYS = ("title", "body", "category", "owner", "visibility", "session_id")
 
 
+def operation_of(changes: dict[str, Any]) -> str:
+    """The operation a change set is recorded as in its backup: its content mode, else ``update``."""
+    return ("append" if "append" in changes else "prepend" if "prepend" in changes else "edit" if "find" in changes
+            else "update")
+
+
 class Updating(UpdatePlanning):
     def update(self, raw_id: str, changes: dict[str, Any], *, agent: str | None, operation: str = "update",
-               no_embed: bool = False, no_auto_anchor: bool = False) -> dict[str, Any]:
+               no_embed: bool = False, no_auto_anchor: bool = False) -> Updated:
         """Apply ``changes`` (keys of :meth:`_plan_update`) with a backup and optimistic concurrency."""
         modes = [k for k in ("content", "append", "prepend", "find") if changes.get(k) is not None]
         if len(modes) > 1:
@@ -38,7 +45,7 @@ class Updating(UpdatePlanning):
             raise InvalidInputError("--replace-all and --nth cannot be combined")
         missing = "Entry not found: {id}"
 
-        def attempt() -> dict[str, Any]:
+        def attempt() -> Updated:
             with self._read() as tx:
                 rowid = self._resolve(tx, raw_id, agent, missing)
                 entry = self._entry(tx, rowid, agent)
@@ -46,8 +53,8 @@ class Updating(UpdatePlanning):
             plan = self._plan_update(entry, changes, agent, regs)
             if not plan["set"] and plan["tags"] is None and plan["applicability"] is None and not plan["anchors_add"] \
                     and not plan["anchors_remove"]:
-                return {"id": entry.id, "changes": [], "replacements": plan.get("replacements", 0),
-                        "bytes_added": plan.get("bytes_added", 0)}
+                return Updated(id=entry.id, changes=[], replacements=plan.get("replacements", 0),
+                               bytes_added=plan.get("bytes_added", 0))
             new_title = plan["set"].get("title", entry["title"])
             new_body = plan["set"].get("body", entry["body"])
             new_tags = plan["tags"] if plan["tags"] is not None else entry["tags"]
@@ -97,10 +104,8 @@ class Updating(UpdatePlanning):
                     self.vector_hook.store(tx, entry.rowid, payload,
                                            auto_anchor=not no_auto_anchor
                                            and not env_truthy("M1ND_SKIP_WRITE_ANCHOR"))
-            out = {"id": entry.id, "changes": plan["changes"], "replacements": plan.get("replacements", 0),
-                   "bytes_added": plan.get("bytes_added", 0)}
-            if deferred:
-                out["embed_deferred"] = deferred
-            return out
+            return Updated(id=entry.id, changes=plan["changes"], replacements=plan.get("replacements", 0),
+                           bytes_added=plan.get("bytes_added", 0), embed_deferred=deferred)
 
-        return self._retrying(attempt, raw_id)
+        updated: Updated = self._retrying(attempt, raw_id)
+        return updated

@@ -302,7 +302,7 @@ def _memory_recent(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     rows = ws.memory.recent(agent=a["agent_id"], days=a["days"], limit=a["limit"],
                             resonance_type=a.get("resonance_type"), all_types=a["all_types"], sort=a["sort"],
                             basis=a["resonance_basis"])
-    return {"entries": rows, "resonance_basis": a["resonance_basis"]}
+    return {"entries": [r.to_dict() for r in rows], "resonance_basis": a["resonance_basis"]}
 
 
 register(Tool(
@@ -325,7 +325,7 @@ register(Tool(
 # -- updating --------------------------------------------------------------------------------------------------------
 
 
-def _memory_update(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_update(ws: Any, a: dict[str, Any]) -> Any:
     keys = ("title", "content", "append", "prepend", "find", "replace", "replace_all", "nth", "category", "tags",
             "add_tags", "remove_tags", "applicability", "content_type", "resonance", "anchors", "add_anchors",
             "remove_anchors", "wake_phrases", "add_wake_phrases", "remove_wake_phrases", "code_refs", "add_code_refs",
@@ -337,10 +337,10 @@ def _memory_update(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
         ch["wake_order"] = a["wake_order"] if a["wake_order"] is not None else "-"
     if "private" in a:
         ch["visibility"] = "private" if a["private"] else "public"
-    op = "append" if "append" in ch else "prepend" if "prepend" in ch else "edit" if "find" in ch else "update"
-    res = ws.memory.update(a["id"], ch, agent=a["agent_id"], operation=op, no_embed=not a["embed"],
-                           no_auto_anchor=not a["auto_anchor"])
-    return res
+    from m1nd.memory.updating import operation_of
+
+    return ws.memory.update(a["id"], ch, agent=a["agent_id"], operation=operation_of(ch), no_embed=not a["embed"],
+                            no_auto_anchor=not a["auto_anchor"])
 
 
 register(Tool(
@@ -391,10 +391,10 @@ register(Tool(
 ))
 
 
-def _memory_restore(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _memory_restore(ws: Any, a: dict[str, Any]) -> Any:
     if a["list"]:
         rows = ws.memory.list_backups(a["id"], agent=a["agent_id"])
-        return {"id": a["id"], "backups": rows}
+        return {"id": a["id"], "backups": [r.to_dict() for r in rows]}
     return ws.memory.restore(a["id"], agent=a["agent_id"], backup_id=a.get("backup_id"))
 
 
@@ -483,7 +483,8 @@ register(Tool(
 
 def _memory_stats(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     m, agent = ws.memory, a["agent_id"]
-    return {"stats": m.stats(agent=agent), "health": m.health(agent=agent), "growth": m.growth(agent=agent)}
+    return {"stats": m.stats(agent=agent).to_dict(), "health": m.health(agent=agent).to_dict(),
+            "growth": m.growth(agent=agent)}
 
 
 register(Tool(
@@ -495,7 +496,7 @@ register(Tool(
 
 
 def _memory_open_threads(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    return {"threads": ws.memory.open_threads(agent=a["agent_id"], limit=a["limit"])}
+    return {"threads": [t.to_dict() for t in ws.memory.open_threads(agent=a["agent_id"], limit=a["limit"])]}
 
 
 register(Tool(
@@ -515,18 +516,18 @@ def _memory_sessions(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
             raise InvalidInputError(f"action '{action}' needs argument '{key}'", details={"argument": key})
         return a[key]
     if action == "list":
-        return {"action": action, "sessions": m.sessions(agent=agent, project=a.get("project"))}
+        return {"action": action, "sessions": [s.to_dict() for s in m.sessions(agent=agent,
+                                                                                project=a.get("project"))]}
     if action == "create":
         return {"action": action, "session": m.create_session(session_type=a.get("session_type"),
                                                               project=a.get("project"),
-                                                              session_id=a.get("session_id"), agent=agent)}
+                                                              session_id=a.get("session_id"), agent=agent).to_dict()}
     if action == "close":
-        return {"action": action, "session": m.close_session(need("session_id"))}
+        return {"action": action, "session": m.close_session(need("session_id")).to_dict()}
     if action == "facts":
         sid = need("session_id")
-        return {"action": action, "session_id": sid, "facts": m.for_session(sid, agent=agent)}
-    r = m.fact_session(need("fact_id"), agent=agent)
-    return {"action": action, **r}
+        return {"action": action, "session_id": sid, "facts": [f.to_dict() for f in m.for_session(sid, agent=agent)]}
+    return {"action": action, **m.fact_session(need("fact_id"), agent=agent).to_dict()}
 
 
 register(Tool(
@@ -546,8 +547,8 @@ register(Tool(
 
 
 def _memory_registries(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": a["kind"], "values": ws.memory.registry(a["kind"], agent=a["agent_id"],
-                                                            category=a.get("category"))}
+    values = ws.memory.registry(a["kind"], agent=a["agent_id"], category=a.get("category"))
+    return {"kind": a["kind"], "values": [v if isinstance(v, str) else v.to_dict() for v in values]}
 
 
 register(Tool(

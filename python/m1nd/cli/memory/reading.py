@@ -199,11 +199,11 @@ def recent_cmd(days: int, limit: int, resonance_type: str | None, all_types: boo
     rows = open_service().recent(agent=acting_agent(), days=days, limit=limit, resonance_type=resonance_type,
                              all_types=all_types, sort=sort, basis=resonance_basis or default_basis("decayed"))
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out("No recent entries found")
     for r in rows:
-        state = f" ({r['state']})" if r["state"] else ""
-        out(f"[{r['created_at'][:10]}] {r['type']}{state}: {preview(r['content'], 60)} ({r['id']}, "
-            f"resonance {r['resonance']})")
+        state = f" ({r.state})" if r.state else ""
+        out(f"[{r.created_at[:10]}] {r.type}{state}: {preview(r.content, 60)} ({r.id}, "
+            f"resonance {r.resonance})")

@@ -21,16 +21,16 @@ def agents_group() -> None:
 def agents_list_cmd(as_json: bool) -> None:
     rows = open_service().registry("agents")
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out("No agents registered")
         return
     out("Registered agents:")
     for r in rows:
-        out(f"  {r['id']} - {r['description']}")
-        if r["domain"]:
-            out(f"    Domain: {r['domain']}")
+        out(f"  {r.id} - {r.description}")
+        if r.domain:
+            out(f"    Domain: {r.domain}")
 
 
 @agents_group.command("add", help='Register an agent (id, --description, --domain).')
@@ -40,7 +40,7 @@ def agents_list_cmd(as_json: bool) -> None:
 @handled
 def agents_add_cmd(agent_id: str, description: str | None, domain: str | None) -> None:
     r = open_service().add_agent(agent_id, description, domain)
-    out(f"Added agent: {r['id']}")
+    out(f"Added agent: {r.id}")
 
 
 @agents_group.command("show", help='Show one registered agent.')
@@ -50,13 +50,13 @@ def agents_add_cmd(agent_id: str, description: str | None, domain: str | None) -
 def agents_show_cmd(agent_id: str, as_json: bool) -> None:
     r = open_service().show_agent(agent_id)
     if as_json:
-        emit_json(r)
+        emit_json(r.to_dict())
         return
-    out(f"Agent: {r['id']}")
-    out(f"Description: {r['description']}")
-    out(f"Domain: {r['domain'] or '-'}")
-    out(f"Created: {r['created_at']}")
-    out(f"Updated: {r['updated_at']}")
+    out(f"Agent: {r.id}")
+    out(f"Description: {r.description}")
+    out(f"Domain: {r.domain or '-'}")
+    out(f"Created: {r.created_at}")
+    out(f"Updated: {r.updated_at}")
 
 
 @memory_group.group("projects")
@@ -70,17 +70,17 @@ def projects_group() -> None:
 def projects_list_cmd(as_json: bool) -> None:
     rows = open_service().registry("projects")
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out("No projects registered")
         return
     out("Registered projects:")
     for r in rows:
-        out(f"  {r['id']} - {r['name']}")
+        out(f"  {r.id} - {r.name}")
         for label, key in (("Path", "path"), ("Repo", "repo_url"), ("Description", "description")):
-            if r[key]:
-                out(f"    {label}: {r[key]}")
+            if getattr(r, key):
+                out(f"    {label}: {getattr(r, key)}")
 
 
 @projects_group.command("add", help='Register a project.')
@@ -92,7 +92,7 @@ def projects_list_cmd(as_json: bool) -> None:
 @handled
 def projects_add_cmd(pid: str, name: str, path: str | None, repo_url: str | None, description: str | None) -> None:
     r = open_service().add_project(pid, name, path=path, repo_url=repo_url, description=description)
-    out(f"Added project: {r['id']}")
+    out(f"Added project: {r.id}")
 
 
 @memory_group.group("categories")
@@ -106,11 +106,11 @@ def categories_group() -> None:
 def categories_list_cmd(as_json: bool) -> None:
     rows = open_service().registry("categories")
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     out("Categories:")
     for r in rows:
-        out(f"  {r['id']} - {r['description']}")
+        out(f"  {r.id} - {r.description}")
 
 
 @categories_group.command("add", help='Add an entry category.')
@@ -119,7 +119,7 @@ def categories_list_cmd(as_json: bool) -> None:
 @handled
 def categories_add_cmd(category_id: str, description: str) -> None:
     r = open_service().add_category(category_id, description)
-    out(f"Added category: {r['id']}")
+    out(f"Added category: {r.id}")
 
 
 @categories_group.command("remove", help='Remove an unused entry category.')
@@ -127,7 +127,7 @@ def categories_add_cmd(category_id: str, description: str) -> None:
 @handled
 def categories_remove_cmd(category_id: str) -> None:
     r = open_service().remove_category(category_id)
-    out(f"Deleted category: {r['id']}")
+    out(f"Deleted category: {r.id}")
 
 
 @memory_group.group("applicability")
@@ -141,11 +141,11 @@ def applicability_group() -> None:
 def applicability_list_cmd(as_json: bool) -> None:
     rows = open_service().registry("applicability")
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     out("Applicability types:")
     for r in rows:
-        out(f"  {r['id']} - {r['description']}" + (f" (scope: {r['scope']})" if r["scope"] else ""))
+        out(f"  {r.id} - {r.description}" + (f" (scope: {r.scope})" if r.scope else ""))
 
 
 @applicability_group.command("add", help='Add an applicability context.')
@@ -155,7 +155,7 @@ def applicability_list_cmd(as_json: bool) -> None:
 @handled
 def applicability_add_cmd(aid: str, description: str, scope: str | None) -> None:
     r = open_service().add_applicability(aid, description, scope)
-    out(f"Added applicability: {r['id']}")
+    out(f"Added applicability: {r.id}")
 
 
 @memory_group.group("tags")
@@ -192,15 +192,15 @@ def _registry_group(name: str, kind: str, title: str) -> None:
     def list_(as_json: bool) -> None:
         rows = open_service().registry(kind)
         if as_json:
-            emit_json(rows)
+            emit_json([r.to_dict() for r in rows])
             return
         out(f"{title}:")
         for r in rows:
-            line = f"  {r['id']} - {r['description']}"
+            line = f"  {r.id} - {r.description}"
             if kind == "relationship_types":
-                line += " (directional)" if r["directional"] else " (bidirectional)"
-            if kind == "content_types" and r["file_extensions"]:
-                line += f" ({', '.join(r['file_extensions'])})"
+                line += " (directional)" if r.directional else " (bidirectional)"
+            if kind == "content_types" and r.file_extensions:
+                line += f" ({', '.join(r.file_extensions)})"
             out(line)
     list_.help = f"List {title.lower()}."
 

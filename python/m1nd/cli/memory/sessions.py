@@ -21,13 +21,13 @@ def sessions_group() -> None:
 def sessions_list_cmd(project: str | None, as_json: bool) -> None:
     rows = open_service().sessions(agent=acting_agent(), project=project)
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out("No sessions found")
         return
     for r in rows:
-        out(f"  {r['id']} [{r['session_type']}] started {r['started_at']} ended {r['ended_at'] or '-'}")
+        out(f"  {r.id} [{r.session_type}] started {r.started_at} ended {r.ended_at or '-'}")
 
 
 @sessions_group.command("create", help='Create a work session.')
@@ -40,9 +40,9 @@ def sessions_create_cmd(session_type: str | None, project: str | None, sid: str 
     r = open_service().create_session(session_type=session_type, project=project, session_id=sid,
                                       agent=acting_agent())
     if as_json:
-        emit_json(r)
+        emit_json(r.to_dict())
     else:
-        out(f"Created session: {r['id']}")
+        out(f"Created session: {r.id}")
 
 
 @sessions_group.command("close", help='Close a work session (sets its end time).')
@@ -52,9 +52,9 @@ def sessions_create_cmd(session_type: str | None, project: str | None, sid: str 
 def sessions_close_cmd(sid: str, as_json: bool) -> None:
     r = open_service().close_session(sid)
     if as_json:
-        emit_json(r)
+        emit_json(r.to_dict())
     else:
-        out(f"Closed session: {r['id']}")
+        out(f"Closed session: {r.id}")
 
 
 @memory_group.command("for-session")
@@ -65,15 +65,15 @@ def for_session_cmd(session_id: str, as_json: bool) -> None:
     """Facts recorded in a session."""
     rows = open_service().for_session(session_id, agent=acting_agent())
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out(f"No facts found for session: {session_id}")
         return
     out(f"Facts for session {session_id}:")
     for r in rows:
-        out(f"[{r['created_at'][:10]}] {r['type'] or 'unknown'}: {preview(r['content'], 60)} ({r['id']}, "
-            f"resonance {r['resonance']})")
+        out(f"[{r.created_at[:10]}] {r.type or 'unknown'}: {preview(r.content, 60)} ({r.id}, "
+            f"resonance {r.resonance})")
 
 
 @memory_group.command("fact-session")
@@ -84,8 +84,8 @@ def fact_session_cmd(fact_id: str, as_json: bool) -> None:
     """The session a fact was recorded in."""
     r = open_service().fact_session(fact_id, agent=acting_agent())
     if as_json:
-        emit_json(r)
-    elif r["session_id"]:
-        out(f"Fact {r['fact_id']} was extracted from session: {r['session_id']}")
+        emit_json(r.to_dict())
+    elif r.session_id:
+        out(f"Fact {r.fact_id} was extracted from session: {r.session_id}")
     else:
-        out(f"No session found for fact: {r['fact_id']}")
+        out(f"No session found for fact: {r.fact_id}")

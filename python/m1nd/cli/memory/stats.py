@@ -16,13 +16,13 @@ def stats_cmd(as_json: bool) -> None:
     """Entry counts per category (visible entries only)."""
     s = open_service().stats(agent=acting_agent())
     if as_json:
-        emit_json(s)
+        emit_json(s.to_dict())
         return
     out("Memory Index Statistics")
     out()
-    out(f"Total entries: {s['total']}")
+    out(f"Total entries: {s.total}")
     out()
-    for c, n in s["categories"].items():
+    for c, n in s.categories.items():
         out(f"  {c:<12} {n}")
 
 
@@ -33,14 +33,14 @@ def health_cmd(as_json: bool) -> None:
     """Embedding and anchor coverage, stale high-resonance entries."""
     h = open_service().health(agent=acting_agent())
     if as_json:
-        emit_json(h)
+        emit_json(h.to_dict())
         return
     out("Graph Health")
     out()
-    out(f"  Total entries: {h['total']}")
-    out(f"  {h['embedded_pct']:3}% embedded")
-    out(f"  {h['anchored_pct']:3}% anchored")
-    out(f"  {h['stale_high_res_pct']:3}% stale (high-res, >30d)")
+    out(f"  Total entries: {h.total}")
+    out(f"  {h.embedded_pct:3}% embedded")
+    out(f"  {h.anchored_pct:3}% anchored")
+    out(f"  {h.stale_high_res_pct:3}% stale (high-res, >30d)")
 
 
 @memory_group.command("growth")
@@ -64,7 +64,7 @@ def open_threads_cmd(as_json: bool) -> None:
     """Open thread entries, most resonant first."""
     rows = open_service().open_threads(agent=acting_agent())
     if as_json:
-        emit_json(rows)
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         out("No open threads.")
@@ -72,4 +72,4 @@ def open_threads_cmd(as_json: bool) -> None:
     out(f"Open threads ({len(rows)})")
     out()
     for r in rows:
-        out(f"  [r{r['resonance']}] {r['id']} {r['created_at']}  {preview(r['body'], 80)}")
+        out(f"  [r{r.resonance}] {r.id} {r.created_at}  {preview(r.body, 80)}")

@@ -106,15 +106,15 @@ def update_cmd(entry_id: str, as_json: bool, no_auto_anchor: bool, no_embed: boo
             kw["prepend_file"])
     res = open_service().update(entry_id, ch, agent=acting_agent(), no_embed=no_embed,
                                 no_auto_anchor=no_auto_anchor)
-    if res.get("embed_deferred"):
-        note(f"embedding deferred (entry durable, id={res['id']}): {res['embed_deferred']}")
+    if res.embed_deferred:
+        note(f"embedding deferred (entry durable, id={res.id}): {res.embed_deferred}")
     if as_json:
-        emit_json({"id": res["id"], "changes": res["changes"]})
-    elif not res["changes"]:
+        emit_json({"id": res.id, "changes": res.changes})
+    elif not res.changes:
         out("  No changes specified")
     else:
-        out(f"Updated entry: {res['id']}")
-        for c in res["changes"]:
+        out(f"Updated entry: {res.id}")
+        for c in res.changes:
             out(f"  {c}")
 
 
@@ -140,10 +140,10 @@ def edit_cmd(entry_id: str, find: str | None, replace: str | None, replace_all: 
     res = open_service().update(entry_id, change, agent=acting_agent(), operation="edit", no_embed=no_embed,
                                 no_auto_anchor=no_auto_anchor)
     if as_json:
-        emit_json({"id": res["id"], "replacements": res["replacements"]})
+        emit_json({"id": res.id, "replacements": res.replacements})
     else:
-        out(f"Edited entry: {res['id']}")
-        out(f"  {res['replacements']} replacement(s)")
+        out(f"Edited entry: {res.id}")
+        out(f"  {res.replacements} replacement(s)")
 
 
 def _append_like(op: str) -> Callable[..., None]:
@@ -161,10 +161,10 @@ def _append_like(op: str) -> Callable[..., None]:
         res = open_service().update(entry_id, {op: text}, agent=acting_agent(), operation=op,
                                     no_embed=no_embed, no_auto_anchor=no_auto_anchor)
         if as_json:
-            emit_json({"id": res["id"], "bytes_added": res["bytes_added"]})
+            emit_json({"id": res.id, "bytes_added": res.bytes_added})
         else:
-            out(f"{'Appended to' if op == 'append' else 'Prepended to'} entry: {res['id']}")
-            out(f"  {res['bytes_added']} bytes added")
+            out(f"{'Appended to' if op == 'append' else 'Prepended to'} entry: {res.id}")
+            out(f"  {res.bytes_added} bytes added")
     cmd.__doc__ = f"{op.capitalize()} text to an entry's content (joined with a newline)."
     return cmd
 
@@ -190,27 +190,27 @@ def restore_cmd(entry_id: str, list_: bool, backup_id: str | None, no_auto_ancho
     if list_:
         rows = svc.list_backups(entry_id, agent=acting_agent())
         if as_json:
-            emit_json(rows)
+            emit_json([r.to_dict() for r in rows])
             return
         eid = normalize_entry_id(entry_id)
         if not rows:
             out(f"No backups found for {eid}")
             return
-        out(f"Backups for {rows[0]['entry_id']}:")
+        out(f"Backups for {rows[0].entry_id}:")
         for r in rows:
-            out(f"  {r['id']} | {r['created_at']} | {r['operation']} | {len(r['body'].encode('utf-8'))} bytes")
+            out(f"  {r.id} | {r.created_at} | {r.operation} | {len(r.body.encode('utf-8'))} bytes")
         return
     res = svc.restore(entry_id, agent=acting_agent(), backup_id=backup_id, no_embed=no_embed,
                       no_auto_anchor=no_auto_anchor)
-    if res.get("embed_deferred"):
-        note(f"embedding deferred (entry durable, id={res['id']}): {res['embed_deferred']}")
+    if res.embed_deferred:
+        note(f"embedding deferred (entry durable, id={res.id}): {res.embed_deferred}")
     if as_json:
-        emit_json(res)
+        emit_json(res.to_dict())
     else:
-        out(f"Restored entry: {res['id']}")
-        out(f"  from backup: {res['from_backup']}")
-        out(f"  backup created: {res['backup_created']}")
-        out(f"  original operation: {res['operation']}")
+        out(f"Restored entry: {res.id}")
+        out(f"  from backup: {res.from_backup}")
+        out(f"  backup created: {res.backup_created}")
+        out(f"  original operation: {res.operation}")
 
 
 @memory_group.command("delete")
