@@ -331,7 +331,7 @@ def test_retrieval_quality_with_and_without_semantic(benchmark, model, tmp_path_
         os.environ.pop("M1ND_EMBEDDER", None)
         E.reset_embedder()
         ws.close()
-    info = {"nodes": rep["nodes"]["total"], "ingest_and_embed_s": round(embed_s, 1), "queries": len(sem[2]),
+    info = {"nodes": rep.nodes["total"], "ingest_and_embed_s": round(embed_s, 1), "queries": len(sem[2]),
             "embedding_recall_at_10": round(sem[0], 3), "embedding_mrr": round(sem[1], 3),
             "trigram_recall_at_10": round(tri[0], 3), "trigram_mrr": round(tri[1], 3),
             "embedding_no_d2_recall_at_10": round(no_d2[0], 3), "embedding_no_d2_mrr": round(no_d2[1], 3)}

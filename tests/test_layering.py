@@ -363,9 +363,9 @@ def test_sql_detector_sees_statements() -> None:
 
 
 # Timing a call is the tool layer's job (issue 16 item 3: the registry adds ``elapsed_ms`` to the result of every
-# tool declared ``timed``); services answer with data only. The ingest report keeps its duration: it is stored with
-# the root and printed as is by ``m1nd watch --json``, outside any tool call.
-TIMED_SERVICES_ALLOWED = {"m1nd.codegraph.ingestion", "m1nd.codegraph.patch"}
+# tool declared ``timed``); services answer with data only. (The ingest report was the last exception: its duration
+# is no longer stored with the root; the tool, and the watcher for ``m1nd watch``, time the call.)
+TIMED_SERVICES_ALLOWED: set[str] = set()
 
 
 def _mentions_elapsed(mod: str) -> bool:

@@ -268,6 +268,28 @@ def test_memory_links_and_deletes_are_typed(ws: Workspace) -> None:
     assert isinstance(removed, Deleted) and removed.id == b
 
 
+def test_ingest_report_is_typed_and_stored_without_its_timing(ws: Workspace) -> None:
+    """The ingest report is a dataclass and the record stored with the root; the record no longer holds the duration,
+    which the tool layer (and the watcher) put on the wire where it has always been, before ``warnings``."""
+    from m1nd.watch import timed_report
+
+    root = ws.graph.store.roots()[0]
+    stored = dict(root.report or {})
+    assert "elapsed_ms" not in stored and stored["changed"] is True and "patched" not in stored
+    again = ws.ingest(root.path, embed="skip")
+    assert isinstance(again, IngestReport) and not again.changed and again.files_reused == 3
+    assert list(again.to_dict()) == list(stored)  # "nothing changed" answers the stored record, same keys and order
+    assert IngestReport.from_record(stored).to_dict() == stored
+    wire = _tool(ws, "ingest", path=root.path, embed="skip")
+    keys = [k for k in stored if k != "warnings"]
+    assert list(wire) == [*keys, "elapsed_ms", "warnings", "response_chars"]
+    assert {k: wire[k] for k in keys} == {k: v for k, v in again.to_dict().items() if k != "warnings"}
+    watched = timed_report(again, 0.0)
+    assert list(watched) == [*keys, "elapsed_ms", "warnings"] and watched["elapsed_ms"] > 0
+    legacy = IngestReport.from_record({**stored, "elapsed_ms": 12.5, "patched": True})  # a record of before
+    assert "elapsed_ms" not in legacy.to_dict() and list(legacy.to_dict())[-2:] == ["warnings", "patched"]
+
+
 def _bare(wire: dict) -> dict:
     return {k: v for k, v in wire.items() if k not in ("hint", "elapsed_ms", "response_chars")}
 

@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, LearnResult, NodeRef, PersistResult,
-                                    TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary, UnlinkedPair,
-                                    WeightDrift, WeightDriftSummary)
+from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, IngestReport, LearnResult, NodeRef,
+                                    PersistResult, TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary,
+                                    UnlinkedPair, WeightDrift, WeightDriftSummary)
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
@@ -55,30 +55,6 @@ __all__ = ["ActivationHit", "ActivationResult", "Agent", "Applicability", "Backu
            "Session", "SessionClosed", "SessionFact", "Suggestion", "Suspect", "TraceResult", "TrailList",
            "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated", "WarmupResult",
            "WeightDrift", "WeightDriftSummary", "WhyResult"]
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    """The answer of ``ingest``: what was scanned and parsed, and the new graph generation."""
-
-    files_scanned: int
-    files_parsed: int
-    nodes: dict[str, int]
-    edges: dict[str, int]
-    graph_generation: int
-    changed: bool
-    warnings: list[str]
-    data: dict[str, Any]
-
-    @classmethod
-    def from_service(cls, d: Mapping[str, Any]) -> IngestReport:
-        def counts(v: Any) -> dict[str, int]:
-            return {str(k): int(x) for k, x in v.items() if isinstance(x, int)} if isinstance(v, Mapping) else {}
-
-        return cls(files_scanned=int(d.get("files_scanned") or 0), files_parsed=int(d.get("files_parsed") or 0),
-                   nodes=counts(d.get("nodes")), edges=counts(d.get("edges")),
-                   graph_generation=int(d.get("graph_generation") or 0), changed=bool(d.get("changed", True)),
-                   warnings=[str(w) for w in d.get("warnings") or []], data=dict(d))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,9 +113,10 @@ class Watcher:
     """Watch the ingested roots of one store and keep its graph in step with their files.
 
     ``ingest(path, **options)`` runs one incremental ingest and returns its report (``CodeGraph.ingest``, so the
-    process's in-memory graph is reloaded too). ``on_report(report_or_error)`` sees every batch's outcome."""
+    process's in-memory graph is reloaded too). ``on_report(report_or_error)`` sees every batch's outcome as the
+    ``ingest`` tool would answer it (:func:`timed_report`), or ``{"root", "error"}``."""
 
-    def __init__(self, settings: Any, ingest: Callable[..., dict[str, Any]], *,
+    def __init__(self, settings: Any, ingest: Callable[..., Any], *,
                  on_report: Callable[[dict[str, Any]], None] | None = None, catch_up: bool = True,
                  step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS,
                  prime: Callable[[], Any] | None = None,
@@ -338,6 +340,7 @@ class Watcher:
         if not primary:
             args.update(mode="merge", namespace=namespace)
         while not self.stop_event.is_set():
+            started = time.perf_counter()
             try:
                 report = self.ingest(path, **args)
             except BusyError:  # another watcher or a CLI ingest holds the lock: ours follows it
@@ -351,7 +354,7 @@ class Watcher:
                 log.exception("watch: ingest of %s failed", path)
                 self._report({"root": path, "error": {"code": "internal", "message": f"{type(e).__name__}: {e}"}})
                 return
-            self._report(report)
+            self._report(timed_report(report, started))
             return
 
     def _report(self, report: dict[str, Any]) -> None:
@@ -403,11 +406,24 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
+def timed_report(report: Any, started: float) -> dict[str, Any]:
+    """An ingest report (:class:`m1nd.codegraph.results.IngestReport`) as the ``ingest`` tool sends it: with the
+    duration since ``started`` (``time.perf_counter()``) before ``warnings``, as the tool declares it
+    (``elapsed_before``). What ``m1nd watch`` prints; this module runs below the tool layer, so it places it itself."""
+    elapsed = round((time.perf_counter() - started) * 1000, 1)
+    out: dict[str, Any] = {}
+    for key, value in report.to_dict().items():
+        if key == "warnings":
+            out["elapsed_ms"] = elapsed
+        out[key] = value
+    return out
+
+
 def start_for_workspace(ws: Any) -> Watcher:
     """The watcher of a serving workspace: ingests through its CodeGraph, so the server answers from the new
     generation as soon as a batch is in."""
 
-    def ingest(path: str, **opts: Any) -> dict[str, Any]:
+    def ingest(path: str, **opts: Any) -> Any:
         return ws.graph.ingest(path, **opts)
 
     def on_report(report: dict[str, Any]) -> None:

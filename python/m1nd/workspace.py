@@ -97,9 +97,7 @@ class Workspace:
                ) -> IngestReport:
         """Parse the repository at ``path`` into the code graph (the ``ingest`` tool; ``options``: mode, namespace,
         include_dotfiles, dotfile_patterns, exclude, max_file_bytes, git_window_days)."""
-        from m1nd.api import IngestReport
-
-        return IngestReport.from_service(self.graph.ingest(path, incremental=incremental, embed=embed, **options))
+        return self.graph.ingest(path, incremental=incremental, embed=embed, **options)
 
     def activate(self, query: str, *, agent: str = "python", top_k: int = 20, include_memory: bool = False,
                  **options: Any) -> ActivationResult:

@@ -26,7 +26,7 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
     cv = code_vectors_for(ws.graph)
     g = ws.graph.graph()
     embeddable = sum(1 for t in node_texts(g.nodes) if t is not None)
-    assert rep["embeddings"]["model_id"] == "hashing-v1-256" and rep["embeddings"]["embedded"] == embeddable
+    assert rep.embeddings["model_id"] == "hashing-v1-256" and rep.embeddings["embedded"] == embeddable
     h = ws.graph.health("a").embedder
     assert h == {"model_id": "hashing-v1-256", "dim": 256, "available": True, "code_vectors": embeddable,
                  "pending": 0}
@@ -41,7 +41,7 @@ def test_ingest_sync_embeds_and_activate_uses_the_embedding_backend(small_repo, 
     # an unchanged tree re-ingested performs zero inferences
     before = cv.inferences
     rep2 = ws.graph.ingest(str(small_repo), embed="sync")
-    assert rep2["embeddings"]["embedded"] == 0 and cv.inferences == before
+    assert rep2.embeddings["embedded"] == 0 and cv.inferences == before
 
 
 def test_sem_scores_are_rescaled_and_limited_to_the_nearest(small_repo, workspace_for) -> None:
@@ -57,15 +57,15 @@ def test_sem_scores_are_rescaled_and_limited_to_the_nearest(small_repo, workspac
 
 def test_skip_and_background_in_a_cli_process_only_queue(small_repo, workspace_for) -> None:
     ws = workspace_for(small_repo)
-    assert ws.graph.ingest(str(small_repo), embed="skip")["embeddings"]["queued"] == 0
+    assert ws.graph.ingest(str(small_repo), embed="skip").embeddings["queued"] == 0
     rep = ws.graph.ingest(str(small_repo), embed="background")
-    assert rep["embeddings"]["queued"] > 0
+    assert rep.embeddings["queued"] > 0
     cv = code_vectors_for(ws.graph)
     assert cv._worker is None  # a one-shot CLI process does not start the worker
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r.semantic_backend == "trigram"  # no vectors yet: the trigram backend, never a half-empty one
     assert (r.semantic_status or "").startswith("semantic dimension not ready: 0% of code nodes")  # and it says so
-    assert ws.graph.health("a").embedder["pending"] == rep["embeddings"]["queued"]
+    assert ws.graph.health("a").embedder["pending"] == rep.embeddings["queued"]
     cv.start_background()
     assert cv.wait_idle(timeout=60)
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
@@ -91,7 +91,7 @@ def test_no_model_keeps_the_trigram_backend(small_repo, workspace_for, monkeypat
     monkeypatch.setenv("M1ND_EMBEDDER", "none")
     ws = workspace_for(small_repo)
     rep = ws.graph.ingest(str(small_repo), embed="sync")
-    assert rep["embeddings"] == {"queued": 0, "model_id": None}
+    assert rep.embeddings == {"queued": 0, "model_id": None}
     r = ws.graph.activate("a", "exponential backoff between retries", top_k=5, learn=False)
     assert r.semantic_backend == "trigram" and r.activated
     assert ws.graph.health("a").embedder == {"model_id": None, "dim": None, "available": False,

@@ -110,7 +110,7 @@ def test_a_model_folder_with_cls_pooling_and_a_query_prefix(tmp_path, monkeypatc
 def test_code_activation_with_the_real_model(real_model, small_repo, workspace_for) -> None:
     ws = workspace_for(small_repo)
     rep = ws.graph.ingest(str(small_repo), embed="sync")
-    assert rep["embeddings"]["model_id"] == E.DEFAULT_MODEL_ID
+    assert rep.embeddings["model_id"] == E.DEFAULT_MODEL_ID
     r = ws.graph.activate("a", "wait longer between attempts when a request fails", top_k=5, learn=False)
     assert r.semantic_backend == "embedding"
     assert r.activated[0].source_path == "src/net/retry.py"

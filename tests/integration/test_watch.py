@@ -194,7 +194,7 @@ def test_concurrent_watchers_and_cli_ingest_keep_one_exact_graph(git_repo: Path,
         assert_converges(a, [wa, wb], tmp_path, git_repo)
         # a last ordinary ingest, as a user would run: nothing may be left to do
         last = wait_for(lambda: busy_retry(lambda: a.graph.ingest(str(git_repo), embed="skip")), "the ingest lock")
-        assert last["changed"] is False
+        assert last.changed is False
         db = a.graph.store.db
         assert db.scalar("SELECT COUNT(*) FROM nodes") == db.scalar("SELECT COUNT(DISTINCT ext_id) FROM nodes")
         assert db.scalar("SELECT COUNT(*) FROM files") == db.scalar(

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 import click
@@ -25,7 +26,7 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
     from pathlib import Path
 
     from m1nd.errors import InvalidInputError, M1ndError
-    from m1nd.watch import Watcher
+    from m1nd.watch import Watcher, timed_report
 
     obj = click.get_current_context().find_root().obj
     if path is not None and obj.workspace_path is None and not os.environ.get("M1ND_WORKSPACE"):
@@ -43,8 +44,8 @@ def watch_cmd(path: str | None, json_out: bool) -> None:
                 raise InvalidInputError(f"path '{path}' is not a directory",
                                         recover="pass the repository root to watch")
             if not any(Path(r.path) == target.resolve() for r in cg.store.roots()):
-                report = cg.ingest(str(target))
-                _emit(report, json_out)
+                started = time.perf_counter()
+                _emit(timed_report(cg.ingest(str(target)), started), json_out)
         if not cg.store.roots():
             raise InvalidInputError(f"nothing is ingested in workspace {ws.settings.workspace_key}",
                                     recover="run `m1nd watch PATH` (or `m1nd ingest PATH` first), or choose the "

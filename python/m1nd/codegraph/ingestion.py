@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from m1nd.codegraph.results import IngestReport
 from m1nd.defaults import GIT_WINDOW_DAYS
 from m1nd.errors import InvalidInputError
 from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
@@ -100,7 +101,7 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
                exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = GIT_WINDOW_DAYS,
                embed: str = "background", progress: Progress | None = None,
-               keep: dict[str, Any] | None = None) -> dict[str, Any]:
+               keep: dict[str, Any] | None = None) -> IngestReport:
     """``keep``: when given, filled with the resolver of the written graph and what it was built from (the
     watcher's fast path patches it: :mod:`m1nd.codegraph.patch`)."""
     from m1nd.ingest import extract as ex
@@ -228,17 +229,15 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
             # Nothing that feeds the resolver moved (same bytes, mtimes, extractor versions, git state): the
             # graph would come out identical, so skip resolution and the diff entirely.
             say("nothing changed")
-            prev = existing.report
+            prev = IngestReport.from_record(existing.report)
             gen, _ = store.generations()
             n_nodes, n_edges = store.counts()
-            return {**prev, "files_scanned": len(walked.files), "files_parsed": 0, "files_reused": reused,
-                    "files_removed": 0, "skipped": {**prev.get("skipped", {}), **{k: skipped.get(k, 0) for k in
-                                                    ("large", "binary", "ignored")}},
-                    "nodes": {"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
-                    "edges": {"created": 0, "removed": 0, "total": n_edges}, "graph_generation": gen,
-                    "changed": False, "options": options,
-                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
-                    "warnings": list(walked.warnings)[:50]}
+            return dataclasses.replace(
+                prev, files_scanned=len(walked.files), files_parsed=0, files_reused=reused, files_removed=0,
+                skipped={**prev.skipped, **{k: skipped.get(k, 0) for k in ("large", "binary", "ignored")}},
+                nodes={"created": 0, "removed": 0, "updated": 0, "total": n_nodes},
+                edges={"created": 0, "removed": 0, "total": n_edges}, graph_generation=gen, changed=False,
+                options=options, warnings=list(walked.warnings)[:50])
         for rel, blob in unchanged.items():
             extracts[rel] = _decompress(blob)
         parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
@@ -263,32 +262,31 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         if not walked.files:
             warnings.append("no files matched")
 
-        def make_report(counts: dict[str, Any], gen: int) -> dict[str, Any]:
-            return {
-                "root": str(root), "namespace": namespace, "mode": mode, "files_scanned": len(walked.files),
-                "files_parsed": len(fresh), "files_reused": reused, "files_removed": len(removed_files),
-                "skipped": {k: skipped.get(k, 0) for k in ("large", "binary", "ignored", "parse_error")},
+        def make_report(counts: dict[str, Any], gen: int) -> IngestReport:
+            return IngestReport(
+                root=str(root), namespace=namespace, mode=mode, files_scanned=len(walked.files),
+                files_parsed=len(fresh), files_reused=reused, files_removed=len(removed_files),
+                skipped={k: skipped.get(k, 0) for k in ("large", "binary", "ignored", "parse_error")},
                 # files whose extraction hit a per-file bound (depth, captured nodes, captured bytes): what was
                 # cut, so a partial graph never passes for a complete one
-                "files_cut": [{"path": rel, "cut": extracts[rel]["cut"]} for rel in cut[:50]],
-                "files_cut_total": len(cut),
-                "nodes": counts["nodes"], "edges": counts["edges"],
-                "unresolved_refs": parts.unresolved_refs, "ambiguous_refs": parts.ambiguous_refs,
-                "languages": dict(sorted(languages.items())),
-                "git": {"available": bool(getattr(git, "available", False)),
-                        **({"reason": git.reason} if not getattr(git, "available", False) else {}),
-                        "commits_read": int(getattr(git, "commits_read", 0)),
-                        "co_change_edges": sum(1 for e in parts.edges if e.relation == 7)},
-                "embeddings": {"queued": 0, "model_id": None},
-                "graph_generation": gen, "changed": counts["changed"], "options": options,
-                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
-            }
+                files_cut=[{"path": rel, "cut": extracts[rel]["cut"]} for rel in cut[:50]],
+                files_cut_total=len(cut),
+                nodes=counts["nodes"], edges=counts["edges"],
+                unresolved_refs=parts.unresolved_refs, ambiguous_refs=parts.ambiguous_refs,
+                languages=dict(sorted(languages.items())),
+                git={"available": bool(getattr(git, "available", False)),
+                     **({"reason": git.reason} if not getattr(git, "available", False) else {}),
+                     "commits_read": int(getattr(git, "commits_read", 0)),
+                     "co_change_edges": sum(1 for e in parts.edges if e.relation == 7)},
+                embeddings={"queued": 0, "model_id": None},
+                graph_generation=gen, changed=counts["changed"], options=options, warnings=warnings[:50],
+            )
 
         report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
         if keep is not None:
-            keep.update(resolver=tracked, root=str(root), generation=report["graph_generation"], git=git,
+            keep.update(resolver=tracked, root=str(root), generation=report.graph_generation, git=git,
                         options=options)
-        say(f"done in {report['elapsed_ms'] / 1000:.1f}s")
+        say(f"done in {time.perf_counter() - started:.1f}s")
         return report
     finally:
         if collecting:
@@ -329,7 +327,7 @@ def write_edge_diff(store: GraphStore, old_edges: dict[tuple[int, int, int], tup
 
 def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, parts: Any,
            file_rows: list[list[Any]], removed_files: list[str], touch: list[tuple[int, str]], git: Any,
-           state: str | None, make_report: Any) -> dict[str, Any]:
+           state: str | None, make_report: Any) -> IngestReport:
     """Diff the new node/edge sets against the stored ones and write everything in one transaction."""
     db = store.db
     with db.write():
@@ -383,7 +381,7 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
                                         "updated": len(updated), "total": total_nodes},
                               "edges": {"created": ins, "removed": gone, "total": total_edges}}, gen)
         store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
-                          report=report)
+                          report=report.to_dict())
     return report
 
 
@@ -444,7 +442,7 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
 
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                         build_cache: Callable[[Settings], None] | None = None,
-                        process: str | None = None, live: Any = None) -> dict[str, Any]:
+                        process: str | None = None, live: Any = None) -> IngestReport:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
@@ -493,7 +491,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                 if not fut.done():
                     cache_child = CacheChild(ctx, build_cache)
             out = fut.result()
-        if build_cache is not None and "report" in out and out["report"].get("changed"):
+        if build_cache is not None and "report" in out and out["report"].changed:
             (cache_child or CacheChild(ctx, build_cache)).run(settings, died)
             cache_child = None
     except concurrent.futures.process.BrokenProcessPool as e:
@@ -507,7 +505,8 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
         if not (isinstance(cls, type) and issubclass(cls, errors.M1ndError)):
             cls = errors.M1ndError
         raise cls(e["message"], recover=e.get("recover"), details=e.get("details"), code=e.get("code"))
-    return out["report"]
+    report: IngestReport = out["report"]
+    return report
 
 
 class CacheChild:

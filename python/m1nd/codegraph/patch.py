@@ -28,8 +28,7 @@ import logging
 import os
 import stat as stat_mod
 import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,7 @@ from m1nd.codegraph.ingestion import (
     _take_terms,
     write_edge_diff,
 )
+from m1nd.codegraph.results import IngestReport
 from m1nd.defaults import GIT_WINDOW_DAYS
 
 if TYPE_CHECKING:
@@ -171,11 +171,10 @@ class LiveRoots:
     # -- one batch --------------------------------------------------------------------------------------------------
     def try_patch(
         self, store: GraphStore, path: str, changed: list[str], opts: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> IngestReport | None:
         """Patch the changed relpaths of root ``path`` into the store; ``None`` when the full ingest must run."""
         if not enabled():
             return None
-        started = time.perf_counter()
         state = self.get(path)
         if state is None or _options(opts) != state.options or len(changed) > MAX_PATCH_FILES:
             return _no(path, "no kept resolver, other options or too many files")
@@ -205,7 +204,7 @@ class LiveRoots:
                 return _no(path, "a changed file is gone, binary, too large or of an older extractor")
             changes, file_rows, touch = got
             if not changes and not touch:
-                return _unchanged_report(me.report or {}, state, started)
+                return _unchanged_report(IngestReport.from_record(me.report or {}), state)
             r = state.resolver
             mtimes = {rel: m // 1_000_000 for rel, m in ((row[0], row[2]) for row in file_rows)}
             mtimes.update({rel: m // 1_000_000 for m, rel in touch})
@@ -221,14 +220,14 @@ class LiveRoots:
 
             # the work tree's fingerprint, stored as a full ingest stores it (a later one then reuses git data)
             before = state.generation
-            report = _write(store, state, patch, file_rows, touch, me.report or {}, started,
+            report = _write(store, state, patch, file_rows, touch, IngestReport.from_record(me.report or {}),
                             gitdata.worktree_state(root))
-            # for the service's next load (m1nd.graph.regen); taken out of the report before anyone sees it
-            report["_delta"] = (
+            # for the service's next load (m1nd.graph.regen); never stored or sent
+            report = replace(report, delta=(
                 before,
-                report["graph_generation"],
+                report.graph_generation,
                 {(state.root_id, row[0]) for row in file_rows} | {(state.root_id, rel) for _m, rel in touch},
-            )
+            ))
             for row in file_rows:
                 state.files[row[0]] = (row[1], row[2], row[3], row[4], row[6])
             for m, rel in touch:
@@ -327,7 +326,7 @@ def _read_changes(root: Path, rels: list[str], state: RootState
 
 
 def _write(store: GraphStore, state: RootState, patch: Any, file_rows: list[list[Any]], touch: list[tuple[int, str]],
-           prev: dict[str, Any], started: float, git_state: str | None) -> dict[str, Any]:
+           prev: IngestReport, git_state: str | None) -> IngestReport:
     """The patch's rows, diffed against the stored ones, in one transaction (as ``ingestion._write`` does for a
     whole root)."""
     r = state.resolver
@@ -371,42 +370,38 @@ def _write(store: GraphStore, state: RootState, patch: Any, file_rows: list[list
             store.bump("graph_generation")
         gen, _ = store.generations()
         total_nodes, total_edges = store.counts()
-        report = _report(r, state, prev, file_rows, started, gen, changed,
+        report = _report(r, state, prev, file_rows, gen, changed,
                          {"created": len(created), "removed": len(removed_ids), "updated": len(updated),
                           "total": total_nodes},
                          {"created": ins, "removed": gone, "total": total_edges})
-        store.finish_root_report(rid, git_state=git_state, report=report)
+        store.finish_root_report(rid, git_state=git_state, report=report.to_dict())
     state.generation = gen
     return report
 
 
-def _report(r: TrackedResolver, state: RootState, prev: dict[str, Any], file_rows: list[list[Any]], started: float,
-            gen: int, changed: bool, nodes: dict[str, int], edges: dict[str, int]) -> dict[str, Any]:
+def _report(r: TrackedResolver, state: RootState, prev: IngestReport, file_rows: list[list[Any]], gen: int,
+            changed: bool, nodes: dict[str, int], edges: dict[str, int]) -> IngestReport:
     """The root's ingest report after a patch: the previous one with this batch's counts."""
     extracts = r.extracts
     parse_errors = sorted(rel for rel, b in extracts.items() if b.get("parse_error"))
     cut = sorted(rel for rel, b in extracts.items() if b.get("cut"))
-    warnings = [
-        w for w in prev.get("warnings") or () if not w.startswith(("parse error in ", "extraction bounded in "))
-    ]
+    warnings = [w for w in prev.warnings if not w.startswith(("parse error in ", "extraction bounded in "))]
     warnings += [f"parse error in {rel}: {extracts[rel]['parse_error']}" for rel in parse_errors[:20]]
     warnings += [f"extraction bounded in {rel}: {extracts[rel]['cut']}" for rel in cut[:20]]
-    return {
-        **prev, "files_scanned": len(state.files), "files_parsed": len(file_rows),
-        "files_reused": len(state.files) - len(file_rows), "files_removed": 0,
-        "skipped": {**(prev.get("skipped") or {}), "parse_error": len(parse_errors)},
-        "files_cut": [{"path": rel, "cut": extracts[rel]["cut"]} for rel in cut[:50]], "files_cut_total": len(cut),
-        "nodes": nodes, "edges": edges,
-        "unresolved_refs": r.unresolved, "ambiguous_refs": r.ambiguous, "graph_generation": gen, "changed": changed,
-        "patched": True, "elapsed_ms": round((time.perf_counter() - started) * 1000, 1), "warnings": warnings[:50],
-    }
+    return replace(
+        prev, files_scanned=len(state.files), files_parsed=len(file_rows),
+        files_reused=len(state.files) - len(file_rows), files_removed=0,
+        skipped={**prev.skipped, "parse_error": len(parse_errors)},
+        files_cut=[{"path": rel, "cut": extracts[rel]["cut"]} for rel in cut[:50]], files_cut_total=len(cut),
+        nodes=nodes, edges=edges, unresolved_refs=r.unresolved, ambiguous_refs=r.ambiguous, graph_generation=gen,
+        changed=changed, patched=True, warnings=warnings[:50],
+    )
 
 
-def _unchanged_report(prev: dict[str, Any], state: RootState, started: float) -> dict[str, Any]:
-    return {**prev, "files_parsed": 0, "files_reused": len(state.files), "files_removed": 0, "changed": False,
-            "patched": True, "nodes": {**(prev.get("nodes") or {}), "created": 0, "removed": 0, "updated": 0},
-            "edges": {**(prev.get("edges") or {}), "created": 0, "removed": 0},
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
+def _unchanged_report(prev: IngestReport, state: RootState) -> IngestReport:
+    return replace(prev, files_parsed=0, files_reused=len(state.files), files_removed=0, changed=False, patched=True,
+                   nodes={**prev.nodes, "created": 0, "removed": 0, "updated": 0},
+                   edges={**prev.edges, "created": 0, "removed": 0})
 
 
 __all__ = ["LiveRoots", "RootState", "enabled"]

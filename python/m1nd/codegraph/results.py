@@ -1,6 +1,6 @@
-"""Typed results of the code-graph service's own calls: the trail calls (:mod:`m1nd.codegraph.trails`: ``trail_save``,
-``trail_resume``, ``trail_list``, ``trail_merge``), learning (``learn``, ``persist``, ``drift``), ``diverge`` and
-``health``.
+"""Typed results of the code-graph service's own calls: ``ingest`` (:class:`IngestReport`, also the record stored with
+each root), the trail calls (:mod:`m1nd.codegraph.trails`: ``trail_save``, ``trail_resume``, ``trail_list``,
+``trail_merge``), learning (``learn``, ``persist``, ``drift``), ``diverge`` and ``health``.
 
 Like :mod:`m1nd.graph.results` for the graph queries: the service returns these dataclasses and the tool layer turns
 them into the wire objects with :meth:`to_dict` (keys in the order the tools have always sent them), then adds the
@@ -10,12 +10,91 @@ connections) stay JSON objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DivergeResult", "DriftResult", "HealthReport", "LearnResult", "NodeRef", "PersistResult", "TrailList",
-           "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WeightDrift",
+__all__ = ["DivergeResult", "DriftResult", "HealthReport", "IngestReport", "LearnResult", "NodeRef", "PersistResult",
+           "TrailList", "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WeightDrift",
            "WeightDriftSummary"]
+
+
+def _counts(v: Any) -> dict[str, int]:
+    return {str(k): int(x) for k, x in v.items() if isinstance(x, int)} if isinstance(v, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """The answer of ``ingest``, and the record stored with the root it ingested (``roots.report_json``): what was
+    scanned, parsed, reused and cut, the node and edge counts (``created``, ``removed``, ``updated``, ``total``), the
+    git data read, the new graph generation, and the options it ran with (a watcher replays them).
+
+    A watched batch patched in place (:mod:`m1nd.codegraph.patch`) and an ingest that found nothing changed answer
+    the root's stored record with this run's figures (``patched`` true for the former). The duration is not part of
+    the record: the caller measures the call (the tool layer, or the watcher for ``m1nd watch``) and puts it before
+    ``warnings``, where it has always been on the wire. ``delta`` (a patched batch's node and edge changes, for the
+    service's next load) is never stored or sent.
+    """
+
+    root: str
+    namespace: str | None
+    mode: str
+    files_scanned: int
+    files_parsed: int
+    files_reused: int
+    files_removed: int
+    skipped: dict[str, int]
+    files_cut: list[dict[str, Any]]
+    files_cut_total: int
+    nodes: dict[str, int]
+    edges: dict[str, int]
+    unresolved_refs: int
+    ambiguous_refs: int
+    languages: dict[str, int]
+    git: dict[str, Any]
+    embeddings: dict[str, Any]
+    graph_generation: int
+    changed: bool
+    options: dict[str, Any]
+    warnings: list[str]
+    patched: bool = False
+    delta: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The whole answer as a JSON object (what the tool sends, without its timing)."""
+        return self.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object (without its timing) and the stored record; ``patched`` only when true."""
+        out: dict[str, Any] = {
+            "root": self.root, "namespace": self.namespace, "mode": self.mode, "files_scanned": self.files_scanned,
+            "files_parsed": self.files_parsed, "files_reused": self.files_reused, "files_removed": self.files_removed,
+            "skipped": dict(self.skipped), "files_cut": list(self.files_cut), "files_cut_total": self.files_cut_total,
+            "nodes": dict(self.nodes), "edges": dict(self.edges), "unresolved_refs": self.unresolved_refs,
+            "ambiguous_refs": self.ambiguous_refs, "languages": dict(self.languages), "git": dict(self.git),
+            "embeddings": dict(self.embeddings), "graph_generation": self.graph_generation, "changed": self.changed,
+            "options": dict(self.options), "warnings": list(self.warnings),
+        }
+        if self.patched:
+            out["patched"] = True
+        return out
+
+    @classmethod
+    def from_record(cls, d: Mapping[str, Any]) -> IngestReport:
+        """A stored record (a record written before this format, with ``elapsed_ms`` or without the newer fields,
+        reads with those fields empty)."""
+        return cls(root=str(d.get("root") or ""), namespace=d.get("namespace"), mode=str(d.get("mode") or "replace"),
+                   files_scanned=int(d.get("files_scanned") or 0), files_parsed=int(d.get("files_parsed") or 0),
+                   files_reused=int(d.get("files_reused") or 0), files_removed=int(d.get("files_removed") or 0),
+                   skipped=_counts(d.get("skipped")), files_cut=list(d.get("files_cut") or []),
+                   files_cut_total=int(d.get("files_cut_total") or 0), nodes=_counts(d.get("nodes")),
+                   edges=_counts(d.get("edges")), unresolved_refs=int(d.get("unresolved_refs") or 0),
+                   ambiguous_refs=int(d.get("ambiguous_refs") or 0), languages=_counts(d.get("languages")),
+                   git=dict(d.get("git") or {}), embeddings=dict(d.get("embeddings") or {}),
+                   graph_generation=int(d.get("graph_generation") or 0), changed=bool(d.get("changed", True)),
+                   options=dict(d.get("options") or {}), warnings=[str(w) for w in d.get("warnings") or []],
+                   patched=bool(d.get("patched", False)))
 
 
 @dataclass(frozen=True)

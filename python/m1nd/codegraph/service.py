@@ -15,7 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
-from m1nd.codegraph.results import HealthReport
+from m1nd.codegraph.results import HealthReport, IngestReport
 from m1nd.graph.results import (ActivationHit, ActivationResult, HypothesisResult, ImpactResult, MissingResult,
                                 PrimedNode, Seed, TraceResult, WarmupResult, WhyResult)
 from m1nd.graph.ranking import priors
@@ -484,7 +484,7 @@ class CodeGraph:
 
     # -- ingest ---------------------------------------------------------------------------------------------------
     def ingest(self, path: str, *, process: str | None = None, changed: list[str] | None = None,
-               **opts: Any) -> dict[str, Any]:
+               **opts: Any) -> IngestReport:
         """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``).
         ``changed``: the root-relative paths a watcher saw change; with ``process="inprocess"`` they are patched
         into the graph in place when that is exact (:mod:`m1nd.codegraph.patch`), else the root is ingested."""
@@ -508,11 +508,11 @@ class CodeGraph:
                     # the kept resolver is dropped and nothing was committed: the full ingest does the batch
                     log.exception("patching %s failed; ingesting the root instead", path)
                     report = None
-                if report is not None and report.get("changed"):
+                if report is not None and report.changed:
                     with self.lock:
-                        self._delta = report.pop("_delta")
-                elif report is not None:
-                    report.pop("_delta", None)
+                        self._delta = report.delta
+                if report is not None:
+                    report = replace(report, delta=None)
             if report is None:
                 report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
                                              process=process,
@@ -523,12 +523,11 @@ class CodeGraph:
                 baselines.forget(self, before)
             raise
         with self.lock:
-            if before is not None and not report.get("changed", True):
+            if before is not None and not report.changed:
                 baselines.forget(self, before)
             self.graph()  # load the new generation now (builds and caches the arrays)
             # issue 6: node embeddings (embed: background|sync|skip)
-            report["embeddings"] = self.code_vectors().after_ingest(str(opts.get("embed") or "background"))
-            return report
+            return replace(report, embeddings=self.code_vectors().after_ingest(str(opts.get("embed") or "background")))
 
     def live_roots(self) -> Any:
         """The resolvers kept for the watcher's fast path (:class:`m1nd.codegraph.patch.LiveRoots`)."""
@@ -562,7 +561,7 @@ class CodeGraph:
         finally:
             store.close()
 
-    def _patch(self, path: str, changed: list[str], opts: dict[str, Any]) -> dict[str, Any] | None:
+    def _patch(self, path: str, changed: list[str], opts: dict[str, Any]) -> IngestReport | None:
         store = GraphStore(self.settings.graph_db, busy_timeout_ms=self.settings.busy_timeout_ms)
         try:
             return self.live_roots().try_patch(store, path, changed, opts)

@@ -30,7 +30,7 @@ from m1nd.tools.registry import Param, Tool, register
 RELATION_NAMES = tuple(RELATION_CODES) + tuple(n for n in INVERSE_RELATION_CODES if n not in RELATION_CODES)
 
 
-def _ingest(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _ingest(ws: Any, a: dict[str, Any]) -> Any:
     keys = ("mode", "namespace", "incremental", "include_dotfiles", "dotfile_patterns", "exclude", "max_file_bytes",
             "git_window_days", "embed")
     return ws.graph.ingest(a["path"], **{k: a[k] for k in keys if k in a})
@@ -58,7 +58,7 @@ register(Tool(
         Param("embed", "string", "Code vectors: in the background, now, or not.", default="background",
               enum=("background", "sync", "skip")),
     ),
-    handler=_ingest, destructive=True,
+    handler=_ingest, destructive=True, timed=True, elapsed_before=("warnings",),
     output_required=("files_scanned", "nodes", "edges", "graph_generation", "changed"),
     shrinkable=("warnings", "files_cut"),
 ))
