@@ -1,7 +1,9 @@
 """The code-graph services: everything that turns a repository into the learning code graph and answers over it.
 
-- :mod:`~m1nd.codegraph.service` — :class:`CodeGraph`: loading and re-synchronising the graph, per-agent state,
-  queries (activate, why, impact, hypothesize, ...), learned-weight persistence;
+- :mod:`~m1nd.codegraph.service` — :class:`CodeGraph`: loading and re-synchronising the graph, learned-weight
+  persistence, ingest orchestration; its other parts are :mod:`~m1nd.codegraph.agent_state` (priming boosts, query
+  logs), :mod:`~m1nd.codegraph.queries` (activate, why, impact, warmup, missing, hypothesize, ...) and
+  :mod:`~m1nd.codegraph.health`;
 - :mod:`~m1nd.codegraph.ingestion` — ingest orchestration (the parse runs in child processes);
 - :mod:`~m1nd.codegraph.vectors` — code-node embeddings feeding ``activate`` and perspective affinity;
 - :mod:`~m1nd.codegraph.learning` — feedback (``learn``) and weight persistence;

@@ -1,5 +1,10 @@
 """The code-graph service: ingest orchestration, loading, per-agent state and learned-weight persistence.
 
+:class:`CodeGraph` is one object made of parts of one idea each: this module (loading a generation from the store or
+the cache, re-synchronising weights with other processes, learned-weight persistence, ingest orchestration),
+:mod:`m1nd.codegraph.agent_state` (priming boosts, query logs, learn-log factors), :mod:`m1nd.codegraph.queries`
+(activate, why, trace, impact, warmup, missing, hypothesize) and :mod:`m1nd.codegraph.health`.
+
 It composes the storage layer (``m1nd.store.graph_repo``), the ingest pipeline (``m1nd.ingest``) and the in-memory
 graph (``m1nd.graph``). One instance per process and workspace; tool handlers call its methods. Shared state lives
 in ``graph.db`` and is re-synchronised through the generation counters before every call (spec graph.md §14).
@@ -9,33 +14,27 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from m1nd.codegraph import text_indexes
+from m1nd.codegraph.agent_state import AgentState, AgentStates
+from m1nd.codegraph.health import GraphHealth
+from m1nd.codegraph.queries import GraphQueries
 from m1nd.config import Settings
-from m1nd.defaults import (ACTIVATE_MAX_HOPS, ACTIVATE_MAX_PER_FILE, ACTIVATE_MAX_SEEDS, ACTIVATE_TOP_K, DECAY,
-                           MISSING_MIN_SIBLING, MISSING_TOP_K, THRESHOLD, TRACE_MAX_HOPS, TRACE_TOP_K, WARMUP_BOOST,
-                           WARMUP_MAX_PRIMED)
-from m1nd.errors import BusyError, InvalidInputError, graph_empty_error
+from m1nd.errors import BusyError, graph_empty_error
 from m1nd.graph import cache, regen
-from m1nd.graph.engine import W_MAX, W_MIN, Engine, core_build_info
+from m1nd.graph.engine import W_MAX, W_MIN, Engine
 from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
-from m1nd.codegraph.results import HealthReport, IngestReport
-from m1nd.graph.results import (ActivationHit, ActivationResult, HypothesisResult, ImpactResult, MissingResult,
-                                PrimedNode, Seed, TraceResult, WarmupResult, WhyResult)
+from m1nd.codegraph.results import IngestReport
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
@@ -46,28 +45,12 @@ from m1nd.timeutil import MS_PER_DAY, now_ms
 
 log = logging.getLogger(__name__)
 
-NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-FLUSH_EVERY = 50
-BOOST_DECAY = 0.7
-BOOST_TTL_MS = 24 * 3600 * 1000
-MAX_BOOSTS = 500
 
+class CodeGraph(AgentStates, GraphQueries, GraphHealth):
+    """The code graph of one workspace: this module loads and re-synchronises it and persists its learned weights;
+    the per-agent state (:mod:`m1nd.codegraph.agent_state`), the queries (:mod:`m1nd.codegraph.queries`) and the
+    health report (:mod:`m1nd.codegraph.health`) are its other parts."""
 
-@dataclass
-class AgentState:
-    first_seen: float = field(default_factory=time.time)
-    last_seen: float = field(default_factory=time.time)
-    query_count: int = 0
-    boosts: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # ext id -> (boost, created_ms, source)
-    boosts_dirty: bool = False  # decayed since last persisted (written at the next flush)
-    query_log: deque = field(default_factory=lambda: deque(maxlen=100))  # (normalised query, [seed ext ids])
-
-
-def normalise_query(q: str) -> str:
-    return " ".join(q.casefold().split())
-
-
-class CodeGraph:
     def __init__(self, settings: Settings, *, transport: str = "cli",
                  code_vectors: Callable[[CodeGraph, Any], Any] | None = None) -> None:
         self.settings = settings
@@ -346,88 +329,6 @@ class CodeGraph:
         self._watermark_ms = mark
         self._weights_generation = wgen
 
-    # -- per-agent state ------------------------------------------------------------------------------------------
-    def agent(self, agent_id: str) -> AgentState:
-        st = self.agents.get(agent_id)
-        if st is None:
-            # priming boosts outlive the process that set them (a CLI `trail resume` primes the next CLI `activate`)
-            st = self.agents[agent_id] = AgentState()
-            for ext, b, created, src in self.store.agent_boosts(agent_id, now_ms() - BOOST_TTL_MS):
-                st.boosts[ext] = (b, created, src)
-        st.last_seen = time.time()
-        return st
-
-    def _save_boosts(self, agent_id: str, st: AgentState) -> None:
-        self.store.save_agent_boosts(agent_id, [(e, b, c, s) for e, (b, c, s) in st.boosts.items()],
-                                     now_ms() - BOOST_TTL_MS)
-        st.boosts_dirty = False
-
-    def count_query(self, agent_id: str) -> None:
-        """Every graph/learning/perspective call counts; every 50th flushes learned weights."""
-        with self.lock:
-            self.queries_processed += 1
-            self.agent(agent_id).query_count += 1
-            if self.queries_processed % FLUSH_EVERY == 0:
-                self.flush()
-
-    def query_semantic(self, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
-        """sem(n) of a query from code-node embeddings, for ``run_activation`` (see :func:`_sem`): every query path
-        (activate, warmup, missing, perspective start) seeds and fuses the same way."""
-        return _sem(self, g, query)
-
-    def feedback_for(self, g: Graph, agent_id: str, query: str) -> tuple[dict[int, float], dict[int, float]]:
-        """Per-node score factors from the persisted learn log (learning.feedback_factors), re-read only when a new
-        verdict was logged (by any process) and cached per agent and graph generation."""
-        from m1nd.codegraph.learning import feedback_factors
-
-        newest = self.shared.learning.newest_feedback_id()
-        if newest == 0:
-            return {}, {}
-        cache = self._feedback_cache
-        if cache.get("key") != (newest, g.graph_generation):
-            cache.clear()
-            cache["key"] = (newest, g.graph_generation)
-            cache["rows"] = self.shared.learning.feedback_log()
-        hit = cache.get(("agent", agent_id))
-        if hit is None:
-            hit = cache[("agent", agent_id)] = feedback_factors(cache["rows"], agent_id, g.nodes.index)
-        return hit.for_query(query)
-
-    def boosts_for(self, g: Graph, agent_id: str) -> dict[int, float]:
-        st = self.agent(agent_id)
-        now = now_ms()
-        out: dict[int, float] = {}
-        for ext, (b, created, _src) in list(st.boosts.items()):
-            if b < 0.01 or now - created > BOOST_TTL_MS:
-                del st.boosts[ext]
-                continue
-            i = g.nodes.index.get(ext)
-            if i is not None:
-                out[i] = b
-        return out
-
-    def decay_boosts(self, agent_id: str) -> None:
-        st = self.agent(agent_id)
-        st.boosts_dirty = st.boosts_dirty or bool(st.boosts)
-        for ext, (b, created, src) in list(st.boosts.items()):
-            nb = b * BOOST_DECAY
-            if nb < 0.01:
-                del st.boosts[ext]
-            else:
-                st.boosts[ext] = (nb, created, src)
-
-    def add_boosts(self, agent_id: str, boosts: dict[str, float], source: str) -> None:
-        st = self.agent(agent_id)
-        now = now_ms()
-        for ext, b in boosts.items():
-            old = st.boosts.get(ext)
-            if old is None or b > old[0]:
-                st.boosts[ext] = (b, now, source)
-        if len(st.boosts) > MAX_BOOSTS:
-            for ext, _ in sorted(st.boosts.items(), key=lambda kv: kv[1][0])[: len(st.boosts) - MAX_BOOSTS]:
-                del st.boosts[ext]
-        self._save_boosts(agent_id, st)  # warmup and trail resume are writes: their boosts are durable at once
-
     # -- learned weights ------------------------------------------------------------------------------------------
     def dirty_positions(self) -> np.ndarray:
         if self._graph is None or self._synced is None:
@@ -568,246 +469,6 @@ class CodeGraph:
         finally:
             store.close()
 
-    # -- queries --------------------------------------------------------------------------------------------------
-    def activate(self, agent_id: str, query: str, *, top_k: int = ACTIVATE_TOP_K, dimensions: list[str] | None = None,
-                 max_hops: int = ACTIVATE_MAX_HOPS, decay: float = DECAY, threshold: float = THRESHOLD,
-                 max_seeds: int = ACTIVATE_MAX_SEEDS,
-                 node_kinds: list[str] | None = None, path_prefix: str | None = None,
-                 include_ghost_edges: bool = True, include_structural_holes: bool = False,
-                 coactivation_ltp: bool = True, learn: bool = True, max_per_file: int = ACTIVATE_MAX_PER_FILE,
-                 group_by: str = "node", history_before: int | None = None, code_only: bool = False
-                 ) -> ActivationResult:
-        from m1nd.graph import activation as A
-        from m1nd.graph.seeds import tokenize
-
-        with self.lock:
-            g = self.require_graph()
-            if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
-                raise InvalidInputError("query has no searchable words", details={"argument": "query"},
-                                        recover="use identifiers, file names or a few descriptive words")
-            params = A.ActivationParams(top_k=top_k, dimensions=tuple(dimensions or A.DIMENSIONS), max_hops=max_hops,
-                                        decay=decay, threshold=threshold, max_seeds=max_seeds,
-                                        node_kinds=tuple(node_kinds or ()), path_prefix=path_prefix,
-                                        history_before=history_before)
-            boosts = self.boosts_for(g, agent_id)
-            sem = self.query_semantic(g, query)
-            run = A.run_activation(g, query, params, boosts=boosts, semantic_scores=sem,
-                                   feedback=self.feedback_for(g, agent_id, query))
-            top, total = A.ranked(g, run, top_k, params.node_kinds, params.path_prefix, per_file=max_per_file,
-                                  code_only=code_only)
-            files = (A.file_view(g, run, top_k, params.node_kinds, params.path_prefix, code_only=code_only)
-                     if group_by == "file" else None)
-            t = g.nodes
-            strengthened = 0
-            rate = coactivation_rate()
-            if learn and coactivation_ltp and rate > 0 and len(top) > 1:
-                pos, inc = A.coactivation_edges(g, top[: min(10, top_k)], run.activation, rate)
-                if len(pos):
-                    w = g.engine.weights
-                    w[pos] = np.minimum(W_MAX, w[pos] + inc)
-                    self.note_coactivation(pos)
-                    strengthened = len(pos)
-            st = self.agent(agent_id)
-            st.query_log.append((normalise_query(query), [t.ext_id[i] for i in run.seeds.nodes.tolist()]))
-            if learn:
-                self.decay_boosts(agent_id)
-        activated = [
-            ActivationHit(node_id=t.ext_id[i], label=t.label[i], kind=t.kind_name(i),
-                          activation=round(float(run.activation[i]), 5),
-                          dimensions={d: round(float(run.dims[d][i]), 5) for d in A.DIMENSIONS},
-                          pagerank=round(float(t.pagerank[i]), 5), primed=round(float(run.primed[i]), 5),
-                          source_path=t.source_path[i], line_start=int(t.line_start[i]), line_end=int(t.line_end[i]))
-            for i in top.tolist()]
-        from m1nd.watch import freshness
-
-        fresh = freshness(self.workdir)  # issue 15: say when a watcher has edits not yet in this graph
-        note = None
-        if run.semantic_backend == "trigram":
-            from m1nd.codegraph.vectors import semantic_status
-
-            note = semantic_status(self, g, loading=bool(getattr(sem, "loading", False))) or None
-        return ActivationResult(
-            query=query,
-            seeds=[Seed(node_id=t.ext_id[i], label=t.label[i], relevance=round(float(s), 4), via=v)
-                   for i, s, v in zip(run.seeds.nodes.tolist()[:10], run.seeds.scores.tolist()[:10],
-                                      run.seeds.via[:10])],
-            activated=activated, files=files,
-            ghost_edges=A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else [],
-            structural_holes=(A.structural_holes(g, run.activation, 0.3, 5)
-                              if include_structural_holes and len(top) else []),
-            priming={"active": bool(boosts), "boosted_nodes": run.boosted_nodes,
-                     "sources": sorted({src for _b, _c, src in self.agent(agent_id).boosts.values()})},
-            learning={"coactivation_edges_strengthened": strengthened},
-            dimensions_used=run.used, semantic_backend=run.semantic_backend, total_activated=total,
-            graph_generation=g.graph_generation,
-            freshness=fresh, semantic_status=note)
-
-    def why(self, **kw: Any) -> WhyResult:
-        from m1nd.graph import queries
-        from m1nd.graph.model import mask_from_names
-
-        rel = kw.pop("relations", None)
-        with self.lock:
-            g = self.require_graph()
-            return queries.why(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-
-    def trace(self, trace: str, *, top_k: int = TRACE_TOP_K, max_hops: int = TRACE_MAX_HOPS) -> TraceResult:
-        """Suspects of an error output or stack trace: its frames (:mod:`m1nd.stacktrace`) mapped to nodes, and the
-        code activation reaches from them (:mod:`m1nd.graph.suspects`)."""
-        from m1nd.graph.suspects import suspects
-        from m1nd.stacktrace import parse
-
-        frames = [f.to_json() for f in parse(trace)]
-        with self.lock:
-            g = self.require_graph()
-            return suspects(g, frames, top_k=top_k, max_hops=max_hops)
-
-    def neighbourhood(self, **kw: Any) -> dict[str, Any]:
-        from m1nd.graph import queries
-        from m1nd.graph.model import mask_from_names
-
-        rel = kw.pop("relations", None)
-        with self.lock:
-            g = self.require_graph()
-            return queries.neighbourhood(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-
-    def impact(self, **kw: Any) -> ImpactResult:
-        from m1nd.graph import queries
-        from m1nd.graph.model import mask_from_names
-
-        rel = kw.pop("relations", None)
-        with self.lock:
-            g = self.require_graph()
-            return queries.impact(g, relations_mask=mask_from_names(rel) if rel else None, **kw)
-
-    def warmup(self, agent_id: str, task_description: str, *, boost_strength: float = WARMUP_BOOST,
-               max_primed: int = WARMUP_MAX_PRIMED) -> WarmupResult:
-        """Prime this agent's later queries with a task description (activation.md §9)."""
-        from m1nd.graph import activation as A
-
-        with self.lock:
-            g = self.require_graph()
-            st = self.agent(agent_id)
-            if boost_strength == 0:
-                for ext in [e for e, v in st.boosts.items() if v[2] == "warmup"]:
-                    del st.boosts[ext]
-                self._save_boosts(agent_id, st)
-                run = None
-                primed: dict[str, float] = {}
-            else:
-                run = A.run_activation(g, task_description, A.ActivationParams(), boosts=None,
-                                       semantic_scores=self.query_semantic(g, task_description))
-                top, _ = A.ranked(g, run, max_primed)
-                peak = float(run.activation[top[0]]) if len(top) else 0.0
-                primed = {g.nodes.ext_id[i]: boost_strength * float(run.activation[i]) / peak
-                          for i in top.tolist()} if peak > 0 else {}
-                self.add_boosts(agent_id, primed, "warmup")
-            t = g.nodes
-        strongest = max(primed.values(), default=0.0)
-        expires = 0
-        b = strongest
-        while b >= 0.01:
-            b *= BOOST_DECAY
-            expires += 1
-        return WarmupResult(
-            task_description=task_description,
-            seeds=([Seed(node_id=t.ext_id[i], label=t.label[i], relevance=round(float(v), 4), via=via)
-                    for i, v, via in zip(run.seeds.nodes.tolist()[:20], run.seeds.scores.tolist()[:20],
-                                         run.seeds.via[:20])] if run else []),
-            primed_nodes=[PrimedNode(node_id=e, label=t.label[t.index[e]], boost=round(v, 5))
-                          for e, v in sorted(primed.items(), key=lambda kv: -kv[1])],
-            decay_per_query=BOOST_DECAY, expires_after_queries=expires)
-
-    def missing(self, agent_id: str, query: str, *, min_sibling_activation: float = MISSING_MIN_SIBLING,
-                top_k: int = MISSING_TOP_K, include_ghost_edges: bool = True) -> MissingResult:
-        """Structural holes and ghost edges around a query (activation.md §12); no learning side effects."""
-        from m1nd.graph import activation as A
-        from m1nd.graph.seeds import tokenize
-
-        with self.lock:
-            g = self.require_graph()
-            if not tokenize(query) and g.seeds.lookup(query.strip()) is None:
-                raise InvalidInputError("query has no searchable words", details={"argument": "query"})
-            run = A.run_activation(g, query, A.ActivationParams(top_k=200), boosts=self.boosts_for(g, agent_id),
-                                   semantic_scores=self.query_semantic(g, query))
-            top, _ = A.ranked(g, run, 200)
-            holes = A.structural_holes(g, run.activation, min_sibling_activation, top_k)
-            ghosts = A.ghost_edges(g, run, top) if include_ghost_edges and len(top) else []
-            self.decay_boosts(agent_id)
-        return MissingResult(query=query, structural_holes=holes, ghost_edges=ghosts)
-
-    def hypothesize(self, agent_id: str, claim: str, **kw: Any) -> HypothesisResult:
-        from m1nd.graph import activation as A
-        from m1nd.graph.hypothesis import hypothesize
-
-        with self.lock:
-            g = self.require_graph()
-            ghost_pairs: set[tuple[int, int]] = set()
-            if kw.get("include_ghost_edges", True):
-                run = A.run_activation(g, claim, A.ActivationParams(top_k=50))
-                top, _ = A.ranked(g, run, 50)
-                if len(top):
-                    idx = g.nodes.index
-                    ghost_pairs = {(idx[x["source"]], idx[x["target"]]) for x in A.ghost_edges(g, run, top, 50)}
-            return hypothesize(g, claim, ghost_pairs=ghost_pairs, **kw)
-
-    # -- health ---------------------------------------------------------------------------------------------------
-    def health(self, agent_id: str, *, perspectives: Any = None) -> HealthReport:
-        """``perspectives``: the workspace's perspective service (its counts are part of the report), or None."""
-        from m1nd import __version__
-
-        g = self.graph()
-        gen, wgen = self.generations()
-        roots = self.store.roots()
-        counts = self.store.file_counts()
-        warnings: list[str] = []
-        git_info: dict[str, Any] = {"available": False}
-        for r in roots:
-            rep = r.report or {}
-            files = rep.get("files_scanned", 0) or 0
-            perr = (rep.get("skipped") or {}).get("parse_error", 0)
-            if files and perr / files > 0.05:
-                warnings.append(f"last ingest of {r.path} had parse errors in {perr} of {files} files")
-        if roots:
-            from m1nd.codegraph.ingestion import git_status
-
-            git_info = git_status(Path(roots[0].path))
-            if git_info.get("missing_git"):
-                warnings.append("git is not installed but an ingest root is inside a git repository")
-        try:
-            with self.store.db.write():
-                pass
-        except Exception:  # noqa: BLE001 — probing writability; any failure means read-only
-            warnings.append("the graph database is read-only")
-        rss = _rss_bytes()
-        from m1nd.watch import watch_status
-        embedder = _embedder_health(self)
-        lexicon = {"terms": len(g.lexicon.terms), "nodes_with_body_terms": g.lexicon.bodies} if g.lexicon else None
-        if g.n and g.lexicon is not None and g.lexicon.bodies == 0:
-            warnings.append("the lexical index holds no function bodies (the graph was ingested by an older m1nd): "
-                            "run ingest again to index them")
-        if embedder.get("error"):  # issue 6: an installed model that fails to load degrades health
-            warnings.append(f"embedding model unavailable: {embedder['error']}")
-        return HealthReport(
-            status="degraded" if warnings else "ok", warnings=warnings, version=__version__,
-            workspace=str(self.settings.workspace_key), node_count=g.n, edge_count=g.e, graph_generation=gen,
-            weights_generation=wgen, queries_processed=self.queries_processed,
-            uptime_seconds=round(time.time() - self.started, 3), memory_usage_bytes=rss, graph_bytes=g.engine.nbytes,
-            last_persist_ms_ago=now_ms() - self.last_persist_ms, dirty_weights=len(self.dirty_positions()),
-            ingest_roots=[{"path": r.path, "namespace": r.namespace, "files": counts.get(r.id, 0),
-                           "last_ingest_ms": r.last_ingest_ms} for r in roots],
-            embedder=embedder, lexicon=lexicon,
-            history={"commits": g.history.commits, "terms": len(g.history.terms)} if g.history else None,
-            agents=[{"agent_id": a, "first_seen_s_ago": round(time.time() - s.first_seen, 3),
-                     "last_seen_s_ago": round(time.time() - s.last_seen, 3), "query_count": s.query_count}
-                    for a, s in sorted(self.agents.items())],
-            perspectives=perspectives.count(agent_id) if perspectives is not None else 0,
-            locks=perspectives.lock_count() if perspectives is not None else 0, git=git_info,
-            transport=self.transport, core=core_build_info(),
-            watch=watch_status(self.workdir),  # issue 15: live watchers and what they have not ingested yet
-        )
-
-
 def build_cache_in_child(settings: Settings) -> None:
     """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
     maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
@@ -829,70 +490,12 @@ def build_cache_in_child(settings: Settings) -> None:
     _report_peak("cache build")
 
 
-_SEM_POOL: Any = None
-
-
-def _sem(cg: CodeGraph, g: Graph, query: str) -> Callable[[], np.ndarray | None]:
-    """sem(n) from code-node embeddings (issue 6, :mod:`m1nd.codegraph.vectors`); None keeps the trigram backend.
-
-    Returned as a callable whose work already runs in a helper thread: the query embedding (ONNX Runtime, GIL
-    released, ~5 ms for a new query) overlaps with the lexical seed matching that run_activation does meanwhile.
-    """
-    from m1nd.codegraph.vectors import SemanticCall, semantic_after_warmup, semantic_scores, warmup_pending
-
-    w = warmup_pending(cg)
-    if w is not None:  # a server starting up: the model is loading beside us (issue 13 item 5); wait for it there
-        return SemanticCall(_sem_pool().submit(semantic_after_warmup, cg, g, query, w))
-    cv = cg.code_vectors()
-    try:
-        # no model or no code vector at all (one cached query): nothing to overlap. The coverage check hashes every
-        # node's text once per generation, so it stays in the helper thread, beside the lexical stage.
-        idle = not cv.available or not cv.has_vectors()
-    except Exception:  # noqa: BLE001 — semantic_scores reports it; the query goes on without embeddings
-        idle = True
-    if idle:  # (the no-model notice is printed once, by semantic_scores)
-        return lambda: semantic_scores(cg, g, query)
-    return _sem_pool().submit(semantic_scores, cg, g, query).result
-
-
-def _sem_pool() -> Any:
-    global _SEM_POOL
-    if _SEM_POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _SEM_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="m1nd-sem")
-    return _SEM_POOL
-
-
 def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
     prior, testy, docsy = g.extra.get("priors") or priors(g.nodes)
     return {"prior": prior, "testy": testy.astype(np.uint8), "docsy": docsy.astype(np.uint8)}
-
-
-def _embedder_health(cg: CodeGraph) -> dict[str, Any]:
-    return cg.code_vectors().health()  # type: ignore[no-any-return]
 
 
 def _standard_code_vectors(cg: CodeGraph, current: Any) -> Any:
     from m1nd.codegraph.vectors import code_vectors_of  # (imported on first use: numpy work, embedder choice)
 
     return code_vectors_of(cg, current)
-
-
-def coactivation_rate() -> float:
-    raw = os.environ.get("M1ND_COACTIVATION_RATE", "")
-    try:
-        v = float(raw) if raw.strip() else 0.01
-    except ValueError:
-        return 0.01
-    return min(0.1, max(0.0, v))
-
-
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
