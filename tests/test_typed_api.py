@@ -285,7 +285,7 @@ def test_ingest_report_is_typed_and_stored_without_its_timing(ws: Workspace) -> 
     assert list(wire) == [*keys, "elapsed_ms", "warnings", "response_chars"]
     assert {k: wire[k] for k in keys} == {k: v for k, v in again.to_dict().items() if k != "warnings"}
     watched = timed_report(again, 0.0)
-    assert list(watched) == [*keys, "elapsed_ms", "warnings"] and watched["elapsed_ms"] > 0
+    assert list(watched) == [*keys, "elapsed_ms", "warnings"]
     legacy = IngestReport.from_record({**stored, "elapsed_ms": 12.5, "patched": True})  # a record of before
     assert "elapsed_ms" not in legacy.to_dict() and list(legacy.to_dict())[-2:] == ["warnings", "patched"]
 
