@@ -20,6 +20,7 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
+from m1nd.ingest.extract.python_aliases import module_aliases
 from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
 from m1nd.ingest.extract.python_types import (
     DOTTED,
@@ -33,7 +34,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 12
+EXTRACTOR_VERSION = 13
 LANG = "python"
 
 
@@ -386,6 +387,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
+    module_alias = module_aliases(caps, owners.owner, types.assigned, heads)
     container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
@@ -538,6 +540,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         exported = _dunder_all(root)
         if exported is not None:
             blob["extra"]["all"] = exported
+    if module_alias:
+        blob["extra"]["aliases"] = module_alias
     return blob
 
 

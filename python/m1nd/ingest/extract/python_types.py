@@ -276,15 +276,19 @@ def collect_types(
     asgs: list[tuple[Any, int, int, Any]] = []
     assigned = types.assigned  # (every name bound as a variable: a copy of it is no ``!name``)
     types.owner_at = owner
+    class_level = {node.start_byte for node in caps.get("cname", ())}  # (a class body's own statements)
     for node in caps.get("aname", ()):
         name = node.text.decode("utf-8", "replace")
         assigned.setdefault(name, []).append(node.start_byte)
+        o = owner(node.start_byte)
         if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
-            o = owner(node.start_byte)
             rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
             wanted.add(name)
+        if o >= 0 and node.start_byte not in class_level and kind_of[o] == "class":
+            # under ``try`` / ``if`` in a class body: a class attribute too (``try: cls = mod._CImpl``)
+            asgs.append((node, o, o, node.parent))
         if name in wanted:
-            asgs.append((node, owner(node.start_byte), -1, node.parent))
+            asgs.append((node, o, -1, node.parent))
     for node in caps.get("cname", ()):
         o = owner(node.start_byte)
         if o >= 0 and kind_of[o] == "class":

@@ -6,10 +6,12 @@ from __future__ import annotations
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
     AMBIG,
+    ANY_SYMBOL,
     CALL_KINDS,
     CLASSLIKE,
     EXTERNAL,
     FN_KINDS,
+    K_DIR,
     K_FN,
     NOTFOUND,
     TYPE_KINDS,
@@ -203,7 +205,12 @@ class ReceiverTypes(ResolverCore):
         elif base.endswith("()"):
             cur = set()
             t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
-            if t >= 0 and self.kind[t] == K_FN:
+            if t == AMBIG:  # star imports giving different classes (one per platform): an instance of either
+                got = self.star_alternatives(f, owner, base[:-2])
+                if got is None:
+                    return None
+                cur |= got
+            elif t >= 0 and self.kind[t] == K_FN:
                 if not self._unique(f, base[:-2], t, factor, "call"):
                     return None
                 got = self._returned_set(t, depth)
@@ -239,6 +246,33 @@ class ReceiverTypes(ResolverCore):
         if any(t >= 0 and self.kind[t] not in CLASSLIKE for t in cur):
             return None
         return frozenset(cur)
+
+    def star_alternatives(self, f: FileState, owner: int, name: str) -> frozenset[int] | None:
+        """The classes a (dotted) name may denote when the module it is looked up in star-imports several
+        modules that define it differently (``if win32: from .windows_events import *`` / ``else: from
+        .unix_events import *``): each star import's class; None when one is something else."""
+        head, _, last = name.rpartition(".")
+        if head:  # ``asyncio.SelectorEventLoop``: the module an import binds, then its submodules
+            first, *rest = head.split(".")
+            mod = self.bindings_of(f).get(first, NOTFOUND)
+            for seg in rest:
+                mod = self.member(mod, seg, ANY_SYMBOL) if mod >= 0 else NOTFOUND
+            if mod >= 0 and self.kind[mod] == K_DIR:
+                mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+            mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        else:
+            mf = f
+        if mf is None or mf.fam != "py":
+            return None
+        out: set[int] = set()
+        for s in self.bindings_stars(mf):
+            if s != mf.idx and self.star_exports(s, last):
+                got = self.member(s, last, CALL_KINDS)
+                if got >= 0:
+                    if self.kind[got] not in CLASSLIKE:
+                        return None
+                    out.add(got)
+        return frozenset(out) if 1 < len(out) <= SET_MAX else None
 
     def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
         ex = self.extra[fn]

@@ -192,6 +192,7 @@ class FileState:
         "externals",
         "fam",
         "idx",
+        "aliases",
         "import_edges",
         "lang",
         "pkg",
@@ -218,6 +219,8 @@ class FileState:
         self.externals: set[str] = set()
         self.pkg = blob.get("package")
         self.rust_key: tuple[str, tuple[str, ...]] | None = None
+        # Python module-level aliases (``Lock = _allocate_lock``): name -> the dotted name it copies
+        self.aliases: dict[str, str] | None = (blob.get("extra") or {}).get("aliases") if self.fam == "py" else None
 
 
 def common_prefix_len(a: list[str], b: list[str]) -> int:
