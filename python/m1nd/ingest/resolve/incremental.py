@@ -574,6 +574,11 @@ def _changed_names(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], blob:
                 if _words(texpr) & names and (a.lower() not in names or d["name"].lower() not in names):
                     names |= {a.lower(), d["name"].lower()}
                     grew = True
+        # a module-level alias (``Lock = _allocate_lock``) names what its target names: other files look it up
+        for alias, target in ((blob.get("extra") or {}).get("aliases") or {}).items():
+            if alias.lower() not in names and _words(target) & names:
+                names.add(alias.lower())
+                grew = True
     return names
 
 
