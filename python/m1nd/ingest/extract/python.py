@@ -76,6 +76,8 @@ QUERY = r"""
 (class_definition body: (block (expression_statement (assignment right: (assignment left: (identifier) @cname)))))
 (return_statement) @ret
 (return_statement (identifier) @retname)
+(return_statement (expression_list (identifier) @retname))
+(return_statement (tuple (identifier) @retname))
 (yield) @yield
 """
 

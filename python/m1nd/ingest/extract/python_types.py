@@ -333,9 +333,10 @@ def collect_types(
                 if n.type == "identifier":
                     assigned.setdefault(n.text.decode("utf-8", "replace"), []).append(n.start_byte)
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
-            for n in found:
+            items = _unpacked(node, found, rebound.get(o, SELF_NAMES)) if cap == "apat" else None
+            for i, n in enumerate(found):
                 if n.start_byte not in looped:
-                    _bind_target(types, kind_of, o, n, val)
+                    _bind_target(types, kind_of, o, n, items[i] if items else val)
     for target, right in loops:  # (``x`` of ``for i, x in enumerate(items)`` too)
         o = owner(target.start_byte)
         if o >= 0 and kind_of[o] == "class":
@@ -448,6 +449,24 @@ def alias_call(
     return None
 
 
+def _unpacked(pattern: Any, found: list[Any], selfs: tuple[str, ...]) -> list[str] | None:
+    """``a, b = f()``: the type of each target is the returned tuple's item at its position (``f()>#0``, ``f()>#1``:
+    the resolver reads the function's ``items``); only for a flat pattern of names / ``self.x`` (no ``*rest``,
+    no nesting) and a call's value. ``found`` lists the targets in pattern order."""
+    right = pattern.parent.child_by_field_name("right") if pattern.parent is not None else None
+    if right is None or right.type != "call" or len(found) != pattern.named_child_count:
+        return None
+    pos: dict[int, int] = {}
+    for i, n in enumerate(pattern.named_children):
+        if n.type not in _NAME_NODES:
+            return None
+        pos[n.start_byte] = i
+    texpr = value_type(right, 0, selfs)
+    if not texpr or texpr[0] == "=" or not texpr.endswith("()"):
+        return None
+    return [extend_texpr(texpr, f">#{pos[n.start_byte]}") for n in found]
+
+
 def _as_target_type(node: Any) -> str:
     """Type of the name an ``as`` binds: ``with Foo() as x`` (what ``Foo().__enter__()`` returns),
     ``except Foo as e`` (a ``Foo``); UNKNOWN otherwise."""
@@ -478,6 +497,7 @@ def infer_returns(
     coroutine, not the returned value."""
     skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
     rets: dict[int, set[str]] = {}
+    items: dict[int, list[list[str]]] = {}  # function -> the item types of each tuple it returns
     for node in caps.get("ret", ()):
         o = owners.owner(node.start_byte)
         if o < 0 or o in skip or defs[o]["kind"] != "fn":
@@ -489,6 +509,10 @@ def infer_returns(
         val = node.named_child(0) if node.named_child_count else None
         if val is None:
             continue
+        if val.type in _TUPLES:  # ``return sock, addr``: each item's type, for ``a, b = f()`` (``f()>#0``)
+            items.setdefault(o, []).append([_returned_type(types, o, item) or UNKNOWN for item in val.named_children])
+        elif val.type != "none":
+            items.setdefault(o, []).append([])  # (a value that may be no tuple: no item types)
         if val.type == "identifier":
             nm = val.text.decode("utf-8", "replace")
             if nm == "self" and types.class_of_method(o) >= 0:
@@ -515,6 +539,32 @@ def infer_returns(
         texpr = next(iter(vals)) if len(vals) == 1 else union_of(vals)
         if texpr:
             defs[o]["ret"] = texpr
+    for o, rows in items.items():
+        # every ``return`` a tuple of one length (``return None`` aside): each position's type, or their union
+        if o in skip or len({len(r) for r in rows}) != 1 or not rows[0]:
+            continue
+        cols = [union_of(set(col)) if all(col) else UNKNOWN for col in zip(*rows)]
+        if any(cols):
+            defs[o]["items"] = cols
+
+
+_TUPLES = ("expression_list", "tuple")
+
+
+def _returned_type(types: ScopeTypes, o: int, val: Any) -> str | None:
+    """Type expression of one returned value (an item of a returned tuple), seen from function ``o``."""
+    if val.type == "identifier":
+        nm = val.text.decode("utf-8", "replace")
+        if nm == "self" and types.class_of_method(o) >= 0:
+            return "@"
+        if nm in SELF_NAMES:
+            return UNKNOWN
+        texpr = types.lookup(o, nm) or UNKNOWN
+        return UNKNOWN if "!" in texpr else texpr
+    texpr = value_type(val, 0, types.rebound_self.get(o, SELF_NAMES))
+    if texpr is None or texpr.startswith("="):
+        return UNKNOWN
+    return types.localize(o, texpr) if texpr else texpr
 
 
 def _bind_target(

@@ -402,7 +402,7 @@ class TrackedResolver(_Resolver):
             if pidx < 0:
                 pidx = f.idx
             extra = None
-            if "recv" in d_ or "impl_type" in d_ or "ext_base" in d_ or "attrs" in d_ or "ret" in d_:
+            if any(k in d_ for k in EXTRA_KEYS):
                 extra = {k: d_[k] for k in EXTRA_KEYS if k in d_}
             ext = f"{file_ext}::{d_['id']}"
             vals = (d_["name"], d_.get("qname") or d_["name"], KINDS.get(d_["kind"], K_FN), lang, f.rel,
@@ -567,7 +567,7 @@ def _changed_names(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], blob:
         for d in defs:
             if d["name"].lower() in names and not d.get("attrs"):
                 continue
-            if "ret" in d and _words(d["ret"]) & names and d["name"].lower() not in names:
+            if _words(d.get("ret"), *(d.get("items") or ())) & names and d["name"].lower() not in names:
                 names.add(d["name"].lower())
                 grew = True
             for a, texpr in (d.get("attrs") or {}).items():

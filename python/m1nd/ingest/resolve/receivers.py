@@ -89,10 +89,18 @@ class ReceiverTypes(ResolverCore):
                 return NOTFOUND, 0.0
             t, factor = self.lookup(f, owner, callee, CALL_KINDS, "call")
             if t == EXTERNAL:
-                return EXTERNAL, 0.0  # what a function or class outside the graph returns stays outside
+                # what a function or class outside the graph returns stays outside (a tuple's items: not known)
+                return (NOTFOUND if "#" in texpr else EXTERNAL), 0.0
             if t < 0 or not self._unique(f, callee, t, factor, "call"):
                 return NOTFOUND, 0.0
-            if self.kind[t] == K_FN:
+            if fields and fields[0][0] == "#":  # ``a, b = f()``: an item of the tuple ``f`` returns
+                if self.kind[t] != K_FN:
+                    return NOTFOUND, 0.0
+                t, fac2 = self.item_type(t, fields.pop(0), depth)
+                if t < 0:
+                    return t, 0.0
+                factor = min(factor, fac2)
+            elif self.kind[t] == K_FN:
                 t, fac2 = self.returned_type(t, depth)
                 if t < 0:
                     return t, 0.0
@@ -103,17 +111,39 @@ class ReceiverTypes(ResolverCore):
                 return EXTERNAL, 0.0
             if t < 0 or not self._unique(f, base, t, factor, "type"):
                 return NOTFOUND, 0.0
-        for attr in fields:
+        for i, attr in enumerate(fields):
+            if attr[0] == "#":
+                continue  # (taken with the call before it)
             if attr.endswith("()"):
-                t, fac2 = self.method_return(t, attr[:-2], depth)
+                if i + 1 < len(fields) and fields[i + 1][0] == "#":
+                    m = self.member(t, attr[:-2], CALL_KINDS)
+                    if m < 0 or self.kind[m] != K_FN:
+                        return NOTFOUND, 0.0  # (a tuple's items from outside the graph: not known)
+                    t, fac2 = self.item_type(m, fields[i + 1], depth)
+                else:
+                    t, fac2 = self.method_return(t, attr[:-2], depth)
             else:
                 t, fac2 = self.attr_type(t, attr, depth)
             if t < 0:
-                return t, 0.0
+                return (NOTFOUND if t == EXTERNAL and any(a[0] == "#" for a in fields[i:]) else t), 0.0
             factor = min(factor, fac2)
         if self.kind[t] not in CLASSLIKE:
             return NOTFOUND, 0.0
         return t, factor
+
+    def item_type(self, fn: int, seg: str, depth: int) -> tuple[int, float]:
+        """Type of item ``seg`` (``#i``) of the tuple function ``fn`` returns (its ``items``), seen from ``fn``."""
+        ex = self.extra[fn]
+        items = ex.get("items") if ex is not None else None
+        i = int(seg[1:]) if seg[1:].isdigit() else -1
+        if not items or not 0 <= i < len(items) or not items[i]:
+            return NOTFOUND, 0.0
+        got = self.eval_type(self.file_by_idx[self.file_of[fn]], fn, items[i], depth + 1)
+        if got[0] == EXTERNAL and ("(" in items[i] or ">" in items[i]):
+            # outside the graph through a call (often a builtin container's method: an element of any type):
+            # not known; only a literal's builtin type (``str``) is surely outside
+            return NOTFOUND, 0.0
+        return got
 
     def _unique(self, f: FileState, name: str, got: int, factor: float, category: str) -> bool:
         """A graph-wide match (factor 0.6) is trusted only when it was the only candidate (step 6, not 7)."""
@@ -195,6 +225,9 @@ class ReceiverTypes(ResolverCore):
                     return None
                 out |= got
             return frozenset(out) if len(out) <= SET_MAX else None
+        if "#" in texpr:  # an item of a returned tuple: one type or not known
+            t, _ = self.eval_type(f, owner, texpr, depth)
+            return frozenset((t,)) if t >= 0 or t == EXTERNAL else None
         base, *fields = texpr.split(">")
         poly = base == "@"  # ``self`` is an instance of the enclosing type or of any type derived from it
         if poly:
