@@ -79,6 +79,7 @@ QUERY = r"""
 (return_statement (expression_list (identifier) @retname))
 (return_statement (tuple (identifier) @retname))
 (yield) @yield
+(yield (identifier) @retname)
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)

@@ -293,13 +293,26 @@ def collect_types(
         o = owner(node.start_byte)
         if o >= 0 and kind_of[o] == "class":
             asgs.append((node, o, o, node.parent))
+    top_classes: dict[str, int] | None = None
     for node in caps.get("aobj", ()):
-        if node.text.decode("utf-8", "replace") in SELF_NAMES:
+        nm = node.text.decode("utf-8", "replace")
+        if nm in SELF_NAMES:
             o = owner(node.start_byte)
             cls = types.class_of_method(o)
             if cls >= 0:
                 left = node.parent
                 asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
+            continue
+        if top_classes is None:  # (a class defined twice at the top level: neither)
+            names = [d["name"] for d in defs if d["parent"] < 0 and d["kind"] == "class"]
+            top_classes = {d["name"]: i for i, d in enumerate(defs)
+                           if d["parent"] < 0 and d["kind"] == "class" and names.count(d["name"]) == 1}
+        cls = top_classes.get(nm, -1)
+        if cls >= 0 and owner(node.start_byte) < 0:
+            # ``SSLContext.sslsocket_class = SSLSocket`` at the module's top level: a class attribute of the
+            # module's own class, set once the other class exists
+            left = node.parent
+            asgs.append((left.child_by_field_name("attribute"), -1, cls, left.parent))
     rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
     class_names = {(o, node.text) for node, o, cls, _ in asgs if cls == o}  # names a class body assigns
     own_names: set[int] = set()
@@ -496,6 +509,8 @@ def infer_returns(
     is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
     coroutine, not the returned value."""
     skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
+    if skip:
+        _context_yields(caps, defs, owners, types, fn_nodes)
     rets: dict[int, set[str]] = {}
     items: dict[int, list[list[str]]] = {}  # function -> the item types of each tuple it returns
     for node in caps.get("ret", ()):
@@ -549,6 +564,40 @@ def infer_returns(
 
 
 _TUPLES = ("expression_list", "tuple")
+_CONTEXT_MANAGERS = frozenset({"contextmanager", "contextlib.contextmanager"})
+
+
+def _context_yields(
+    caps: dict[str, list[Any]], defs: list[dict[str, Any]], owners: Any, types: ScopeTypes, fn_nodes: dict[int, Any]
+) -> None:
+    """``yields`` of a ``@contextmanager`` generator: the type ``with f() as x`` gives ``x`` (``f()>__enter__()``),
+    set when every ``yield`` gives a known type expression (a bare ``yield`` / ``yield None`` says nothing), their
+    union when they differ."""
+    vals: dict[int, set[str]] = {}
+    managers: dict[int, bool] = {}
+    for node in caps.get("yield", ()):
+        o = owners.owner(node.start_byte)
+        if o < 0:
+            continue
+        is_cm = managers.get(o)
+        if is_cm is None:
+            fn = fn_nodes.get(o)
+            par = fn.parent if fn is not None else None
+            is_cm = managers[o] = par is not None and par.type == "decorated_definition" and any(
+                dotted(d.named_child(0)) in _CONTEXT_MANAGERS for d in par.named_children
+                if d.type == "decorator" and d.named_child_count and d.named_child(0).type in _NAME_NODES
+            )
+        if not is_cm:
+            continue
+        val = node.named_child(0) if node.named_child_count else None
+        if val is None or val.type == "none":
+            continue
+        vals.setdefault(o, set()).add(_returned_type(types, o, val) or UNKNOWN)
+    for o, got in vals.items():
+        if all(got):
+            texpr = next(iter(got)) if len(got) == 1 else union_of(got)
+            if texpr:
+                defs[o]["yields"] = texpr
 
 
 def _returned_type(types: ScopeTypes, o: int, val: Any) -> str | None:

@@ -567,7 +567,8 @@ def _changed_names(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], blob:
         for d in defs:
             if d["name"].lower() in names and not d.get("attrs"):
                 continue
-            if _words(d.get("ret"), *(d.get("items") or ())) & names and d["name"].lower() not in names:
+            typed = _words(d.get("ret"), d.get("yields"), *(d.get("items") or ()))
+            if typed & names and d["name"].lower() not in names:
                 names.add(d["name"].lower())
                 grew = True
             for a, texpr in (d.get("attrs") or {}).items():

@@ -93,7 +93,7 @@ class ReceiverTypes(ResolverCore):
                 return (NOTFOUND if "#" in texpr else EXTERNAL), 0.0
             if t < 0 or not self._unique(f, callee, t, factor, "call"):
                 return NOTFOUND, 0.0
-            if fields and fields[0][0] == "#":  # ``a, b = f()``: an item of the tuple ``f`` returns
+            if fields and self._part(t, fields[0]):  # ``a, b = f()`` / ``with f() as x``: see item_type
                 if self.kind[t] != K_FN:
                     return NOTFOUND, 0.0
                 t, fac2 = self.item_type(t, fields.pop(0), depth)
@@ -111,15 +111,18 @@ class ReceiverTypes(ResolverCore):
                 return EXTERNAL, 0.0
             if t < 0 or not self._unique(f, base, t, factor, "type"):
                 return NOTFOUND, 0.0
+        taken = -1
         for i, attr in enumerate(fields):
-            if attr[0] == "#":
-                continue  # (taken with the call before it)
+            if i == taken:
+                continue  # (an item taken with the call before it)
             if attr.endswith("()"):
-                if i + 1 < len(fields) and fields[i + 1][0] == "#":
-                    m = self.member(t, attr[:-2], CALL_KINDS)
-                    if m < 0 or self.kind[m] != K_FN:
-                        return NOTFOUND, 0.0  # (a tuple's items from outside the graph: not known)
-                    t, fac2 = self.item_type(m, fields[i + 1], depth)
+                nxt = fields[i + 1] if i + 1 < len(fields) else ""
+                m = self.member(t, attr[:-2], CALL_KINDS) if nxt[:1] == "#" or nxt == "__enter__()" else NOTFOUND
+                if nxt[:1] == "#" and (m < 0 or self.kind[m] != K_FN):
+                    return NOTFOUND, 0.0  # (a tuple's items from outside the graph: not known)
+                if m >= 0 and self._part(m, nxt):
+                    t, fac2 = self.item_type(m, nxt, depth)
+                    taken = i + 1
                 else:
                     t, fac2 = self.method_return(t, attr[:-2], depth)
             else:
@@ -131,9 +134,20 @@ class ReceiverTypes(ResolverCore):
             return NOTFOUND, 0.0
         return t, factor
 
+    def _part(self, fn: int, seg: str) -> bool:
+        """Does segment ``seg`` after a call of ``fn`` read a part of its result: ``#i`` (an item of a returned
+        tuple), or ``__enter__()`` of a ``@contextmanager`` generator (what it yields)?"""
+        if seg[:1] == "#":
+            return True
+        ex = self.extra[fn] if seg == "__enter__()" and self.kind[fn] == K_FN else None
+        return ex is not None and "yields" in ex
+
     def item_type(self, fn: int, seg: str, depth: int) -> tuple[int, float]:
-        """Type of item ``seg`` (``#i``) of the tuple function ``fn`` returns (its ``items``), seen from ``fn``."""
+        """Type of item ``seg`` (``#i``) of the tuple function ``fn`` returns (its ``items``), or (``__enter__()``)
+        of what the context manager ``fn`` yields, seen from ``fn``."""
         ex = self.extra[fn]
+        if seg == "__enter__()":
+            return self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ex["yields"], depth + 1)
         items = ex.get("items") if ex is not None else None
         i = int(seg[1:]) if seg[1:].isdigit() else -1
         if not items or not 0 <= i < len(items) or not items[i]:
@@ -162,6 +176,9 @@ class ReceiverTypes(ResolverCore):
             texpr = self.extra[c]["attrs"][attr]
             if not texpr:
                 return NOTFOUND, 0.0
+            if texpr[0] == "!":  # a class object (``theclass = date``): its methods are the class's
+                held = self.held_classes(t, attr)
+                return (next(iter(held)), SET_FACTOR) if held and len(held) == 1 else (NOTFOUND, 0.0)
             cf = self.file_by_idx[self.file_of[c]]
             return self.eval_type(cf, c, texpr, depth + 1)
         # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
@@ -409,6 +426,28 @@ class ReceiverTypes(ResolverCore):
         res = frozenset(out) if 0 < len(out) <= SET_MAX else None
         memo[key] = res
         return res
+
+    def held_classes(self, t: int, name: str) -> frozenset[int] | None:
+        """The classes attribute ``name`` of type ``t`` holds as objects (``theclass = date``, ``!date``), over the
+        class of ``t``'s hierarchy that assigns it and every type derived from ``t`` that assigns it again (like
+        :meth:`_called_objects`); None when one assignment holds something else or a name that is no class."""
+        h = self.attr_holder(t, name)
+        if h < 0:
+            return None
+        out: set[int] = set()
+        for c in [h, *(c for c in self._derived_closure(t) if c != h)]:
+            attrs = (self.extra[c] or {}).get("attrs") or {}
+            if name not in attrs:
+                continue
+            cf = self.file_by_idx[self.file_of[c]]
+            for alt in attrs[name].split("|"):
+                if alt[:1] != "!" or ">" in alt:
+                    return None
+                k, factor = self.lookup(cf, c, alt[1:], TYPE_KINDS, "type")
+                if k < 0 or self.kind[k] not in CLASSLIKE or not self._unique(cf, alt[1:], k, factor, "type"):
+                    return None
+                out.add(k)
+        return frozenset(out) if 0 < len(out) <= SET_MAX else None
 
     def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
         """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,

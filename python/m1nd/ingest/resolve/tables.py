@@ -173,7 +173,7 @@ JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 CONFIG_BASENAME_MIN = 5
 
 #: definition extras the resolver keeps (Go receiver, Rust impl, outside bases, receiver-type tables)
-EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret", "items")
+EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret", "items", "yields")
 
 NOTFOUND = -1
 EXTERNAL = -2
