@@ -520,7 +520,7 @@ class NameLookup(ResolverCore):
             nxt = self.member(cur, seg, want if last else ANY_SYMBOL)
             if nxt < 0 and nxt != EXTERNAL and not last:
                 nxt = self.member(cur, seg, want)
-            if nxt == EXTERNAL or nxt == AMBIG:  # (AMBIG: star imports that differ, see _other_star)
+            if nxt == EXTERNAL or (nxt == AMBIG and fam == "py"):  # (AMBIG: star imports that differ, _other_star)
                 return nxt, 0.0
             if nxt < 0 and fam == "c" and last and self.kind[cur] == K_MOD:
                 # a C++ namespace is open: ``ns::X`` may be declared in another file's ``namespace ns {…}``
