@@ -22,6 +22,7 @@ from m1nd.ingest.extract._common import (
 )
 from m1nd.ingest.extract.python_aliases import module_aliases
 from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
+from m1nd.ingest.extract.python_returns import infer_returns
 from m1nd.ingest.extract.python_types import (
     DOTTED,
     UNKNOWN,
@@ -29,7 +30,6 @@ from m1nd.ingest.extract.python_types import (
     annotation_type,
     collect_types,
     dotted,
-    infer_returns,
     param_names,
     value_type,
 )
