@@ -1,5 +1,6 @@
 """Module-level aliases (issue 12 item 5): ``PyLock = _PyLock`` at a module's top level, bound nowhere else in the
-module scope, is another name of ``_PyLock`` for the modules that import it or call ``locks.PyLock()``. An alias
+module scope, is another name of ``_PyLock`` for the modules that import it or call ``locks.PyLock()``; on the same
+terms ``default_lock = _PyLock()`` holds a ``_PyLock`` for ``locks.default_lock.release()``. An alias
 of something outside the graph (``Lock = _ext.allocate_lock``) makes the receiver an outside type (no guess). A
 name bound under ``try`` / ``if`` or twice is no alias. Star imports that give different classes (one per
 platform) are ambiguous as names; as receivers they stand for either class, so a method both share links and one
@@ -38,6 +39,15 @@ except ImportError:
     CLock = None
 Twice = _PyLock
 Twice = _PyLock2
+default_lock = _PyLock()
+if _ext_thread:
+    maybe_lock = _PyLock()
+reset_lock = _PyLock()
+
+
+def reset():
+    global reset_lock
+    reset_lock = None
 """
 
 FILES = {
@@ -123,6 +133,21 @@ FILES = {
             locks.Twice().release()
 
 
+        def use_variable():
+            locks.default_lock.release()
+
+
+        def use_imported_variable():
+            from pkg.locks import default_lock
+
+            default_lock.release()
+
+
+        def use_unsure_variables():
+            locks.maybe_lock.release()
+            locks.reset_lock.release()
+
+
         def use_loop():
             loop = loops.Loop()
             loop.run()
@@ -171,6 +196,15 @@ def test_alias_of_an_outside_name_is_an_outside_type(g) -> None:
     assert f"{GUARD}::fn::acquire" not in g.targets(f"{U}::fn::use_external", "calls")
 
 
+def test_module_variable_holding_an_instance(g) -> None:
+    # ``default_lock = _PyLock()`` at the top level: ``locks.default_lock.release()`` and the imported name
+    for fn in ("use_variable", "use_imported_variable"):
+        calls = g.targets(f"{U}::fn::{fn}", "calls")
+        assert PY_RELEASE in calls and f"{GUARD}::fn::release" not in calls, fn
+    # bound under ``if`` / re-bound through ``global``: no type, no edge
+    assert PY_RELEASE not in g.targets(f"{U}::fn::use_unsure_variables", "calls")
+
+
 def test_conditional_or_repeated_binding_is_no_alias(g) -> None:
     for fn in ("use_conditional", "use_twice"):
         calls = g.targets(f"{U}::fn::{fn}", "calls")
@@ -211,6 +245,7 @@ def _extract_all(files: dict[str, str]) -> dict[str, dict]:
         ("PyLock = _PyLock\n", "PyLock = _PyLock2\n"),  # the alias names another class
         ("class _PyLock:\n", "class _PyLock:\n    def acquire(self):\n        pass\n\n"),  # its target grows
         ("Again = PyLock\n", ""),  # an alias removed
+        ("default_lock = _PyLock()\n", "default_lock = _PyLock2()\n"),  # a variable's type changes
         ("    def locked(self):\n", "    def zq_unused(self):\n        pass\n\n    def locked(self):\n"),  # patched
         ("    def locked(self):\n", "    def locked(self):\n        self.state = _PyLock2()\n"),  # an attribute
     ],

@@ -575,8 +575,10 @@ def _changed_names(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], blob:
                 if _words(texpr) & names and (a.lower() not in names or d["name"].lower() not in names):
                     names |= {a.lower(), d["name"].lower()}
                     grew = True
-        # a module-level alias (``Lock = _allocate_lock``) names what its target names: other files look it up
-        for alias, target in ((blob.get("extra") or {}).get("aliases") or {}).items():
+        # a module-level alias (``Lock = _allocate_lock``) names what its target names, and a module variable
+        # (``idleConf = IdleConf()``) holds an instance of its type: other files look them up by their own names
+        extra = blob.get("extra") or {}
+        for alias, target in (*(extra.get("aliases") or {}).items(), *(extra.get("vars") or {}).items()):
             if alias.lower() not in names and _words(target) & names:
                 names.add(alias.lower())
                 grew = True

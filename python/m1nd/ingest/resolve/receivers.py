@@ -12,6 +12,7 @@ from m1nd.ingest.resolve.tables import (
     EXTERNAL,
     FN_KINDS,
     K_DIR,
+    K_FILE,
     K_FN,
     NOTFOUND,
     TYPE_KINDS,
@@ -426,6 +427,45 @@ class ReceiverTypes(ResolverCore):
         res = frozenset(out) if 0 < len(out) <= SET_MAX else None
         memo[key] = res
         return res
+
+    def variable_method(self, f: FileState, owner: int, name: str) -> tuple[int, float]:
+        """``mod.var.m`` / ``var.m`` (``var`` imported from ``mod``) where ``var`` is a module variable holding an
+        instance (``extra.vars``: ``idleConf = IdleConf()``): method ``m`` of its type (through attributes between);
+        EXTERNAL for a type outside the graph, NOTFOUND when not such a call."""
+        parts = name.split(".")
+        b = self.bindings_of(f).get(parts[0])
+        if b == NOTFOUND:  # an imported name that is no definition: a variable of the module it comes from
+            mod, var = self.py_import_source(f, parts[0])
+            i = 1
+        elif b is not None and b >= 0 and self.kind[b] in (K_FILE, K_DIR):
+            mod, i = b, 1
+            while i < len(parts) - 1:
+                nxt = self.member(mod, parts[i], ANY_SYMBOL)
+                if nxt < 0 or self.kind[nxt] not in (K_FILE, K_DIR):
+                    break
+                mod, i = nxt, i + 1
+            var, i = parts[i], i + 1
+        else:
+            return NOTFOUND, 0.0
+        if mod >= 0 and self.kind[mod] == K_DIR:
+            mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+        mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        texpr = ((mf.blob.get("extra") or {}).get("vars") or {}).get(var) if mf is not None and mf.fam == "py" else None
+        if not texpr or i >= len(parts):
+            return NOTFOUND, 0.0
+        t, factor = self.eval_type(mf, mf.idx, texpr, 0)
+        for attr in parts[i:-1]:
+            if t < 0:
+                break
+            t, fac2 = self.attr_type(t, attr, 0)
+            factor = min(factor, fac2)
+        if t < 0:
+            return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
+        m = self.member(t, parts[-1], FN_KINDS)
+        if m < 0:
+            outside = m == EXTERNAL or self.has_outside_base(t) or parts[-1].startswith("__")
+            return (EXTERNAL if outside else NOTFOUND), 0.0
+        return m, factor
 
     def held_classes(self, t: int, name: str) -> frozenset[int] | None:
         """The classes attribute ``name`` of type ``t`` holds as objects (``theclass = date``, ``!date``), over the
