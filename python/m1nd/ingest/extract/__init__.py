@@ -17,7 +17,9 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     signature (≤ 200), doc (≤ 300), content_hash (sha256 of the span), is_test`` plus language extras
     (``recv``: Go receiver type; ``impl_type`` / ``impl_trait``: Rust impl; ``level``: markdown heading;
     ``attrs``: a type's attribute / field name → type expression, ``""`` when assigned values of different or
-    unknown types; ``ret``: a function's declared (Python: or inferred) return type expression).
+    unknown types; ``ret``: a function's declared (Python: or inferred) return type expression; Python ``items``:
+    the type expression of each position of the tuples a function returns, ``""`` unknown; ``yields``: what a
+    ``@contextmanager`` generator yields).
 ``references``
     unresolved references ``[kind, name, owner, count]``, one per distinct (kind, name, owner) with its number
     of occurrences; ``owner`` is the index of the innermost enclosing definition (-1 = the file); ``kind`` is
@@ -43,7 +45,9 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
                      inferred from ``return`` statements when they all give one type expression; ``A()|B()`` is a
                      union (links when all agree on the method); ``^T`` is an instance of ``T`` or of a type
                      derived from it (``isinstance``); attributes may hold ``!Foo``, the object a name denotes
-                     (``factory = Foo``: ``>factory()`` segments give what calling it gives)
+                     (``factory = Foo``: ``>factory()`` segments give what calling it gives); ``>#i`` after
+                     a call is item ``i`` of the tuple it returns (``a, b = f()``: ``f()>#0``), and
+                     ``>__enter__()`` after a call of a ``@contextmanager`` generator what it yields
     ``new``          ``new X()`` (name ``X``, possibly dotted)
     ``macro``        Rust ``name!(…)`` / ``path::name!(…)``: a ``macro_rules!`` macro
     ``reference``    a type name used in an annotation / signature / field (possibly dotted)
@@ -61,7 +65,8 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     Go package name / Java package declaration / None.
 ``extra``
     language-specific data: Rust ``mods`` (``mod x;`` names), JS ``default_export``, Python ``all`` (the literal
-    ``__all__`` list), markdown ``mentions``, config ``go_module`` / ``cargo`` / ``tsconfig``.
+    ``__all__`` list), Python ``aliases`` (top-level ``Lock = _allocate_lock``: name → the dotted name it copies),
+    markdown ``mentions``, config ``go_module`` / ``cargo`` / ``tsconfig``.
 
 ``import`` modules of the tags-query languages: C/C++ include paths (``system`` for ``<…>``), Ruby ``require``
 paths (``level`` 1 for ``require_relative``), Kotlin / C# / PHP dotted names (``A\\B\\C`` written ``A.B.C``; a C#

@@ -20,7 +20,9 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
+from m1nd.ingest.extract.python_aliases import module_aliases
 from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
+from m1nd.ingest.extract.python_returns import infer_returns
 from m1nd.ingest.extract.python_types import (
     DOTTED,
     UNKNOWN,
@@ -28,12 +30,11 @@ from m1nd.ingest.extract.python_types import (
     annotation_type,
     collect_types,
     dotted,
-    infer_returns,
     param_names,
     value_type,
 )
 
-EXTRACTOR_VERSION = 12
+EXTRACTOR_VERSION = 13
 LANG = "python"
 
 
@@ -75,7 +76,10 @@ QUERY = r"""
 (class_definition body: (block (expression_statement (assignment right: (assignment left: (identifier) @cname)))))
 (return_statement) @ret
 (return_statement (identifier) @retname)
+(return_statement (expression_list (identifier) @retname))
+(return_statement (tuple (identifier) @retname))
 (yield) @yield
+(yield (identifier) @retname)
 """
 
 #: bases that never produce ``inherits`` edges (graph.md §6)
@@ -386,6 +390,7 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
+    module_alias, module_vars = module_aliases(caps, owners.owner, types.assigned, heads, types)
     container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count
@@ -538,6 +543,10 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
         exported = _dunder_all(root)
         if exported is not None:
             blob["extra"]["all"] = exported
+    if module_alias:
+        blob["extra"]["aliases"] = module_alias
+    if module_vars:
+        blob["extra"]["vars"] = module_vars
     return blob
 
 

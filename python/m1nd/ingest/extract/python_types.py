@@ -1,7 +1,7 @@
 """Receiver types of the Python extractor: the type expressions (``texpr``, see the ``extract`` package docstring)
 of names, attributes, returned values and ``with`` / ``except`` targets, collected per scope into
 :class:`~m1nd.ingest.extract._common.ScopeTypes`, and the reference a call of an alias makes. The extractor
-(``python.py``) calls :func:`collect_types` and :func:`infer_returns` once per file."""
+(``python.py``) calls :func:`collect_types` once per file (then ``python_returns.infer_returns``)."""
 
 from __future__ import annotations
 
@@ -276,26 +276,43 @@ def collect_types(
     asgs: list[tuple[Any, int, int, Any]] = []
     assigned = types.assigned  # (every name bound as a variable: a copy of it is no ``!name``)
     types.owner_at = owner
+    class_level = {node.start_byte for node in caps.get("cname", ())}  # (a class body's own statements)
     for node in caps.get("aname", ()):
         name = node.text.decode("utf-8", "replace")
         assigned.setdefault(name, []).append(node.start_byte)
+        o = owner(node.start_byte)
         if name in SELF_NAMES:  # ``cls = self.theclass``: ``cls()`` calls what it holds, not the enclosing class
-            o = owner(node.start_byte)
             rebound[o] = tuple(x for x in rebound.get(o, SELF_NAMES) if x != name)
             wanted.add(name)
+        if o >= 0 and node.start_byte not in class_level and kind_of[o] == "class":
+            # under ``try`` / ``if`` in a class body: a class attribute too (``try: cls = mod._CImpl``)
+            asgs.append((node, o, o, node.parent))
         if name in wanted:
-            asgs.append((node, owner(node.start_byte), -1, node.parent))
+            asgs.append((node, o, -1, node.parent))
     for node in caps.get("cname", ()):
         o = owner(node.start_byte)
         if o >= 0 and kind_of[o] == "class":
             asgs.append((node, o, o, node.parent))
+    top_classes: dict[str, int] | None = None
     for node in caps.get("aobj", ()):
-        if node.text.decode("utf-8", "replace") in SELF_NAMES:
+        nm = node.text.decode("utf-8", "replace")
+        if nm in SELF_NAMES:
             o = owner(node.start_byte)
             cls = types.class_of_method(o)
             if cls >= 0:
                 left = node.parent
                 asgs.append((left.child_by_field_name("attribute"), o, cls, left.parent))
+            continue
+        if top_classes is None:  # (a class defined twice at the top level: neither)
+            names = [d["name"] for d in defs if d["parent"] < 0 and d["kind"] == "class"]
+            top_classes = {d["name"]: i for i, d in enumerate(defs)
+                           if d["parent"] < 0 and d["kind"] == "class" and names.count(d["name"]) == 1}
+        cls = top_classes.get(nm, -1)
+        if cls >= 0 and owner(node.start_byte) < 0:
+            # ``SSLContext.sslsocket_class = SSLSocket`` at the module's top level: a class attribute of the
+            # module's own class, set once the other class exists
+            left = node.parent
+            asgs.append((left.child_by_field_name("attribute"), -1, cls, left.parent))
     rights = [asg.child_by_field_name("right") for _, _, _, asg in asgs]
     class_names = {(o, node.text) for node, o, cls, _ in asgs if cls == o}  # names a class body assigns
     own_names: set[int] = set()
@@ -329,9 +346,10 @@ def collect_types(
                 if n.type == "identifier":
                     assigned.setdefault(n.text.decode("utf-8", "replace"), []).append(n.start_byte)
             val = _as_target_type(node) if node.type == "as_pattern_target" and len(found) == 1 else UNKNOWN
-            for n in found:
+            items = _unpacked(node, found, rebound.get(o, SELF_NAMES)) if cap == "apat" else None
+            for i, n in enumerate(found):
                 if n.start_byte not in looped:
-                    _bind_target(types, kind_of, o, n, val)
+                    _bind_target(types, kind_of, o, n, items[i] if items else val)
     for target, right in loops:  # (``x`` of ``for i, x in enumerate(items)`` too)
         o = owner(target.start_byte)
         if o >= 0 and kind_of[o] == "class":
@@ -444,6 +462,24 @@ def alias_call(
     return None
 
 
+def _unpacked(pattern: Any, found: list[Any], selfs: tuple[str, ...]) -> list[str] | None:
+    """``a, b = f()``: the type of each target is the returned tuple's item at its position (``f()>#0``, ``f()>#1``:
+    the resolver reads the function's ``items``); only for a flat pattern of names / ``self.x`` (no ``*rest``,
+    no nesting) and a call's value. ``found`` lists the targets in pattern order."""
+    right = pattern.parent.child_by_field_name("right") if pattern.parent is not None else None
+    if right is None or right.type != "call" or len(found) != pattern.named_child_count:
+        return None
+    pos: dict[int, int] = {}
+    for i, n in enumerate(pattern.named_children):
+        if n.type not in _NAME_NODES:
+            return None
+        pos[n.start_byte] = i
+    texpr = value_type(right, 0, selfs)
+    if not texpr or texpr[0] == "=" or not texpr.endswith("()"):
+        return None
+    return [extend_texpr(texpr, f">#{pos[n.start_byte]}") for n in found]
+
+
 def _as_target_type(node: Any) -> str:
     """Type of the name an ``as`` binds: ``with Foo() as x`` (what ``Foo().__enter__()`` returns),
     ``except Foo as e`` (a ``Foo``); UNKNOWN otherwise."""
@@ -458,59 +494,6 @@ def _as_target_type(node: Any) -> str:
     if holder.type == "except_clause" and value.type in ("identifier", "attribute"):
         return dotted(value) or UNKNOWN
     return UNKNOWN
-
-
-def infer_returns(
-    caps: dict[str, list[Any]],
-    defs: list[dict[str, Any]],
-    owners: Any,
-    types: ScopeTypes,
-    fn_nodes: dict[int, Any],
-) -> None:
-    """``ret`` of a function without a return annotation, from its ``return`` statements: set when every
-    returned value has a known type expression, their union when they differ (``return None`` / bare ``return``
-    say nothing; ``return self``
-    is the enclosing type). Generators and ``async def`` are left out: calling them gives a generator or a
-    coroutine, not the returned value."""
-    skip = {owners.owner(n.start_byte) for n in caps.get("yield", ())}
-    rets: dict[int, set[str]] = {}
-    for node in caps.get("ret", ()):
-        o = owners.owner(node.start_byte)
-        if o < 0 or o in skip or defs[o]["kind"] != "fn":
-            continue
-        fn = fn_nodes.get(o)
-        if fn is None or fn.child_by_field_name("return_type") is not None or fn.children[0].type == "async":
-            skip.add(o)
-            continue
-        val = node.named_child(0) if node.named_child_count else None
-        if val is None:
-            continue
-        if val.type == "identifier":
-            nm = val.text.decode("utf-8", "replace")
-            if nm == "self" and types.class_of_method(o) >= 0:
-                texpr: str | None = "@"
-            elif nm in SELF_NAMES:
-                texpr = UNKNOWN  # ``return cls``: the class object, not an instance
-            else:
-                texpr = types.lookup(o, nm) or UNKNOWN
-                if "!" in texpr:
-                    texpr = UNKNOWN  # ``return Foo``: the class object (not followed), not an instance
-        else:
-            texpr = value_type(val, 0, types.rebound_self.get(o, SELF_NAMES))
-            if texpr is not None and texpr.startswith("="):
-                texpr = UNKNOWN
-            elif texpr:
-                texpr = types.localize(o, texpr)
-        if texpr is None:
-            continue
-        rets.setdefault(o, set()).add(texpr)
-    for o, vals in rets.items():
-        if o in skip or not vals or not all(vals):
-            continue
-        # several returned types: their union (the resolver links a call on it when all agree on the method)
-        texpr = next(iter(vals)) if len(vals) == 1 else union_of(vals)
-        if texpr:
-            defs[o]["ret"] = texpr
 
 
 def _bind_target(

@@ -202,7 +202,7 @@ class ResolverCore:
                 if pidx < 0:
                     pidx = fidx
                 extra = None
-                if "recv" in d_ or "impl_type" in d_ or "ext_base" in d_ or "attrs" in d_ or "ret" in d_:
+                if any(k in d_ for k in EXTRA_KEYS):
                     extra = {k: d_[k] for k in EXTRA_KEYS if k in d_}
                 idx = self._add_node(
                     f"{file_ext}::{d_['id']}",

@@ -402,7 +402,7 @@ class TrackedResolver(_Resolver):
             if pidx < 0:
                 pidx = f.idx
             extra = None
-            if "recv" in d_ or "impl_type" in d_ or "ext_base" in d_ or "attrs" in d_ or "ret" in d_:
+            if any(k in d_ for k in EXTRA_KEYS):
                 extra = {k: d_[k] for k in EXTRA_KEYS if k in d_}
             ext = f"{file_ext}::{d_['id']}"
             vals = (d_["name"], d_.get("qname") or d_["name"], KINDS.get(d_["kind"], K_FN), lang, f.rel,
@@ -567,13 +567,21 @@ def _changed_names(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]], blob:
         for d in defs:
             if d["name"].lower() in names and not d.get("attrs"):
                 continue
-            if "ret" in d and _words(d["ret"]) & names and d["name"].lower() not in names:
+            typed = _words(d.get("ret"), d.get("yields"), *(d.get("items") or ()))
+            if typed & names and d["name"].lower() not in names:
                 names.add(d["name"].lower())
                 grew = True
             for a, texpr in (d.get("attrs") or {}).items():
                 if _words(texpr) & names and (a.lower() not in names or d["name"].lower() not in names):
                     names |= {a.lower(), d["name"].lower()}
                     grew = True
+        # a module-level alias (``Lock = _allocate_lock``) names what its target names, and a module variable
+        # (``idleConf = IdleConf()``) holds an instance of its type: other files look them up by their own names
+        extra = blob.get("extra") or {}
+        for alias, target in (*(extra.get("aliases") or {}).items(), *(extra.get("vars") or {}).items()):
+            if alias.lower() not in names and _words(target) & names:
+                names.add(alias.lower())
+                grew = True
     return names
 
 

@@ -56,12 +56,29 @@ class NameLookup(ResolverCore):
     def _through_stars(self, f: Any, target: int, name: str, want: Any, depth: int) -> int:
         """``name`` reached through the file's star imports (``from x import *`` / ``use x::*``); EXTERNAL when a
         star import points outside the graph and nothing inside matched."""
-        for s in self.bindings_stars(f):
+        stars = self.bindings_stars(f)
+        for i, s in enumerate(stars):
             if s != target and self.star_exports(s, name):
                 got = self.member(s, name, want, depth + 1)
-                if got >= 0 or got == EXTERNAL:
+                if got >= 0:
+                    return self._other_star(f, stars, i + 1, target, name, want, got, depth)
+                if got == EXTERNAL:
                     return got
         return EXTERNAL if f.ext_star else NOTFOUND
+
+    def _other_star(self, f: Any, stars: list[int], start: int, target: int, name: str, want: Any, got: int,
+                    depth: int) -> int:
+        """``got``, found through a Python file's star import, unless a later star import of the file gives another
+        definition of ``name`` (``if win32: from .windows_events import *`` / ``else: from .unix_events import *``):
+        then AMBIG, no pick by import order."""
+        if f.fam != "py":
+            return got
+        for s in stars[start:]:
+            if s != target and self.star_exports(s, name):
+                other = self.member(s, name, want, depth + 1)
+                if other >= 0 and other != got:
+                    return AMBIG
+        return got
 
     def member(self, target: int, name: str, want: frozenset[int], depth: int = 0) -> int:
         """``name`` looked up inside ``target`` (a file / dir module, or a symbol's members and type hierarchy)."""
@@ -81,6 +98,9 @@ class NameLookup(ResolverCore):
                         return EXTERNAL
                     if b >= 0 and (self.kind[b] in want or self.kind[b] in (K_FILE, K_DIR)):
                         return b
+                al = f.aliases.get(name) if f.aliases else None
+                if al is not None:  # ``Lock = _allocate_lock``: what the module's alias names
+                    return self.alias_target(f, al, want, depth)
                 path = self.py_path.get(target)
                 if path is not None:
                     sub = self.py_node(f"{path}/{name}" if path else name)
@@ -122,6 +142,20 @@ class NameLookup(ResolverCore):
         if k in CLASSLIKE:
             return self.type_member(target, name, want)
         return NOTFOUND
+
+    def alias_target(self, f: FileState, target: str, want: frozenset[int], depth: int) -> int:
+        """What a module-level alias of file ``f`` names (``extra.aliases``: ``Lock = _allocate_lock``), looked
+        up as the module's own name (a definition, an import, another alias, a star import) then member by member;
+        never by a graph-wide guess: NOTFOUND when it names nothing found so."""
+        head, *rest = target.split(".")
+        cur = self.member(f.idx, head, ANY_SYMBOL if rest else want, depth + 1)
+        for i, seg in enumerate(rest):
+            if cur < 0:
+                break
+            cur = self.member(cur, seg, want if i == len(rest) - 1 else ANY_SYMBOL, depth + 1)
+        if cur >= 0 and self.kind[cur] not in want and self.kind[cur] not in (K_FILE, K_DIR):
+            return NOTFOUND
+        return cur if cur >= 0 or cur == EXTERNAL else NOTFOUND
 
     def type_member(self, t: int, name: str, want: frozenset[int]) -> int:
         """Member of a type through its hierarchy: bases / implemented interfaces, Rust impls, Go methods."""
@@ -323,11 +357,14 @@ class NameLookup(ResolverCore):
                 f.fam != "rs"
             ):  # imported but missing / not of a usable kind (Rust `mod x;` names share the map)
                 return NOTFOUND, 0.0
+        if f.aliases and name in f.aliases:  # a module-level alias of this file: what it names, never a guess
+            got = self.alias_target(f, f.aliases[name], want, 0)
+            return (got, 1.0) if got >= 0 else (got, 0.0)
         got = self.star_lookup(f, name, want)
         if got >= 0:
             return got, 1.0
-        if got == EXTERNAL:
-            return EXTERNAL, 0.0
+        if got == EXTERNAL or got == AMBIG:
+            return got, 0.0
         got = self.same_package(f, name, want)
         if got >= 0:
             return got, 0.9
@@ -338,12 +375,12 @@ class NameLookup(ResolverCore):
     def star_lookup(self, f: FileState, name: str, want: frozenset[int]) -> int:
         """``name`` through the file's star imports (modules, packages, namespaces); EXTERNAL / NOTFOUND."""
         self.bindings_of(f)
-        for s in f.stars:
+        for i, s in enumerate(f.stars):
             if not self.star_exports(s, name):
                 continue
             got = self.member(s, name, want)
             if got >= 0:
-                return got
+                return self._other_star(f, f.stars, i + 1, -1, name, want, got, -1)
             if got == EXTERNAL:
                 return EXTERNAL
         if f.fam in PACKAGED_FAMILIES:
@@ -483,8 +520,8 @@ class NameLookup(ResolverCore):
             nxt = self.member(cur, seg, want if last else ANY_SYMBOL)
             if nxt < 0 and nxt != EXTERNAL and not last:
                 nxt = self.member(cur, seg, want)
-            if nxt == EXTERNAL:
-                return EXTERNAL, 0.0
+            if nxt == EXTERNAL or (nxt == AMBIG and fam == "py"):  # (AMBIG: star imports that differ, _other_star)
+                return nxt, 0.0
             if nxt < 0 and fam == "c" and last and self.kind[cur] == K_MOD:
                 # a C++ namespace is open: ``ns::X`` may be declared in another file's ``namespace ns {…}``
                 return self.global_lookup(f, seg, want, category)

@@ -124,6 +124,13 @@ class ReferencePasses(ResolverCore):
     def _resolve_ref(self, f: FileState, owner: int, kind: str, name: str, n: int) -> None:
         if kind in ("call", "qualified"):
             got, factor = self.lookup(f, owner, name, CALL_KINDS, "call")
+            if (got == BROKEN or got == NOTFOUND) and f.fam == "py" and "." in name:
+                # ``mod.var.m()`` with ``var = Foo()`` at mod's top level: the method of its type
+                held, fac2 = self.variable_method(f, owner, name)
+                if held == EXTERNAL:
+                    return
+                if held >= 0:
+                    got, factor = held, fac2
             if got == BROKEN:  # `Model.objects.create()`: a method call on a receiver of unknown type
                 last = name.rsplit(".", 1)[-1]
                 if last in STOPLIST or (last.startswith("__") and last.endswith("__")):

@@ -157,6 +157,26 @@ class PythonResolution(ResolverCore):
                             f.import_edges.append((got, REEXPORTS, 1.0))
                         break
 
+    def py_import_source(self, f: FileState, local: str) -> tuple[int, str]:
+        """The module node and the name ``from m import name [as local]`` of file ``f`` imports as ``local``
+        ((NOTFOUND, "") when no such import, or its module is not in the graph)."""
+        for imp in f.blob.get("imports") or ():
+            for name, loc in imp.get("names") or ():
+                if loc != local:
+                    continue
+                module, level = imp["module"], imp.get("level") or 0
+                if level:
+                    base = f.dir
+                    for _ in range(level - 1):
+                        base = posixpath.dirname(base)
+                    mpath = module.replace(".", "/")
+                    path = f"{base}/{mpath}" if base and mpath else (base or mpath)
+                    target = self.py_node(path) if path else self.dirs.get(".")
+                else:
+                    target = self.py_absolute(f, module) if module else None
+                return (target, name) if target is not None else (NOTFOUND, "")
+        return NOTFOUND, ""
+
     @staticmethod
     def _under(path: str, d: str) -> bool:
         return not d or path == d or path.startswith(d + "/")

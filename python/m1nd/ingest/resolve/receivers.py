@@ -6,10 +6,13 @@ from __future__ import annotations
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
     AMBIG,
+    ANY_SYMBOL,
     CALL_KINDS,
     CLASSLIKE,
     EXTERNAL,
     FN_KINDS,
+    K_DIR,
+    K_FILE,
     K_FN,
     NOTFOUND,
     TYPE_KINDS,
@@ -87,10 +90,18 @@ class ReceiverTypes(ResolverCore):
                 return NOTFOUND, 0.0
             t, factor = self.lookup(f, owner, callee, CALL_KINDS, "call")
             if t == EXTERNAL:
-                return EXTERNAL, 0.0  # what a function or class outside the graph returns stays outside
+                # what a function or class outside the graph returns stays outside (a tuple's items: not known)
+                return (NOTFOUND if "#" in texpr else EXTERNAL), 0.0
             if t < 0 or not self._unique(f, callee, t, factor, "call"):
                 return NOTFOUND, 0.0
-            if self.kind[t] == K_FN:
+            if fields and self._part(t, fields[0]):  # ``a, b = f()`` / ``with f() as x``: see item_type
+                if self.kind[t] != K_FN:
+                    return NOTFOUND, 0.0
+                t, fac2 = self.item_type(t, fields.pop(0), depth)
+                if t < 0:
+                    return t, 0.0
+                factor = min(factor, fac2)
+            elif self.kind[t] == K_FN:
                 t, fac2 = self.returned_type(t, depth)
                 if t < 0:
                     return t, 0.0
@@ -101,17 +112,53 @@ class ReceiverTypes(ResolverCore):
                 return EXTERNAL, 0.0
             if t < 0 or not self._unique(f, base, t, factor, "type"):
                 return NOTFOUND, 0.0
-        for attr in fields:
+        taken = -1
+        for i, attr in enumerate(fields):
+            if i == taken:
+                continue  # (an item taken with the call before it)
             if attr.endswith("()"):
-                t, fac2 = self.method_return(t, attr[:-2], depth)
+                nxt = fields[i + 1] if i + 1 < len(fields) else ""
+                m = self.member(t, attr[:-2], CALL_KINDS) if nxt[:1] == "#" or nxt == "__enter__()" else NOTFOUND
+                if nxt[:1] == "#" and (m < 0 or self.kind[m] != K_FN):
+                    return NOTFOUND, 0.0  # (a tuple's items from outside the graph: not known)
+                if m >= 0 and self._part(m, nxt):
+                    t, fac2 = self.item_type(m, nxt, depth)
+                    taken = i + 1
+                else:
+                    t, fac2 = self.method_return(t, attr[:-2], depth)
             else:
                 t, fac2 = self.attr_type(t, attr, depth)
             if t < 0:
-                return t, 0.0
+                return (NOTFOUND if t == EXTERNAL and any(a[0] == "#" for a in fields[i:]) else t), 0.0
             factor = min(factor, fac2)
         if self.kind[t] not in CLASSLIKE:
             return NOTFOUND, 0.0
         return t, factor
+
+    def _part(self, fn: int, seg: str) -> bool:
+        """Does segment ``seg`` after a call of ``fn`` read a part of its result: ``#i`` (an item of a returned
+        tuple), or ``__enter__()`` of a ``@contextmanager`` generator (what it yields)?"""
+        if seg[:1] == "#":
+            return True
+        ex = self.extra[fn] if seg == "__enter__()" and self.kind[fn] == K_FN else None
+        return ex is not None and "yields" in ex
+
+    def item_type(self, fn: int, seg: str, depth: int) -> tuple[int, float]:
+        """Type of item ``seg`` (``#i``) of the tuple function ``fn`` returns (its ``items``), or (``__enter__()``)
+        of what the context manager ``fn`` yields, seen from ``fn``."""
+        ex = self.extra[fn]
+        if seg == "__enter__()":
+            return self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ex["yields"], depth + 1)
+        items = ex.get("items") if ex is not None else None
+        i = int(seg[1:]) if seg[1:].isdigit() else -1
+        if not items or not 0 <= i < len(items) or not items[i]:
+            return NOTFOUND, 0.0
+        got = self.eval_type(self.file_by_idx[self.file_of[fn]], fn, items[i], depth + 1)
+        if got[0] == EXTERNAL and ("(" in items[i] or ">" in items[i]):
+            # outside the graph through a call (often a builtin container's method: an element of any type):
+            # not known; only a literal's builtin type (``str``) is surely outside
+            return NOTFOUND, 0.0
+        return got
 
     def _unique(self, f: FileState, name: str, got: int, factor: float, category: str) -> bool:
         """A graph-wide match (factor 0.6) is trusted only when it was the only candidate (step 6, not 7)."""
@@ -130,6 +177,9 @@ class ReceiverTypes(ResolverCore):
             texpr = self.extra[c]["attrs"][attr]
             if not texpr:
                 return NOTFOUND, 0.0
+            if texpr[0] == "!":  # a class object (``theclass = date``): its methods are the class's
+                held = self.held_classes(t, attr)
+                return (next(iter(held)), SET_FACTOR) if held and len(held) == 1 else (NOTFOUND, 0.0)
             cf = self.file_by_idx[self.file_of[c]]
             return self.eval_type(cf, c, texpr, depth + 1)
         # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
@@ -193,6 +243,9 @@ class ReceiverTypes(ResolverCore):
                     return None
                 out |= got
             return frozenset(out) if len(out) <= SET_MAX else None
+        if "#" in texpr:  # an item of a returned tuple: one type or not known
+            t, _ = self.eval_type(f, owner, texpr, depth)
+            return frozenset((t,)) if t >= 0 or t == EXTERNAL else None
         base, *fields = texpr.split(">")
         poly = base == "@"  # ``self`` is an instance of the enclosing type or of any type derived from it
         if poly:
@@ -203,7 +256,12 @@ class ReceiverTypes(ResolverCore):
         elif base.endswith("()"):
             cur = set()
             t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
-            if t >= 0 and self.kind[t] == K_FN:
+            if t == AMBIG:  # star imports giving different classes (one per platform): an instance of either
+                got = self.star_alternatives(f, owner, base[:-2])
+                if got is None:
+                    return None
+                cur |= got
+            elif t >= 0 and self.kind[t] == K_FN:
                 if not self._unique(f, base[:-2], t, factor, "call"):
                     return None
                 got = self._returned_set(t, depth)
@@ -239,6 +297,33 @@ class ReceiverTypes(ResolverCore):
         if any(t >= 0 and self.kind[t] not in CLASSLIKE for t in cur):
             return None
         return frozenset(cur)
+
+    def star_alternatives(self, f: FileState, owner: int, name: str) -> frozenset[int] | None:
+        """The classes a (dotted) name may denote when the module it is looked up in star-imports several
+        modules that define it differently (``if win32: from .windows_events import *`` / ``else: from
+        .unix_events import *``): each star import's class; None when one is something else."""
+        head, _, last = name.rpartition(".")
+        if head:  # ``asyncio.SelectorEventLoop``: the module an import binds, then its submodules
+            first, *rest = head.split(".")
+            mod = self.bindings_of(f).get(first, NOTFOUND)
+            for seg in rest:
+                mod = self.member(mod, seg, ANY_SYMBOL) if mod >= 0 else NOTFOUND
+            if mod >= 0 and self.kind[mod] == K_DIR:
+                mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+            mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        else:
+            mf = f
+        if mf is None or mf.fam != "py":
+            return None
+        out: set[int] = set()
+        for s in self.bindings_stars(mf):
+            if s != mf.idx and self.star_exports(s, last):
+                got = self.member(s, last, CALL_KINDS)
+                if got >= 0:
+                    if self.kind[got] not in CLASSLIKE:
+                        return None
+                    out.add(got)
+        return frozenset(out) if 1 < len(out) <= SET_MAX else None
 
     def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
         ex = self.extra[fn]
@@ -342,6 +427,67 @@ class ReceiverTypes(ResolverCore):
         res = frozenset(out) if 0 < len(out) <= SET_MAX else None
         memo[key] = res
         return res
+
+    def variable_method(self, f: FileState, owner: int, name: str) -> tuple[int, float]:
+        """``mod.var.m`` / ``var.m`` (``var`` imported from ``mod``) where ``var`` is a module variable holding an
+        instance (``extra.vars``: ``idleConf = IdleConf()``): method ``m`` of its type (through attributes between);
+        EXTERNAL for a type outside the graph, NOTFOUND when not such a call."""
+        parts = name.split(".")
+        b = self.bindings_of(f).get(parts[0])
+        if b == NOTFOUND:  # an imported name that is no definition: a variable of the module it comes from
+            mod, var = self.py_import_source(f, parts[0])
+            i = 1
+        elif b is not None and b >= 0 and self.kind[b] in (K_FILE, K_DIR):
+            mod, i = b, 1
+            while i < len(parts) - 1:
+                nxt = self.member(mod, parts[i], ANY_SYMBOL)
+                if nxt < 0 or self.kind[nxt] not in (K_FILE, K_DIR):
+                    break
+                mod, i = nxt, i + 1
+            var, i = parts[i], i + 1
+        else:
+            return NOTFOUND, 0.0
+        if mod >= 0 and self.kind[mod] == K_DIR:
+            mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+        mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        texpr = ((mf.blob.get("extra") or {}).get("vars") or {}).get(var) if mf is not None and mf.fam == "py" else None
+        if not texpr or i >= len(parts):
+            return NOTFOUND, 0.0
+        t, factor = self.eval_type(mf, mf.idx, texpr, 0)
+        for attr in parts[i:-1]:
+            if t < 0:
+                break
+            t, fac2 = self.attr_type(t, attr, 0)
+            factor = min(factor, fac2)
+        if t < 0:
+            return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
+        m = self.member(t, parts[-1], FN_KINDS)
+        if m < 0:
+            outside = m == EXTERNAL or self.has_outside_base(t) or parts[-1].startswith("__")
+            return (EXTERNAL if outside else NOTFOUND), 0.0
+        return m, factor
+
+    def held_classes(self, t: int, name: str) -> frozenset[int] | None:
+        """The classes attribute ``name`` of type ``t`` holds as objects (``theclass = date``, ``!date``), over the
+        class of ``t``'s hierarchy that assigns it and every type derived from ``t`` that assigns it again (like
+        :meth:`_called_objects`); None when one assignment holds something else or a name that is no class."""
+        h = self.attr_holder(t, name)
+        if h < 0:
+            return None
+        out: set[int] = set()
+        for c in [h, *(c for c in self._derived_closure(t) if c != h)]:
+            attrs = (self.extra[c] or {}).get("attrs") or {}
+            if name not in attrs:
+                continue
+            cf = self.file_by_idx[self.file_of[c]]
+            for alt in attrs[name].split("|"):
+                if alt[:1] != "!" or ">" in alt:
+                    return None
+                k, factor = self.lookup(cf, c, alt[1:], TYPE_KINDS, "type")
+                if k < 0 or self.kind[k] not in CLASSLIKE or not self._unique(cf, alt[1:], k, factor, "type"):
+                    return None
+                out.add(k)
+        return frozenset(out) if 0 < len(out) <= SET_MAX else None
 
     def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
         """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,

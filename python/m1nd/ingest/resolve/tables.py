@@ -173,7 +173,7 @@ JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 CONFIG_BASENAME_MIN = 5
 
 #: definition extras the resolver keeps (Go receiver, Rust impl, outside bases, receiver-type tables)
-EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret")
+EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret", "items", "yields")
 
 NOTFOUND = -1
 EXTERNAL = -2
@@ -192,6 +192,7 @@ class FileState:
         "externals",
         "fam",
         "idx",
+        "aliases",
         "import_edges",
         "lang",
         "pkg",
@@ -218,6 +219,8 @@ class FileState:
         self.externals: set[str] = set()
         self.pkg = blob.get("package")
         self.rust_key: tuple[str, tuple[str, ...]] | None = None
+        # Python module-level aliases (``Lock = _allocate_lock``): name -> the dotted name it copies
+        self.aliases: dict[str, str] | None = (blob.get("extra") or {}).get("aliases") if self.fam == "py" else None
 
 
 def common_prefix_len(a: list[str], b: list[str]) -> int:
