@@ -79,6 +79,8 @@ class CodeGraph:
         self._graph: Graph | None = None
         #: build the two text indexes of a new generation in two processes (m1nd.codegraph.text_indexes)
         self.indexes_side_by_side = False
+        #: the text indexes the cache child built while the ingest child wrote (m1nd.codegraph.text_indexes)
+        self.prebuilt_text_indexes: text_indexes.Prebuilt | None = None
         self._weights_generation = 0
         self._watermark_ms = 0
         self._synced: np.ndarray | None = None
@@ -209,6 +211,7 @@ class CodeGraph:
                 patched = (delta is not None and prev is not None and delta[0] == prev.graph_generation
                            and delta[1] == gen and regen.reusable(prev) and self._node_ids is not None
                            and self._node_ids[0] == prev.graph_generation)
+                pre = None
                 if patched:
                     # a watcher patched a few files: only their nodes (and their directories') rows are read
                     assert delta is not None and prev is not None and self._node_ids is not None
@@ -219,7 +222,9 @@ class CodeGraph:
                 else:
                     cols, edges = self.store.load_columns()
                     ids = np.asarray(cols["id"], dtype=np.int64)
-                    nodes = NodeTable.from_columns(cols)
+                    pre = text_indexes.prebuilt_for(self.prebuilt_text_indexes, cols)
+                    self.prebuilt_text_indexes = None
+                    nodes = pre.nodes if pre is not None else NodeTable.from_columns(cols)
                     del cols  # the table keeps what it needs; the row lists would double the peak
                 self._node_ids = (gen, ids)
                 if patched:
@@ -227,6 +232,10 @@ class CodeGraph:
                     # their nodes' index pieces are made again, the rest kept
                     trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
                     how = "patched"
+                elif pre is not None:
+                    trigram, lexicon = pre.trigram, pre.lexicon
+                    how = "rows, text indexes built while they were written"
+                    del pre  # and the columns it was built from
                 else:
                     # the two text indexes, each with only its own temporaries alive: side by side in the cache
                     # child, else one after the other (m1nd.codegraph.text_indexes)
@@ -488,7 +497,7 @@ class CodeGraph:
         """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``).
         ``changed``: the root-relative paths a watcher saw change; with ``process="inprocess"`` they are patched
         into the graph in place when that is exact (:mod:`m1nd.codegraph.patch`), else the root is ingested."""
-        from m1nd.codegraph.ingestion import run_ingest_isolated
+        from m1nd.codegraph.ingest_process import run_ingest_isolated
 
         from m1nd.codegraph import baselines
 
@@ -515,6 +524,7 @@ class CodeGraph:
                     report.pop("_delta", None)
             if report is None:
                 report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
+                                             prebuild=prebuild_in_child,
                                              process=process,
                                              # kept when a watcher follows this graph (it primed them)
                                              live=self._live if changed is None else self.live_roots())
@@ -809,18 +819,28 @@ class CodeGraph:
         )
 
 
-def build_cache_in_child(settings: Settings) -> None:
-    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
-    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+def prebuild_in_child(rows: list[tuple[Any, ...]], terms: list[tuple[int, str, bytes | None]]) -> Any:
+    """Second ingest child, while the ingest child writes: the text indexes of the node table it writes."""
     import gc
 
-    from m1nd.codegraph.ingestion import _report_peak
+    gc.disable()  # as in build_cache_in_child
+    return text_indexes.prebuild(rows, terms)
+
+
+def build_cache_in_child(settings: Settings, prebuilt: Any = None) -> None:
+    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
+    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process).
+    ``prebuilt``: what :func:`prebuild_in_child` gave, used when the table written is the one it was built from."""
+    import gc
+
+    from m1nd.codegraph.ingest_process import _report_peak
 
     # a short-lived process building arrays from millions of acyclic objects (rows, term strings): the cyclic
     # collector's passes over them cost ~0.4 s on the stdlib and never found anything to free
     gc.disable()
     cg = CodeGraph(settings)
     cg.indexes_side_by_side = True  # this process is single-threaded and exits after the build
+    cg.prebuilt_text_indexes = prebuilt
     try:
         cg.build_cache()
     except Exception:
