@@ -141,14 +141,15 @@ def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool
     return len(walked.files) >= threshold
 
 
-def _ingest_context(spawn: Any) -> Any:
-    """How the ingest child starts: forked from a process without other threads (the CLI), so it starts at once
-    with the modules loaded here (spawned, its start-up and imports cost ~0.7 s before the ingest begins); spawned
-    from a server, whose threads could hold locks a fork would copy. A forked child never touches the database
-    connections it inherits and ends with ``os._exit``, as do the extraction workers it forks itself."""
+def _ingest_context(spawn: Any, fork: bool) -> Any:
+    """How the ingest child starts: forked (``fork``: the caller holds no graph whose pages the child would share
+    and count in its peak memory) from a process without other threads (the CLI), so it starts at once with the
+    modules loaded here (spawned, its start-up and imports cost ~0.7 s before the ingest begins); spawned from a
+    server, whose threads could hold locks a fork would copy. A forked child never touches the database connections
+    it inherits and ends with ``os._exit``, as do the extraction workers it forks itself."""
     import multiprocessing
 
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    if fork and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     return spawn
 
@@ -156,7 +157,7 @@ def _ingest_context(spawn: Any) -> Any:
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                         build_cache: Callable[[Settings, Any], None] | None = None,
                         prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None = None,
-                        process: str | None = None, live: Any = None) -> dict[str, Any]:
+                        process: str | None = None, live: Any = None, fork: bool = False) -> dict[str, Any]:
     """Run the ingest in a short-lived child process.
 
     Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
@@ -167,6 +168,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     ``prebuild(node rows, term blobs)`` (module-level too) runs in that child while the ingest child writes a fresh
     graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead).
     ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
+    ``fork``: the child may be forked from this process (see :func:`_ingest_context`).
     """
     import concurrent.futures
     import multiprocessing
@@ -198,7 +200,8 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     died = errors.M1ndError("internal error: the ingest process died (out of memory or killed); the previous "
                             "graph is unchanged", recover="retry; exclude large generated directories")
     try:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=_ingest_context(ctx), initializer=_start_ingest_child,
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=_ingest_context(ctx, fork),
+                                                    initializer=_start_ingest_child,
                                                     initargs=(extracted, nodes_out)) as ex:
             fut = ex.submit(_child_ingest, settings, abs_path, opts)  # starts the child (it holds its own copy)
             try:

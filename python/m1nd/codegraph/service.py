@@ -525,6 +525,8 @@ class CodeGraph:
             if report is None:
                 report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
                                              prebuild=prebuild_in_child,
+                                             # a graph held here would count in a forked child's peak memory
+                                             fork=self._graph is None or self._graph.n == 0,
                                              process=process,
                                              # kept when a watcher follows this graph (it primed them)
                                              live=self._live if changed is None else self.live_roots())
