@@ -200,3 +200,46 @@ def test_child_ingest_sends_its_rows_ahead_and_the_cache_is_the_stores(git_repo,
     again = run_ingest_isolated(settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
                                 prebuild=_prebuild_and_mark, process="child")
     assert not again["changed"] and mark.read_text().split() == [str(n_nodes), str(n_files)]
+
+
+
+def _dies_on_rows(rows, terms):
+    os._exit(3)
+
+
+def test_a_cache_child_dying_on_the_rows_sent_ahead_is_reported(git_repo, ws_factory) -> None:
+    """The cache child dies while indexing the rows sent ahead: the ingest is reported as for any cache child that
+    dies, and the graph itself was written."""
+    from m1nd.codegraph.ingest_process import run_ingest_isolated
+    from m1nd.codegraph.service import build_cache_in_child
+
+    ws = ws_factory(git_repo)
+    with pytest.raises(M1ndError, match="died"):
+        run_ingest_isolated(ws.settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
+                            prebuild=_dies_on_rows, process="child", fork=True)
+    assert ws.graph.store.counts()[0] > 20
+
+
+def _send_big_ahead() -> bool:
+    from m1nd.codegraph import ingest_process
+
+    rows = {f"n{k}": (f"n{k}", f"text {k} " * 20) for k in range(5000)}  # ~1 MB: far past a pipe's buffer
+    sending = ingest_process._HOOKS.send_ahead(1, rows, [], True)
+    sending.join(30)
+    return not sending.is_alive()
+
+
+@pytest.mark.parametrize("method", [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()])
+def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
+    """The ingest child keeps no copy of the cache child's end of the pipe (a forked one inherits it): when no cache
+    child reads (it died, or never started), the send fails at once and the write can finish."""
+    from m1nd.codegraph import ingest_process
+
+    ctx = multiprocessing.get_context(method)
+    receive, send = ctx.Pipe(duplex=False)
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=ingest_process._start_ingest_child,
+                             initargs=(ctx.Event(), send, receive)) as pool:
+        fut = pool.submit(_send_big_ahead)
+        send.close()
+        receive.close()  # this process's copies: nobody reads now
+        assert fut.result(timeout=120)

@@ -86,10 +86,14 @@ class ChildHooks:
 _HOOKS: ChildHooks | None = None
 
 
-def _start_ingest_child(extracted: Any, nodes_out: Any = None) -> None:
-    """Initializer of the ingest child (an event or a pipe can only reach a process when it starts)."""
+def _start_ingest_child(extracted: Any, nodes_out: Any = None, nodes_in: Any = None) -> None:
+    """Initializer of the ingest child (an event or a pipe can only reach a process when it starts). ``nodes_in``,
+    the cache child's end of the pipe, is closed here: with a copy of it alive in this process, a send to a cache
+    child that died would wait forever instead of failing."""
     import atexit
 
+    if nodes_in is not None:
+        nodes_in.close()
     global _HOOKS
     _HOOKS = ChildHooks(extracted, nodes_out)
     atexit.register(_HOOKS.end_without_teardown)
@@ -202,7 +206,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     try:
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=_ingest_context(ctx, fork),
                                                     initializer=_start_ingest_child,
-                                                    initargs=(extracted, nodes_out)) as ex:
+                                                    initargs=(extracted, nodes_out, nodes_in)) as ex:
             fut = ex.submit(_child_ingest, settings, abs_path, opts)  # starts the child (it holds its own copy)
             try:
                 if nodes_out is not None:
