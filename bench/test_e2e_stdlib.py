@@ -128,6 +128,40 @@ def test_text_indexes_build(benchmark, stdlib_ws, side_by_side: bool) -> None:
     assert could_fork and bodies > 20000 and codes > 5000
 
 
+def _text_indexes_ahead(graph_db: str) -> tuple[bool, int, int]:
+    """In a pool process (one thread, as the cache child): the two text indexes built from the node rows and term
+    blobs as the ingest child sends them ahead of its write (rows in write order, not yet in ext_id order)."""
+    from m1nd.codegraph import text_indexes
+    from m1nd.store.graph_repo import NODE_COLUMNS, GraphStore
+
+    store = GraphStore(graph_db)
+    try:
+        rows = store.db.all(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY id")
+        terms = store.db.all("SELECT root_id, relpath, terms_blob FROM files")
+    finally:
+        store.close()
+    pre = text_indexes.prebuild(rows, terms)
+    return text_indexes.can_fork(), pre.lexicon.bodies, len(pre.trigram.codes)
+
+
+def test_text_indexes_built_ahead(benchmark, stdlib_ws) -> None:
+    """The cache child's build during the ingest child's write (m1nd.codegraph.text_indexes.prebuild): rows put in
+    ext_id order and into columns, the node table, then the two indexes side by side. Each round also reads the
+    rows and term blobs from graph.db (the real child receives them through a pipe)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs fork")
+    ws, _ = stdlib_ws
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        def build() -> tuple[bool, int, int]:
+            return pool.submit(_text_indexes_ahead, str(ws.settings.graph_db)).result()
+
+        could_fork, bodies, codes = benchmark.pedantic(build, rounds=2, iterations=1, warmup_rounds=1)
+    assert could_fork and bodies > 20000 and codes > 5000
+
+
 @pytest.mark.parametrize("new_words", [False, True], ids=["repeated-words", "new-words"])
 def test_activate_latency(benchmark, stdlib_ws, new_words: bool) -> None:
     ws, _ = stdlib_ws

@@ -485,9 +485,9 @@ GLOBAL_REBINDS_ALLOWED = {
     ("m1nd.codegraph.queries", "_SEM_POOL"): "the process's two semantic-query threads, made on first use and shared "
                                              "by every CodeGraph of the process (threads are a process resource; a "
                                              "pool per graph would multiply them)",
-    ("m1nd.codegraph.ingestion", "_EXTRACTED"): "the ingest child's own process state: the event its pool "
-                                                "initializer receives (a multiprocessing event reaches a process only "
-                                                "at its start)",
+    ("m1nd.codegraph.ingest_process", "_HOOKS"): "the ingest child's own process state: the hooks its pool "
+                                                 "initializer makes from the event and pipe it receives (those reach a "
+                                                 "process only at its start)",
     ("m1nd.memory.embeddings", "_chosen"): "the embedder is chosen once per process (one ONNX session), before any "
                                            "Workspace exists (`m1nd serve` starts the model load first)",
     ("m1nd.memory.embeddings", "_noticed"): "print-once notice of this process (no model installed)",

@@ -23,6 +23,8 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcmp, memcpy
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 
+from .bytescan cimport fnv1a, is_space
+
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
@@ -34,23 +36,6 @@ cdef struct Entry:
     Py_ssize_t size
     uint64_t hash
     int32_t id
-
-
-# ASCII whitespace as str.split() sees it (Py_UNICODE_ISSPACE below 128): \t \n \v \f \r, the four information
-# separators \x1c-\x1f, and the space
-cdef uint8_t _SPACE[256]
-for _c in range(256):
-    _SPACE[_c] = 1 if _c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32) else 0
-
-
-cdef inline uint64_t _hash(const char* p, Py_ssize_t n) noexcept nogil:
-    # FNV-1a, 64 bits
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t k
-    for k in range(n):
-        h ^= <uint8_t>p[k]
-        h *= 1099511628211ULL
-    return h
 
 
 cdef class _Table:
@@ -95,7 +80,7 @@ cdef class _Table:
 
     cdef int32_t find_or_add(self, const char* p, Py_ssize_t n, int32_t new_id) except -2:
         """The id of ``p[:n]``; when absent it is added with ``new_id`` (returned as -1, so the caller knows)."""
-        cdef uint64_t h = _hash(p, n)
+        cdef uint64_t h = fnv1a(p, n)
         cdef Py_ssize_t j = <Py_ssize_t>(h & <uint64_t>(self.cap - 1))
         cdef Entry* e
         while True:
@@ -239,12 +224,12 @@ def count_terms(texts, const uint8_t[::1] skip, vocab):
             kept = False
             k = 0
             while True:
-                while k < size and _SPACE[<uint8_t>p[k]]:
+                while k < size and is_space(<uint8_t>p[k]):
                     k += 1
                 if k >= size:
                     break
                 a = k
-                while k < size and not _SPACE[<uint8_t>p[k]]:
+                while k < size and not is_space(<uint8_t>p[k]):
                     k += 1
                 tok = p + a
                 got = table.find_or_add(tok, k - a, next_id)

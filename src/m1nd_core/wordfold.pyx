@@ -20,6 +20,8 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcmp, memcpy
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 
+from .bytescan cimport fnv1a, is_space
+
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
@@ -43,24 +45,9 @@ for _c in range(ord("0"), ord("9") + 1):
     _CLASS[_c] = 2
 
 
-# what str.strip() strips below 128 (folded texts are ASCII)
-cdef uint8_t _SPACE[256]
-for _c in range(256):
-    _SPACE[_c] = 1 if _c in (9, 10, 11, 12, 13, 28, 29, 30, 31, 32) else 0
-
-
 cdef struct Slot:
     uint64_t hash
     int32_t id  # -1: empty
-
-
-cdef inline uint64_t _hash(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t k
-    for k in range(n):
-        h ^= p[k]
-        h *= 1099511628211ULL
-    return h
 
 
 cdef class WordFolds:
@@ -147,7 +134,7 @@ cdef class WordFolds:
 
     cdef int32_t _id(self, const uint8_t* p, Py_ssize_t n) except -2:
         """The id of the word ``p[:n]``, added when new (its id is then ``n_ids - 1``)."""
-        cdef uint64_t h = _hash(p, n)
+        cdef uint64_t h = fnv1a(<const char*>p, n)
         cdef Py_ssize_t j = <Py_ssize_t>(h & <uint64_t>(self.cap - 1))
         cdef int32_t got
         cdef int64_t a
@@ -319,9 +306,9 @@ cdef class WordFolds:
                     length += n
                 a = 0
                 b = length
-                while a < b and _SPACE[<uint8_t>buf[a]]:
+                while a < b and is_space(<uint8_t>buf[a]):
                     a += 1
-                while b > a and _SPACE[<uint8_t>buf[b - 1]]:
+                while b > a and is_space(<uint8_t>buf[b - 1]):
                     b -= 1
                 out.append(PyUnicode_DecodeUTF8(buf + a, b - a, NULL))
         finally:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from m1nd.codegraph import ingestion, text_indexes
-from m1nd.codegraph.ingestion import CacheChild, stored_forms
+from m1nd.codegraph.ingest_process import CacheChild
+from m1nd.codegraph.ingestion import stored_forms
 from m1nd.errors import M1ndError
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.semantic import TrigramIndex
@@ -119,7 +120,7 @@ def test_with_other_threads_the_indexes_are_built_one_after_the_other(repo, ws_f
     _same_arrays(tri.arrays(), TrigramIndex.build(g.nodes).arrays())
 
 
-def _dies(settings) -> None:
+def _dies(settings, prebuilt) -> None:
     os._exit(3)
 
 
@@ -132,3 +133,113 @@ def test_cache_child_closed_unused_exits_and_a_dead_one_is_reported(tmp_path) ->
     with pytest.raises(M1ndError, match="died"):
         dead.run(None, M1ndError("the process died"))
     assert dead._proc.exitcode == 3
+
+
+def test_text_indexes_of_the_rows_sent_ahead_are_the_stores(git_repo, ws_factory) -> None:
+    """The cache child's early build (node rows as the ingest child holds them, in its order, and the term blobs
+    it writes) gives the indexes and table a build from the store gives; another table is refused."""
+    import random
+
+    from m1nd.graph.nodes import NodeTable
+    from m1nd.store.graph_repo import NODE_COLUMNS
+
+    ws = ws_factory(git_repo)
+    g = _ingested(ws, git_repo)
+    store = ws.graph.store
+    cols, _ = store.load_columns()
+    rows = list(zip(*(cols[k] for k in NODE_COLUMNS)))
+    random.Random(7).shuffle(rows)
+    terms = store.db.all("SELECT root_id, relpath, terms_blob FROM files ORDER BY relpath DESC")
+    assert len(rows) > 20 and any(t for _, _, t in terms)
+    pre = text_indexes.prebuild(rows, terms)
+    _same_arrays(pre.trigram.arrays(), g.trigram.arrays())
+    _same_arrays(pre.lexicon.arrays(), g.lexicon.arrays())
+    _same_arrays(pre.nodes.arrays(), NodeTable.from_columns(cols).arrays())
+    assert text_indexes.prebuilt_for(pre, cols) is pre
+    cols["doc"][3] = (cols["doc"][3] or "") + " changed"
+    assert text_indexes.prebuilt_for(pre, cols) is None
+    assert text_indexes.prebuilt_for(None, cols) is None
+
+
+def _prebuild_and_mark(rows, terms):
+    from m1nd.codegraph.service import prebuild_in_child
+
+    with open(os.environ["M1ND_TEST_AHEAD_MARK"], "a") as f:
+        f.write(f"{len(rows)} {len(terms)}\n")
+    return prebuild_in_child(rows, terms)
+
+
+def test_child_ingest_sends_its_rows_ahead_and_the_cache_is_the_stores(git_repo, ws_factory, tmp_path,
+                                                                       monkeypatch) -> None:
+    """A fresh ingest in a child process: the cache child receives every node row and file ahead of the write,
+    and the cache it writes from them is byte for byte the one built from the store afterwards. An unchanged
+    re-ingest sends nothing ahead (its files are reused)."""
+    from m1nd.codegraph.ingest_process import run_ingest_isolated
+    from m1nd.codegraph.service import CodeGraph, build_cache_in_child
+    from m1nd.graph import cache
+
+    mark = tmp_path / "ahead.txt"
+    monkeypatch.setenv("M1ND_TEST_AHEAD_MARK", str(mark))  # inherited by the spawned cache child
+    ws = ws_factory(git_repo)
+    settings = ws.settings
+    report = run_ingest_isolated(settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
+                                 prebuild=_prebuild_and_mark, process="child")
+    assert report.changed
+    n_nodes, _ = ws.graph.store.counts()
+    n_files = len(ws.graph.store.files(ws.graph.store.roots()[0].id))
+    assert mark.read_text().split() == [str(n_nodes), str(n_files)]
+    gen, _ = ws.graph.store.generations()
+    written = cache.path_for(ws.graph.workdir, gen).read_bytes()
+    cache.path_for(ws.graph.workdir, gen).unlink()
+    cg = CodeGraph(settings)
+    try:
+        cg.build_cache()  # from the store, in this process
+    finally:
+        cg.store.close()
+    assert cache.path_for(ws.graph.workdir, gen).read_bytes() == written
+    again = run_ingest_isolated(settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
+                                prebuild=_prebuild_and_mark, process="child")
+    assert not again.changed and mark.read_text().split() == [str(n_nodes), str(n_files)]
+
+
+
+def _dies_on_rows(rows, terms):
+    os._exit(3)
+
+
+def test_a_cache_child_dying_on_the_rows_sent_ahead_is_reported(git_repo, ws_factory) -> None:
+    """The cache child dies while indexing the rows sent ahead: the ingest is reported as for any cache child that
+    dies, and the graph itself was written."""
+    from m1nd.codegraph.ingest_process import run_ingest_isolated
+    from m1nd.codegraph.service import build_cache_in_child
+
+    ws = ws_factory(git_repo)
+    with pytest.raises(M1ndError, match="died"):
+        run_ingest_isolated(ws.settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
+                            prebuild=_dies_on_rows, process="child", fork=True)
+    assert ws.graph.store.counts()[0] > 20
+
+
+def _send_big_ahead() -> bool:
+    from m1nd.codegraph import ingest_process
+
+    rows = {f"n{k}": (f"n{k}", f"text {k} " * 20) for k in range(5000)}  # ~1 MB: far past a pipe's buffer
+    sending = ingest_process._HOOKS.send_ahead(1, rows, [], True)
+    sending.join(30)
+    return not sending.is_alive()
+
+
+@pytest.mark.parametrize("method", [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()])
+def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
+    """The ingest child keeps no copy of the cache child's end of the pipe (a forked one inherits it): when no cache
+    child reads (it died, or never started), the send fails at once and the write can finish."""
+    from m1nd.codegraph import ingest_process
+
+    ctx = multiprocessing.get_context(method)
+    receive, send = ctx.Pipe(duplex=False)
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=ingest_process._start_ingest_child,
+                             initargs=(ctx.Event(), send, receive)) as pool:
+        fut = pool.submit(_send_big_ahead)
+        send.close()
+        receive.close()  # this process's copies: nobody reads now
+        assert fut.result(timeout=120)

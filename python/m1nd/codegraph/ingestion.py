@@ -26,9 +26,6 @@ from m1nd.errors import InvalidInputError
 from m1nd.store.graph_repo import NODE_COLUMNS, now_ms
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from m1nd.config import Settings
     from m1nd.store.graph_repo import GraphStore
 
 log = logging.getLogger(__name__)
@@ -101,9 +98,11 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                incremental: bool = True, include_dotfiles: bool = False, dotfile_patterns: list[str] | None = None,
                exclude: list[str] | None = None, max_file_bytes: int = 1 << 20, git_window_days: int = GIT_WINDOW_DAYS,
                embed: str = "background", progress: Progress | None = None,
-               keep: dict[str, Any] | None = None) -> IngestReport:
+               keep: dict[str, Any] | None = None, hooks: Any = None) -> IngestReport:
     """``keep``: when given, filled with the resolver of the written graph and what it was built from (the
-    watcher's fast path patches it: :mod:`m1nd.codegraph.patch`)."""
+    watcher's fast path patches it: :mod:`m1nd.codegraph.patch`). ``hooks``: the ingest child's
+    (:class:`m1nd.codegraph.ingest_process.ChildHooks`): told when extraction is done, given the rows ahead of the
+    write, and handed what the ingest built to keep until the process ends."""
     from m1nd.ingest import extract as ex
     from m1nd.ingest import gitdata, walker
     from m1nd.ingest.resolve import resolve as resolve_graph
@@ -205,8 +204,8 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
             size, mtime_ns, _ = meta[rel]
             file_rows.append([rel, size, mtime_ns, blob.get("content_hash"), lang, int(bool(blob.get("is_test"))),
                               ex.extractor_version(lang), packed, None, blob.get("parse_error"), terms])
-        if fresh and _EXTRACTED is not None:
-            _EXTRACTED.set()  # from here on this process uses one core: the cache child can start beside it
+        if fresh and hooks is not None:
+            hooks.extracted()  # from here on this process uses one core: the cache child can start beside it
         removed_files = [rel for rel in stored if rel not in extracts and rel not in unchanged]
 
         # git (re-read only when HEAD or the work tree moved)
@@ -282,10 +281,16 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 graph_generation=gen, changed=counts["changed"], options=options, warnings=warnings[:50],
             )
 
-        report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report)
+        # every file of the root comes from this extraction and no other root survives a replace: the table about
+        # to be written is known in full, so the cache child can index it during the write (see _write)
+        whole = mode == "replace" and reused == 0 and bool(fresh)
+        report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report,
+                        hooks=hooks, whole=whole)
         if keep is not None:
             keep.update(resolver=tracked, root=str(root), generation=report.graph_generation, git=git,
                         options=options)
+        if hooks is not None:
+            hooks.retain(walked, stored, to_extract, fresh, extracts, unchanged, file_rows, parts)
         say(f"done in {time.perf_counter() - started:.1f}s")
         return report
     finally:
@@ -327,8 +332,9 @@ def write_edge_diff(store: GraphStore, old_edges: dict[tuple[int, int, int], tup
 
 def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, parts: Any,
            file_rows: list[list[Any]], removed_files: list[str], touch: list[tuple[int, str]], git: Any,
-           state: str | None, make_report: Any) -> IngestReport:
-    """Diff the new node/edge sets against the stored ones and write everything in one transaction."""
+           state: str | None, make_report: Any, *, hooks: Any = None, whole: bool = False) -> IngestReport:
+    """Diff the new node/edge sets against the stored ones and write everything in one transaction. ``whole``:
+    the nodes and files rows are the entire graph once written (``hooks`` then send them ahead)."""
     db = store.db
     with db.write():
         roots = store.roots()
@@ -339,16 +345,17 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
                     store.delete_root(r.id)
                     other_roots_removed += 1
         rid = store.upsert_root(str(root), namespace, mode == "replace")
+        new_nodes = {}
+        for nrec in parts.nodes:
+            vals = _node_row(nrec, rid)
+            new_nodes[vals[0]] = vals
+        sending = hooks.send_ahead(rid, new_nodes, file_rows, whole) if hooks is not None else None
         ext_imports = {rel: json.dumps(v) for rel, v in parts.external_imports.items()}
         for row in file_rows:
             row[8] = ext_imports.get(row[0], "[]")
         store.write_files(rid, file_rows, removed_files, touch)
 
         old_nodes = store.node_rows(rid)
-        new_nodes = {}
-        for nrec in parts.nodes:
-            vals = _node_row(nrec, rid)
-            new_nodes[vals[0]] = vals
         created = [v for k, v in new_nodes.items() if k not in old_nodes]
         removed_ids = [row[0] for k, row in old_nodes.items() if k not in new_nodes]
         updated = []
@@ -382,163 +389,8 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
                               "edges": {"created": ins, "removed": gone, "total": total_edges}}, gen)
         store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
                           report=report.to_dict())
+        if hooks is not None:
+            hooks.retain(old_nodes, new_nodes, created, updated, ids, old_edges, new_edges)
+    if sending is not None:
+        sending.join()
     return report
-
-
-#: in the ingest child: an event the parent waits on, set once extraction is done (see run_ingest_isolated)
-_EXTRACTED: Any = None
-
-
-def _remember_extracted(event: Any) -> None:
-    """Initializer of the ingest child (an event can only reach a process when it starts)."""
-    global _EXTRACTED
-    _EXTRACTED = event
-
-
-def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[str, Any]:
-    """Entry point of the ingest child process: returns {"report": …} or {"error": …} (never raises)."""
-    import logging as _logging
-
-    from m1nd.errors import M1ndError
-    from m1nd.store.graph_repo import GraphStore
-
-    _logging.basicConfig(stream=sys.stderr, level=os.environ.get("M1ND_LOG_LEVEL", "WARNING").upper())
-    store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
-    try:
-        report = run_ingest(store, path, **opts)
-        _report_peak("ingest")
-    except M1ndError as e:
-        return {"error": e.to_dict(), "kind": type(e).__name__}
-    except Exception as e:
-        log.exception("ingest failed")
-        return {"error": {"code": "internal", "message": f"internal error ({type(e).__name__}): {e}",
-                          "recover": "details were logged to stderr; retry or report", "details": {}},
-                "kind": "M1ndError"}
-    finally:
-        store.close()
-    return {"report": report}
-
-
-def _report_peak(what: str) -> None:
-    if os.environ.get("M1ND_PROGRESS_RSS") == "1":
-        import resource
-
-        print(f"m1nd {what}: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MB", file=sys.stderr)
-
-
-def _looks_large(path: Path, opts: dict[str, Any], threshold: int = 300) -> bool:
-    from m1nd.ingest import walker
-
-    if not path.is_dir():
-        return False
-    try:
-        walked = walker.walk(path, include_dotfiles=opts.get("include_dotfiles", False),
-                             dotfile_patterns=opts.get("dotfile_patterns") or (), exclude=opts.get("exclude") or (),
-                             max_file_bytes=opts.get("max_file_bytes", 1 << 20))
-    except OSError:
-        return False
-    return len(walked.files) >= threshold
-
-
-def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
-                        build_cache: Callable[[Settings], None] | None = None,
-                        process: str | None = None, live: Any = None) -> IngestReport:
-    """Run the ingest in a short-lived child process.
-
-    Parsing a large tree allocates a few hundred MB of short-lived Python objects (extraction results, resolver
-    tables); in a child they are returned to the OS when it exits, so a long-running server's footprint stays that of
-    the graph it holds. ``M1ND_INGEST_PROCESS`` = ``auto`` (default: a child for trees of 300+ files), ``child``
-    or ``inprocess``. ``build_cache`` (a module-level function, run in a second child after a changed ingest)
-    builds the new generation's arrays; the graph service passes it, so this module never imports that service.
-    ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
-    """
-    import concurrent.futures
-    import multiprocessing
-
-    from m1nd import errors
-    from m1nd.store.graph_repo import GraphStore
-
-    abs_path = str(Path(path).expanduser() if Path(path).expanduser().is_absolute() else Path.cwd() / path)
-    mode = process or os.environ.get("M1ND_INGEST_PROCESS", "auto")  # auto | child | inprocess
-    if mode == "auto":
-        # Small trees are ingested in this process: a child's start-up would cost more than the garbage it saves.
-        mode = "child" if _looks_large(Path(abs_path), opts) else "inprocess"
-    if mode == "inprocess":
-        store = GraphStore(settings.graph_db, busy_timeout_ms=settings.busy_timeout_ms)
-        try:
-            if live is None:
-                return run_ingest(store, abs_path, **opts)
-            kept: dict[str, Any] = {}  # the resolver stays with ``live`` (m1nd.codegraph.patch.LiveRoots)
-            report = run_ingest(store, abs_path, keep=kept, **opts)
-            live.keep(store, kept)
-            return report
-        finally:
-            store.close()
-    ctx = multiprocessing.get_context("spawn")
-    extracted = ctx.Event()
-    cache_child: CacheChild | None = None
-    died = errors.M1ndError("internal error: the ingest process died (out of memory or killed); the previous "
-                            "graph is unchanged", recover="retry; exclude large generated directories")
-    try:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx, initializer=_remember_extracted,
-                                                    initargs=(extracted,)) as ex:
-            fut = ex.submit(_child_ingest, settings, abs_path, opts)
-            if build_cache is not None:
-                # Once the ingest child has extracted (its resolution and write use one core), the cache child
-                # starts on the other: its start-up and imports (~0.7 s) are done when the new graph is written.
-                while not fut.done() and not extracted.wait(0.05):
-                    pass
-                if not fut.done():
-                    cache_child = CacheChild(ctx, build_cache)
-            out = fut.result()
-        if build_cache is not None and "report" in out and out["report"].changed:
-            (cache_child or CacheChild(ctx, build_cache)).run(settings, died)
-            cache_child = None
-    except concurrent.futures.process.BrokenProcessPool as e:
-        raise died from e
-    finally:
-        if cache_child is not None:
-            cache_child.close()  # the ingest failed or changed nothing: no cache to build
-    if "error" in out:
-        e = out["error"]
-        cls = getattr(errors, out.get("kind", "M1ndError"), errors.M1ndError)
-        if not (isinstance(cls, type) and issubclass(cls, errors.M1ndError)):
-            cls = errors.M1ndError
-        raise cls(e["message"], recover=e.get("recover"), details=e.get("details"), code=e.get("code"))
-    report: IngestReport = out["report"]
-    return report
-
-
-class CacheChild:
-    """The process that builds the new generation's cache (``build_cache``), started before it is needed: the
-    function reaches it pickled, so its module and what that imports are loaded while the ingest child works; it
-    then waits for the settings (or for the pipe to close: nothing to build)."""
-
-    def __init__(self, ctx: Any, build_cache: Callable[[Settings], None]) -> None:
-        self._conn, theirs = ctx.Pipe()
-        self._proc = ctx.Process(target=_cache_child_main, args=(theirs, build_cache), name="m1nd-cache")
-        self._proc.start()
-        theirs.close()
-
-    def run(self, settings: Settings, died: Exception) -> None:
-        """Build the cache now; ``died`` is raised when the process ends without saying it is done."""
-        try:
-            self._conn.send(settings)
-            self._conn.recv()
-        except (EOFError, OSError) as e:
-            raise died from e
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        self._conn.close()
-        self._proc.join()
-
-
-def _cache_child_main(conn: Any, build_cache: Callable[[Settings], None]) -> None:
-    try:
-        settings = conn.recv()
-    except EOFError:
-        return
-    build_cache(settings)  # never raises: it logs its own failure (the graph is served without a cache then)
-    conn.send("done")

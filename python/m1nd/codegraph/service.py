@@ -26,6 +26,7 @@ from m1nd.codegraph import text_indexes
 from m1nd.codegraph.agent_state import AgentState, AgentStates
 from m1nd.codegraph.health import GraphHealth
 from m1nd.codegraph.queries import GraphQueries
+from m1nd.codegraph.results import IngestReport
 from m1nd.config import Settings
 from m1nd.errors import BusyError, graph_empty_error
 from m1nd.graph import cache, regen
@@ -34,7 +35,6 @@ from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
-from m1nd.codegraph.results import IngestReport
 from m1nd.graph.ranking import priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
@@ -62,6 +62,8 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
         self._graph: Graph | None = None
         #: build the two text indexes of a new generation in two processes (m1nd.codegraph.text_indexes)
         self.indexes_side_by_side = False
+        #: the text indexes the cache child built while the ingest child wrote (m1nd.codegraph.text_indexes)
+        self.prebuilt_text_indexes: text_indexes.Prebuilt | None = None
         self._weights_generation = 0
         self._watermark_ms = 0
         self._synced: np.ndarray | None = None
@@ -192,6 +194,7 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                 patched = (delta is not None and prev is not None and delta[0] == prev.graph_generation
                            and delta[1] == gen and regen.reusable(prev) and self._node_ids is not None
                            and self._node_ids[0] == prev.graph_generation)
+                pre = None
                 if patched:
                     # a watcher patched a few files: only their nodes (and their directories') rows are read
                     assert delta is not None and prev is not None and self._node_ids is not None
@@ -202,7 +205,9 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                 else:
                     cols, edges = self.store.load_columns()
                     ids = np.asarray(cols["id"], dtype=np.int64)
-                    nodes = NodeTable.from_columns(cols)
+                    pre = text_indexes.prebuilt_for(self.prebuilt_text_indexes, cols)
+                    self.prebuilt_text_indexes = None
+                    nodes = pre.nodes if pre is not None else NodeTable.from_columns(cols)
                     del cols  # the table keeps what it needs; the row lists would double the peak
                 self._node_ids = (gen, ids)
                 if patched:
@@ -210,6 +215,10 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                     # their nodes' index pieces are made again, the rest kept
                     trigram, lexicon = regen.patched_indexes(prev, nodes, delta[2], self.store.extract_terms_of)
                     how = "patched"
+                elif pre is not None:
+                    trigram, lexicon = pre.trigram, pre.lexicon
+                    how = "rows, text indexes built while they were written"
+                    del pre  # and the columns it was built from
                 else:
                     # the two text indexes, each with only its own temporaries alive: side by side in the cache
                     # child, else one after the other (m1nd.codegraph.text_indexes)
@@ -389,7 +398,7 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
         """``process``: where the ingest runs (auto | child | inprocess; see ``run_ingest_isolated``).
         ``changed``: the root-relative paths a watcher saw change; with ``process="inprocess"`` they are patched
         into the graph in place when that is exact (:mod:`m1nd.codegraph.patch`), else the root is ingested."""
-        from m1nd.codegraph.ingestion import run_ingest_isolated
+        from m1nd.codegraph.ingest_process import run_ingest_isolated
 
         from m1nd.codegraph import baselines
 
@@ -416,6 +425,9 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                     report = replace(report, delta=None)
             if report is None:
                 report = run_ingest_isolated(self.settings, path, opts, build_cache=build_cache_in_child,
+                                             prebuild=prebuild_in_child,
+                                             # a graph held here would count in a forked child's peak memory
+                                             fork=self._graph is None or self._graph.n == 0,
                                              process=process,
                                              # kept when a watcher follows this graph (it primed them)
                                              live=self._live if changed is None else self.live_roots())
@@ -469,18 +481,28 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
         finally:
             store.close()
 
-def build_cache_in_child(settings: Settings) -> None:
-    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
-    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process)."""
+def prebuild_in_child(rows: list[tuple[Any, ...]], terms: list[tuple[int, str, bytes | None]]) -> Any:
+    """Second ingest child, while the ingest child writes: the text indexes of the node table it writes."""
     import gc
 
-    from m1nd.codegraph.ingestion import _report_peak
+    gc.disable()  # as in build_cache_in_child
+    return text_indexes.prebuild(rows, terms)
+
+
+def build_cache_in_child(settings: Settings, prebuilt: Any = None) -> None:
+    """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
+    maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process).
+    ``prebuilt``: what :func:`prebuild_in_child` gave, used when the table written is the one it was built from."""
+    import gc
+
+    from m1nd.codegraph.ingest_process import _report_peak
 
     # a short-lived process building arrays from millions of acyclic objects (rows, term strings): the cyclic
     # collector's passes over them cost ~0.4 s on the stdlib and never found anything to free
     gc.disable()
     cg = CodeGraph(settings)
     cg.indexes_side_by_side = True  # this process is single-threaded and exits after the build
+    cg.prebuilt_text_indexes = prebuilt
     try:
         cg.build_cache()
     except Exception:

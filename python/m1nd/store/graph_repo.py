@@ -38,6 +38,16 @@ def unpack_json(blob: bytes | None) -> Any:
     return None if blob is None else json.loads(zlib.decompress(blob).decode("utf-8"))
 
 
+def terms_rows(rows: Iterable[tuple[int, str, bytes | None]]) -> Iterator[tuple[int, str, str, list[tuple[str, str]]]]:
+    """``(root_id, relpath, files.terms_blob)`` rows as :meth:`GraphStore.extract_terms` gives them."""
+    for root_id, relpath, blob in rows:
+        t = unpack_json(blob) if blob is not None else None
+        if not t:
+            yield int(root_id), relpath, "", []
+            continue
+        yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
+
+
 @dataclass
 class RootRow:
     id: int
@@ -299,12 +309,7 @@ class GraphStore:
         """Per stored file: ``(root_id, relpath, the file's own terms, [(local definition id, terms), ...])`` (the
         lexical index's input). Files extracted before body terms existed yield empty terms until the next ingest
         re-extracts them (their extractor version is older)."""
-        for root_id, relpath, blob in self.db.execute("SELECT root_id, relpath, terms_blob FROM files"):
-            t = unpack_json(blob) if blob is not None else None
-            if not t:
-                yield int(root_id), relpath, "", []
-                continue
-            yield int(root_id), relpath, t.get("file", ""), [(i, x) for i, x in t.get("defs") or ()]
+        return terms_rows(self.db.execute("SELECT root_id, relpath, terms_blob FROM files"))
 
     def extract_terms_of(
         self, files: Iterable[tuple[int, str]]
