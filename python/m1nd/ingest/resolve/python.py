@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 from m1nd.graph.schema import IMPORTS, REEXPORTS
 from m1nd.ingest.resolve.core import ResolverCore
@@ -81,18 +82,8 @@ class PythonResolution(ResolverCore):
         for imp in f.blob.get("imports") or ():
             module = imp["module"]
             level = imp.get("level") or 0
-            if level:
-                base = f.dir
-                for _ in range(level - 1):
-                    base = posixpath.dirname(base)
-                mpath = module.replace(".", "/")
-                path = f"{base}/{mpath}" if base and mpath else (base or mpath)
-                target = self.py_node(path) if path else self.dirs.get(".")
-                shown = "." * level + module
-            else:
-                target = self.py_absolute(f, module) if module else None
-                path = None
-                shown = module
+            target, path = self.py_import_target(f, imp)
+            shown = "." * level + module
             names = imp.get("names") or []
             if not names and not imp.get("star"):  # import a.b.c [as x]
                 if target is None:
@@ -164,18 +155,23 @@ class PythonResolution(ResolverCore):
             for name, loc in imp.get("names") or ():
                 if loc != local:
                     continue
-                module, level = imp["module"], imp.get("level") or 0
-                if level:
-                    base = f.dir
-                    for _ in range(level - 1):
-                        base = posixpath.dirname(base)
-                    mpath = module.replace(".", "/")
-                    path = f"{base}/{mpath}" if base and mpath else (base or mpath)
-                    target = self.py_node(path) if path else self.dirs.get(".")
-                else:
-                    target = self.py_absolute(f, module) if module else None
+                target, _ = self.py_import_target(f, imp)
                 return (target, name) if target is not None else (NOTFOUND, "")
         return NOTFOUND, ""
+
+    def py_import_target(self, f: FileState, imp: dict[str, Any]) -> tuple[int | None, str | None]:
+        """(the module node an import of file ``f`` names, or None; the root-relative module path of a relative
+        import, else None)."""
+        module = imp["module"]
+        level = imp.get("level") or 0
+        if not level:
+            return (self.py_absolute(f, module) if module else None), None
+        base = f.dir
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        mpath = module.replace(".", "/")
+        path = f"{base}/{mpath}" if base and mpath else (base or mpath)
+        return (self.py_node(path) if path else self.dirs.get(".")), path
 
     @staticmethod
     def _under(path: str, d: str) -> bool:
