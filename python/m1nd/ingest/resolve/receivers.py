@@ -43,14 +43,14 @@ class ReceiverTypes(ResolverCore):
 
     def returned_type(self, fn: int, depth: int) -> tuple[int, float]:
         """The type function ``fn`` returns (its ``ret``: annotation, or inferred from its ``return``s); when that
-        says nothing known, a standard-library function's return in the stubs (``stubs.py``)."""
+        gives no one known type, a standard-library function's return in the stubs (``stubs.py``): the source's
+        several types (``sym = d.get(k)`` ... ``sym = Symbol()``) are the weaker word there."""
         ex = self.extra[fn]
         ret = ex.get("ret") if ex is not None else None
         if ret:
-            f = self.file_by_idx[self.file_of[fn]]
-            got = self.eval_type(f, fn, ret, depth + 1)
-            if got[0] != NOTFOUND or self.eval_set(f, fn, ret, depth + 1) is not None:
-                return got  # (a union the source names: its alternatives decide, see eval_set)
+            got = self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+            if got[0] != NOTFOUND:
+                return got
         stubbed = self.stub_types(fn)
         if stubbed is None or len(stubbed) != 1:
             return NOTFOUND, 0.0
@@ -337,7 +337,10 @@ class ReceiverTypes(ResolverCore):
         ex = self.extra[fn]
         ret = ex.get("ret") if ex is not None else None
         got = self.eval_set(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1) if ret else None
-        return got if got is not None else self.stub_types(fn)  # (the stubs when the source says nothing known)
+        if got is not None and len(got) == 1:
+            return got
+        stubbed = self.stub_types(fn)  # (the stubs when the source gives no one known type, as returned_type)
+        return stubbed if stubbed is not None else got
 
     def _member_set(self, t: int, attr: str, poly: bool, depth: int) -> frozenset[int] | None:
         """The types ``t``'s attribute ``attr`` (``m()``: what method ``m`` returns) may hold; with ``poly``,

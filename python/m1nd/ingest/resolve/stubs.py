@@ -9,8 +9,10 @@ The table (``data/stdlib_returns.json.gz``) is generated from typeshed's ``stdli
 standard library's.
 
 A stubbed class is looked up in the graph by its module path: a class of the graph (the standard library is
-ingested) links; a module outside the graph, or a name the graph's module does not define as a class (a type
-implemented in C, ``re.Pattern``), is a type outside the graph: its method calls are settled, no guess."""
+ingested) links; a module outside the graph, or a name the graph's module binds to no class (an import from
+outside, ``Pattern = type(...)``: a type implemented in C), is a type outside the graph: its method calls are
+settled, no guess. A name the graph's module does not have at all (the stubs describe a newer Python, or a name
+only the stubs know) is not known: the call stays as before."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import json
 from importlib import resources
 
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.tables import AMBIG, CLASSLIKE, EXTERNAL, K_DIR, K_FILE, NOTFOUND, TYPE_KINDS
+from m1nd.ingest.resolve.tables import CLASSLIKE, EXTERNAL, K_DIR, K_FILE, NOTFOUND, TYPE_KINDS
 
 _CLASS_OR_MODULE = TYPE_KINDS | {K_FILE, K_DIR}
 
@@ -85,28 +87,36 @@ class StubReturns(ResolverCore):
         return got
 
     def stub_class(self, file_idx: int, qual: str) -> int:
-        """Class ``qual`` (``pkg.mod.Cls``) of the stubs in the graph: its node, EXTERNAL when outside the graph,
-        NOTFOUND when the name is ambiguous here (star imports that differ)."""
+        """Class ``qual`` (``pkg.mod.Cls``) of the stubs in the graph: its node; EXTERNAL when its module is outside
+        the graph, or the graph's module binds the name to no class (an import from outside, a variable holding a
+        call's result: ``Pattern = type(...)``, a type made in C); NOTFOUND when the graph's module does not have
+        the name (a name of newer Python versions, or of the stubs only) or it is ambiguous there."""
         memo = self.stub_cls_memo
         got = memo.get(qual)
         if got is not None:
             return got
         f = self.file_by_idx[file_idx]
         parts = qual.split(".")
-        res = EXTERNAL
+        res = EXTERNAL  # (no module of its path in the graph)
         for i in range(len(parts) - 1, 0, -1):  # the longest module path the graph has
             node = self.py_absolute(f, ".".join(parts[:i]))
             if node is None:
                 continue
             for j, seg in enumerate(parts[i:]):
-                node = self.member(node, seg, TYPE_KINDS if i + j == len(parts) - 1 else _CLASS_OR_MODULE)
+                nxt = self.member(node, seg, TYPE_KINDS if i + j == len(parts) - 1 else _CLASS_OR_MODULE)
+                if nxt == NOTFOUND and self._module_var(node, seg):
+                    nxt = EXTERNAL
+                node = nxt
                 if node < 0:
                     break
-            if node == AMBIG:
-                res = NOTFOUND
-            elif node >= 0 and self.kind[node] in CLASSLIKE:
-                res = node
-            # else: a name the graph's module does not define as a class (implemented in C): outside the graph
+            res = node if node == EXTERNAL or (node >= 0 and self.kind[node] in CLASSLIKE) else NOTFOUND
             break
         memo[qual] = res
         return res
+
+    def _module_var(self, node: int, name: str) -> bool:
+        """Is ``name`` a variable module ``node`` assigns a call's result (``extra.vars``)?"""
+        if self.kind[node] == K_DIR:
+            node = self.py_init_of_dir.get(self.src_path[node], NOTFOUND)
+        mf = self.file_by_idx.get(node) if node >= 0 else None
+        return mf is not None and name in ((mf.blob.get("extra") or {}).get("vars") or ())
