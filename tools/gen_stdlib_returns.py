@@ -22,8 +22,9 @@ module that defines the class in the stubs, re-exports and aliases followed) or 
   ``Self`` -> the class; ``TypeGuard`` / ``TypeIs`` -> ``builtins.bool``;
 - ``sys.version_info`` conditions are decided for the newest Python (``NEWEST``);
 - no entry when any alternative is not one known class: ``Any``, a type variable, ``type[X]`` (a class object),
-  a callable, a class whose instances answer any attribute (it defines ``__getattr__``, e.g. a module object:
-  ``m.f()`` is no method of its class).
+  a callable, a protocol, a class of ``typing`` (``IO[bytes]``, ``Mapping``: interfaces the returned objects need
+  not derive from), a class whose instances answer any attribute (it defines ``__getattr__``, e.g. a module
+  object: ``m.f()`` is no method of its class).
 
 Typeshed is licensed under the Apache License 2.0 (and MIT for some parts), see
 https://github.com/python/typeshed/blob/main/LICENSE; the generated table records the typeshed source it came from.
@@ -300,6 +301,10 @@ class Stubs:
             raise Unknown
         dmod, dname, entry = where
         if entry[0] == "class":
+            if dmod in ("typing", "typing_extensions"):
+                # the type system's generic interfaces (``IO[bytes]``, ``Mapping``): the objects returned are of
+                # other classes, which need not derive from them (``ZipFile.open`` gives a ``ZipExtFile``)
+                raise Unknown
             if self.modules[dmod].classes.get(dname):
                 raise Unknown  # a protocol, or instances answer any attribute (``__getattr__``): class not known
             return {f"{dmod}.{dname}"}

@@ -227,6 +227,7 @@ STUBS = {
         class Protocol: ...
         def TypeVar(name): ...
         def overload(f): ...
+        class IO: ...
         """,
     "_impl.pyi": """
         class Reader:
@@ -235,7 +236,7 @@ STUBS = {
         """,
     "mod.pyi": """
         import sys
-        from typing import Any, Optional, Literal, Protocol, Self, TypeVar, overload, Callable
+        from typing import IO, Any, Optional, Literal, Protocol, Self, TypeVar, overload, Callable
         from _impl import Reader as Reader, make_reader as make_reader
 
         _T = TypeVar("_T")
@@ -255,6 +256,7 @@ STUBS = {
             def proto(self) -> Sized: ...
             def dynamic(self) -> Dyn: ...
             def either(self) -> _Either: ...
+            def stream(self) -> IO: ...
 
         class Sized(Protocol):
             def __len__(self) -> int: ...
@@ -305,5 +307,5 @@ def test_generator_reads_returns_from_stubs(tmp_path) -> None:
     assert mod["platform"] == "_impl.Reader|mod.Box"  # every platform
     assert mod["make_reader"] == "_impl.Reader"  # what the module imports from another is its name too
     assert mod["Reader.read"] == "builtins.bytes"
-    for unknown in ("anything", "typevar", "nothing", "factory", "fn", "proto", "dynamic"):
+    for unknown in ("anything", "typevar", "nothing", "factory", "fn", "proto", "dynamic", "stream"):
         assert f"Box.{unknown}" not in mod, unknown
