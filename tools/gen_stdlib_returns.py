@@ -20,7 +20,9 @@ module that defines the class in the stubs, re-exports and aliases followed) or 
   ``sys.platform`` branches -> the union of their returns;
 - generic parameters dropped (``Pattern[str]`` -> ``re.Pattern``); ``Literal[...]`` -> the literal's builtin type;
   ``Self`` -> the class; ``TypeGuard`` / ``TypeIs`` -> ``builtins.bool``;
-- ``sys.version_info`` conditions are decided for the newest Python (``NEWEST``);
+- ``sys.version_info`` conditions are decided for the newest Python (``NEWEST``); ``renamed`` lists the other
+  names a class has in other versions (``_AbstractEventLoopPolicy`` was ``AbstractEventLoopPolicy``), which the
+  resolver tries when the graph's module lacks the newest name;
 - no entry when any alternative is not one known class: ``Any``, a type variable, ``type[X]`` (a class object),
   a callable, a protocol, a class of ``typing`` (``IO[bytes]``, ``Mapping``: interfaces the returned objects need
   not derive from), a class whose instances answer any attribute (it defines ``__getattr__``, e.g. a module
@@ -67,6 +69,9 @@ class Module:
     stars: list[str] = field(default_factory=list)
     #: qualified function name ("f", "C.m", "C.D.m") -> return annotations (None: none written) and its class
     funcs: dict[str, list[tuple[ast.expr | None, str | None]]] = field(default_factory=dict)
+    #: class name -> other names module-level assignments give it in some version branch (``AbstractEventLoopPolicy
+    #: = _AbstractEventLoopPolicy`` under ``sys.version_info < (3, 14)``): the name an older source defines it by
+    renamed: dict[str, list[str]] = field(default_factory=dict)
     #: qualified class name -> True when its instances say nothing of their class: it defines ``__getattr__``
     #: (instances answer any attribute) or is a ``Protocol`` (any class with those methods fits)
     classes: dict[str, bool] = field(default_factory=dict)
@@ -185,7 +190,24 @@ def parse_module(name: str, text: str, is_pkg: bool) -> Module:
                     m.names[t.id] = ("var",)
         elif type(st).__name__ == "TypeAlias":  # ``type X = ...`` (Python 3.12+ syntax)
             m.names[st.name.id] = ("alias", st.value)  # type: ignore[attr-defined]
+    for st in _every_branch(tree.body):
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name) and st.value.id in m.classes:
+            for t in st.targets:
+                if isinstance(t, ast.Name) and t.id != st.value.id:
+                    m.renamed.setdefault(st.value.id, []).append(t.id)
     return m
+
+
+def _every_branch(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every top-level statement of a stub, under any condition."""
+    out: list[ast.stmt] = []
+    for st in body:
+        if isinstance(st, ast.If):
+            out.extend(_every_branch(st.body))
+            out.extend(_every_branch(st.orelse))
+        else:
+            out.append(st)
+    return out
 
 
 class Stubs:
@@ -312,6 +334,14 @@ class Stubs:
             return self.types(dmod, entry[1], None, depth + 1)
         raise Unknown
 
+    def renamed(self) -> dict[str, list[str]]:
+        """Qualified class -> the other qualified names its module gives it in some Python version (sorted)."""
+        return {
+            f"{mod}.{cls}": sorted({f"{mod}.{n}" for n in names})
+            for mod, m in sorted(self.modules.items())
+            for cls, names in sorted(m.renamed.items())
+        }
+
     def returns(self) -> dict[str, dict[str, str]]:
         """module -> qualified function name -> its return: a class or a union ``a.B|c.D``."""
         out: dict[str, dict[str, str]] = {}
@@ -375,13 +405,15 @@ def main() -> None:
         root, label = args.stubs, f"typeshed stdlib from {args.stubs.name}"
     else:
         root, label = find_typeshed()
-    table = Stubs.from_dir(root).returns()
+    stubs = Stubs.from_dir(root)
+    table = stubs.returns()
     doc = {
         "format": FORMAT,
         "source": label,
         "licence": "typeshed: Apache License 2.0 (parts MIT), https://github.com/python/typeshed",
         "newest": list(NEWEST),
         "returns": table,
+        "renamed": stubs.renamed(),
     }
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     args.out.parent.mkdir(parents=True, exist_ok=True)

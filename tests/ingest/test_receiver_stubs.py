@@ -79,6 +79,10 @@ FILES = {
 
         def missing():
             return _registry()
+
+
+        def renamed():
+            return _registry()
         """,
     "decoy.py": """
         class Decoy:
@@ -136,11 +140,18 @@ FILES = {
 
         def not_in_graph():
             shapes.missing().spin()
+
+
+        def older_name():
+            shapes.renamed().area()
         """,
 }
 
 #: the stubs' word for the fixture's own module ``shapes`` (the real table covers logging, re, textwrap)
-SHAPES = {"shapes": {"make": "shapes.A|shapes.B", "annotated": "logging.Logger", "missing": "shapes.Gone"}}
+SHAPES = {"shapes": {"make": "shapes.A|shapes.B", "annotated": "logging.Logger", "missing": "shapes.Gone",
+                      "renamed": "shapes._NewA"}}
+#: ``shapes._NewA`` is the newest Python's name of what older ones call ``shapes.A``
+RENAMED = {"shapes._NewA": ["shapes.A"]}
 U = "file::use.py"
 DECOY = "file::decoy.py::class::Decoy"
 
@@ -154,6 +165,7 @@ def g(tmp_path_factory):
     real = stubs.stdlib_returns()
     patch = pytest.MonkeyPatch()
     patch.setattr(stubs, "stdlib_returns", lambda: {**real, **SHAPES})
+    patch.setattr(stubs, "stdlib_renamed", lambda: RENAMED)
     try:
         yield build(write_files(tmp_path_factory.mktemp("recv_stubs") / "repo", FILES))
     finally:
@@ -203,6 +215,11 @@ def test_source_annotation_wins(g) -> None:
 def test_name_the_graph_module_lacks_is_not_known(g) -> None:
     # ``shapes.Gone`` is no name of the graph's ``shapes``: not known, the plain method-call rule as before
     assert f"{DECOY}::fn::spin" in g.targets(f"{U}::fn::not_in_graph", "calls")
+
+
+def test_older_name_of_a_renamed_class(g) -> None:
+    calls = g.targets(f"{U}::fn::older_name", "calls")
+    assert "file::shapes.py::class::A::fn::area" in calls and f"{DECOY}::fn::area" not in calls
 
 
 # ------------------------------------------------------------------------------------------------ the generator
@@ -278,6 +295,14 @@ STUBS = {
             def platform() -> Box: ...
         else:
             def platform() -> Reader: ...
+
+        if sys.version_info >= (3, 14):
+            class _Policy: ...
+        else:
+            class _Policy: ...
+            Policy = _Policy
+
+        def policy() -> _Policy: ...
         """,
 }
 
@@ -295,7 +320,8 @@ def _generator():
 def test_generator_reads_returns_from_stubs(tmp_path) -> None:
     for rel, text in STUBS.items():
         (tmp_path / rel).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    table = _generator().Stubs.from_dir(tmp_path).returns()
+    stubs = _generator().Stubs.from_dir(tmp_path)
+    table = stubs.returns()
     mod = table["mod"]
     assert mod["Box.copy"] == "mod.Box"  # Self: the class
     assert mod["Box.maybe"] == "mod.Box" and mod["Box.opt"] == "_impl.Reader"  # None removed; re-export followed
@@ -307,5 +333,6 @@ def test_generator_reads_returns_from_stubs(tmp_path) -> None:
     assert mod["platform"] == "_impl.Reader|mod.Box"  # every platform
     assert mod["make_reader"] == "_impl.Reader"  # what the module imports from another is its name too
     assert mod["Reader.read"] == "builtins.bytes"
+    assert mod["policy"] == "mod._Policy" and stubs.renamed()["mod._Policy"] == ["mod.Policy"]  # its older name
     for unknown in ("anything", "typevar", "nothing", "factory", "fn", "proto", "dynamic", "stream"):
         assert f"Box.{unknown}" not in mod, unknown

@@ -20,6 +20,7 @@ import functools
 import gzip
 import json
 from importlib import resources
+from typing import Any
 
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import CLASSLIKE, EXTERNAL, K_DIR, K_FILE, NOTFOUND, TYPE_KINDS
@@ -28,12 +29,23 @@ _CLASS_OR_MODULE = TYPE_KINDS | {K_FILE, K_DIR}
 
 
 @functools.lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    data = resources.files("m1nd.ingest.resolve").joinpath("data/stdlib_returns.json.gz").read_bytes()
+    doc: dict[str, Any] = json.loads(gzip.decompress(data))
+    return doc
+
+
 def stdlib_returns() -> dict[str, dict[str, str]]:
     """module -> function or method qualified name -> return (the generated table)."""
-    data = resources.files("m1nd.ingest.resolve").joinpath("data/stdlib_returns.json.gz").read_bytes()
-    doc = json.loads(gzip.decompress(data))
-    returns: dict[str, dict[str, str]] = doc["returns"]
+    returns: dict[str, dict[str, str]] = _table()["returns"]
     return returns
+
+
+def stdlib_renamed() -> dict[str, list[str]]:
+    """qualified class -> its other names in other Python versions (``_AbstractEventLoopPolicy`` was
+    ``AbstractEventLoopPolicy``)."""
+    renamed: dict[str, list[str]] = _table().get("renamed") or {}
+    return renamed
 
 
 class StubReturns(ResolverCore):
@@ -95,6 +107,17 @@ class StubReturns(ResolverCore):
         got = memo.get(qual)
         if got is not None:
             return got
+        memo[qual] = NOTFOUND  # (a cycle guard for the renames)
+        res = self._stub_class(file_idx, qual)
+        if res == NOTFOUND:  # the graph's Python may know the class by an older name
+            for other in stdlib_renamed().get(qual, ()):
+                res = self.stub_class(file_idx, other)
+                if res != NOTFOUND:
+                    break
+        memo[qual] = res
+        return res
+
+    def _stub_class(self, file_idx: int, qual: str) -> int:
         f = self.file_by_idx[file_idx]
         parts = qual.split(".")
         res = EXTERNAL  # (no module of its path in the graph)
@@ -111,7 +134,6 @@ class StubReturns(ResolverCore):
                     break
             res = node if node == EXTERNAL or (node >= 0 and self.kind[node] in CLASSLIKE) else NOTFOUND
             break
-        memo[qual] = res
         return res
 
     def _module_var(self, node: int, name: str) -> bool:
