@@ -23,7 +23,8 @@ module that defines the class in the stubs, re-exports and aliases followed) or 
 - ``sys.version_info`` conditions are decided for the newest Python (``NEWEST``); ``renamed`` lists the other
   names a class has in other versions (``_AbstractEventLoopPolicy`` was ``AbstractEventLoopPolicy``), which the
   resolver tries when the graph's module lacks the newest name;
-- no entry when any alternative is not one known class: ``Any``, a type variable, ``type[X]`` (a class object),
+- a constrained type variable (``AnyStr``) -> the union of its constraints;
+- no entry when any alternative is not one known class: ``Any``, another type variable, ``type[X]`` (a class object),
   a callable, a protocol, a class of ``typing`` (``IO[bytes]``, ``Mapping``: interfaces the returned objects need
   not derive from), a class whose instances answer any attribute (it defines ``__getattr__``, e.g. a module
   object: ``m.f()`` is no method of its class).
@@ -64,7 +65,7 @@ class Unknown(Exception):
 class Module:
     name: str
     #: top-level name -> ("class", node) | ("import", module, name) | ("module", module) | ("alias", expr)
-    #: | ("typevar",) | ("var",) | ("func",)
+    #: | ("typevar", constraints) | ("var",) | ("func",)
     names: dict[str, tuple] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     #: qualified function name ("f", "C.m", "C.D.m") -> return annotations (None: none written) and its class
@@ -183,7 +184,10 @@ def parse_module(name: str, text: str, is_pkg: bool) -> Module:
                 if isinstance(value, ast.Call) and ast.unparse(value.func).rsplit(".", 1)[-1] in (
                     "TypeVar", "ParamSpec", "TypeVarTuple", "NewType",
                 ):
-                    m.names[t.id] = ("typevar",)
+                    # a constrained type variable (``AnyStr = TypeVar("AnyStr", str, bytes)``) is one of its
+                    # constraints; any other (unconstrained, bound, NewType) is not known
+                    cons = value.args[1:] if ast.unparse(value.func).endswith("TypeVar") else []
+                    m.names[t.id] = ("typevar", cons)
                 elif value is not None and (ann is None or ast.unparse(ann).endswith("TypeAlias")):
                     m.names[t.id] = ("alias", value)
                 else:
@@ -332,6 +336,11 @@ class Stubs:
             return {f"{dmod}.{dname}"}
         if entry[0] == "alias":  # ``_Reader: TypeAlias = A | B``
             return self.types(dmod, entry[1], None, depth + 1)
+        if entry[0] == "typevar" and entry[1]:  # ``-> AnyStr``: one of its constraints (``str | bytes``)
+            out: set[str] = set()
+            for c in entry[1]:
+                out |= self.types(dmod, c, None, depth + 1)
+            return out
         raise Unknown
 
     def renamed(self) -> dict[str, list[str]]:

@@ -257,6 +257,7 @@ STUBS = {
         from _impl import Reader as Reader, make_reader as make_reader
 
         _T = TypeVar("_T")
+        AnyStr = TypeVar("AnyStr", str, bytes)
         _Either: TypeAlias = Reader | Box
 
         class Box:
@@ -274,6 +275,7 @@ STUBS = {
             def dynamic(self) -> Dyn: ...
             def either(self) -> _Either: ...
             def stream(self) -> IO: ...
+            def name(self, x: AnyStr) -> AnyStr: ...
 
         class Sized(Protocol):
             def __len__(self) -> int: ...
@@ -327,6 +329,7 @@ def test_generator_reads_returns_from_stubs(tmp_path) -> None:
     assert mod["Box.maybe"] == "mod.Box" and mod["Box.opt"] == "_impl.Reader"  # None removed; re-export followed
     assert mod["Box.generic"] == "builtins.list"  # a generic class: its parameters dropped
     assert mod["Box.kind"] == "builtins.str"  # a literal's type
+    assert mod["Box.name"] == "builtins.bytes|builtins.str"  # a constrained type variable: one of its constraints
     assert mod["Box.either"] == "_impl.Reader|mod.Box"  # an alias of a union
     assert mod["load"] == "_impl.Reader|mod.Box"  # overloads: their union
     assert mod["versioned"] == "mod.Box"  # the newest Python's branch
