@@ -86,7 +86,7 @@ for i in "${!PYTHONS[@]}"; do
     make_venv "$v" test,bench
     echo "== lint: ruff (pyflakes, pycodestyle errors) on the source tree; mypy --strict (typed API, store)" >&2
     "$OUT/venv-$v/bin/python" -m pip install -q "$WHEEL[lint]"
-    (cd "$ROOT" && "$OUT/venv-$v/bin/ruff" check python tests bench && "$OUT/venv-$v/bin/mypy")
+    (cd "$ROOT" && "$OUT/venv-$v/bin/ruff" check python tests bench tools && "$OUT/venv-$v/bin/mypy")
     echo "== CPython $v: whole suite against the installed wheel (release build)" >&2
     M1ND_EXPECT_BOUNDSCHECK=0 run_suite "$v" tests bench --benchmark-disable
   else

@@ -24,7 +24,8 @@ into :class:`_Resolver` below. ``tables`` (kinds, families, builtins, result cod
 records), ``names`` (name lookup, steps 1–7), ``receivers`` (receiver types of ``typed_call``), ``passes`` (the
 reference passes), one module per language family for indexes and import bindings (``python``, ``javascript``,
 ``go``, ``rust``, ``java`` — with Kotlin, C#, PHP — and ``paths`` for C/C++ ``#include`` and Ruby ``require``),
-``subjects`` (``tests`` edges), ``links`` (mentions, config uses, co-changes) and ``output``.
+``stubs`` (what standard-library functions return, from typeshed's stubs), ``subjects`` (``tests`` edges),
+``links`` (mentions, config uses, co-changes) and ``output``.
 """
 
 from __future__ import annotations
@@ -45,12 +46,14 @@ from m1nd.ingest.resolve.python import PythonResolution
 from m1nd.ingest.resolve.receivers import ReceiverTypes
 from m1nd.ingest.resolve.records import EdgeRecord, GraphParts, NodeRecord
 from m1nd.ingest.resolve.rust import RustResolution
+from m1nd.ingest.resolve.stubs import StubReturns
 from m1nd.ingest.resolve.subjects import TestSubjects
 
 
 class _Resolver(
     ReferencePasses,
     ReceiverTypes,
+    StubReturns,
     NameLookup,
     PythonResolution,
     JsResolution,

@@ -90,6 +90,9 @@ class ResolverCore:
         self.held_names: set[str] | None = None  # receivers._called_objects: every attribute name
         self.derived: dict[int, list[int]] | None = None  # type -> types listing it as a base (after pass A)
         self.derived_memo: dict[tuple[int, str], tuple[int, bool]] = {}
+        self.stub_memo: dict[int, frozenset[int] | None] = {}  # stubs.stub_types
+        self.stub_cls_memo: dict[str, int] = {}  # stubs.stub_class
+        self.stub_mod_memo: dict[int, str | None] = {}  # stubs.stub_module
         self.typed_stats = [0, 0, 0]  # typed calls linked, type known but method missing, type unknown
 
     def _add_node(

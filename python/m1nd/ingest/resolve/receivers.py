@@ -42,12 +42,20 @@ class ReceiverTypes(ResolverCore):
         return res
 
     def returned_type(self, fn: int, depth: int) -> tuple[int, float]:
-        """The type function ``fn`` returns (its ``ret``: annotation, or inferred from its ``return``s)."""
+        """The type function ``fn`` returns (its ``ret``: annotation, or inferred from its ``return``s); when that
+        gives no one known type, a standard-library function's return in the stubs (``stubs.py``): the source's
+        several types (``sym = d.get(k)`` ... ``sym = Symbol()``) are the weaker word there."""
         ex = self.extra[fn]
         ret = ex.get("ret") if ex is not None else None
-        if not ret:
+        if ret:
+            got = self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+            if got[0] != NOTFOUND:
+                return got
+        stubbed = self.stub_types(fn)
+        if stubbed is None or len(stubbed) != 1:
             return NOTFOUND, 0.0
-        return self.eval_type(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+        t = next(iter(stubbed))
+        return t, (1.0 if t >= 0 else 0.0)
 
     def method_return(self, t: int, name: str, depth: int) -> tuple[int, float]:
         """What calling ``name`` on an instance of type ``t`` gives (``>m()`` segments): the method's returned
@@ -328,9 +336,11 @@ class ReceiverTypes(ResolverCore):
     def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
         ex = self.extra[fn]
         ret = ex.get("ret") if ex is not None else None
-        if not ret:
-            return None
-        return self.eval_set(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1)
+        got = self.eval_set(self.file_by_idx[self.file_of[fn]], fn, ret, depth + 1) if ret else None
+        if got is not None and len(got) == 1:
+            return got
+        stubbed = self.stub_types(fn)  # (the stubs when the source gives no one known type, as returned_type)
+        return stubbed if stubbed is not None else got
 
     def _member_set(self, t: int, attr: str, poly: bool, depth: int) -> frozenset[int] | None:
         """The types ``t``'s attribute ``attr`` (``m()``: what method ``m`` returns) may hold; with ``poly``,
