@@ -193,8 +193,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 skipped["binary"] = skipped.get("binary", 0) + 1
                 continue
             data, _text = got
-            h = hashlib.sha256(data).hexdigest()
-            if incremental and old is not None and old.extractor_version == version and old.content_hash == h:
+            # (hashed only to compare with a stored extract: the extraction workers hash every file they extract)
+            if incremental and old is not None and old.extractor_version == version \
+                    and old.content_hash == hashlib.sha256(data).hexdigest():
                 extracts[f.relpath] = _decompress(old.blob)
                 touch.append((f.mtime_ns, f.relpath))
                 reused += 1
