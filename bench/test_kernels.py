@@ -166,3 +166,32 @@ def test_count_terms(benchmark):
     assert all(np.array_equal(a, b) for a, b in zip(got[:3], want[:3])) and got[3] == want[3]
     benchmark.extra_info["characters"] = sum(map(len, texts))
     benchmark.extra_info["triples"] = len(got[0])
+
+
+def test_fold_forms(benchmark):
+    """Index forms of written words (``m1nd.graph.lexicon.forms_many`` / ``folded_texts``: identifier split, case
+    fold, stopwords, one stemming batch): every distinct written word of the stdlib's Python files (~110k; each
+    extraction worker folds the words it has not met yet, the index build its labels). The reference is the Python
+    version the native split replaced (``tests/core/reference.py``); same forms for every word."""
+    import re
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    from m1nd.graph.lexicon import folded_texts
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.core.reference import forms_many as python_version
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    found: set[bytes] = set()
+    for p in stdlib.rglob("*.py"):
+        if "site-packages" not in p.parts:
+            found.update(re.findall(rb"[A-Za-z_][A-Za-z0-9_]{1,79}", p.read_bytes()))
+    words = sorted(w.decode("ascii") for w in found)
+    if len(words) < 10_000:
+        pytest.skip("stdlib sources not available")
+    got = benchmark(folded_texts, words)
+    want = python_version(words)
+    assert got == [" ".join(want[w]) for w in words]
+    benchmark.extra_info["words"] = len(words)

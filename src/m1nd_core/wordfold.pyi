@@ -1,5 +1,8 @@
 """Written words of definitions' own lines, folded (extraction's body terms)."""
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -23,3 +26,12 @@ class WordFolds:
         """The folded text of the last scan's new words, in id order."""
     def join(self, ids: npt.NDArray[np.int32], offsets: npt.NDArray[np.int64]) -> list[str]:
         """Per owner: its words' folded texts joined by spaces, stripped."""
+
+def fold_forms(
+    words: list[str],
+    stop: frozenset[str],
+    stem_words: Callable[[list[str]], list[str]],
+    fallback: Callable[[str], list[str]],
+    joined: bool,
+) -> list[Any]:
+    """Each word's distinct stemmed index parts (space-joined strings when ``joined``, else tuples)."""

@@ -322,3 +322,144 @@ cdef void* _realloc(void* p, size_t size) except NULL:
     if q == NULL:
         raise MemoryError("WordFolds: out of memory")
     return q
+
+
+# ------------------------------------------------------------------------------------------------ index forms
+#
+# ``fold_forms`` is :func:`m1nd.graph.lexicon.forms_many` without its per-word Python work (~4 us a word: half a
+# second over the stdlib's 110,000 distinct words, in every extraction worker and again for the labels of the
+# index build). For every ASCII word it computes, exactly, what this Python computes::
+#
+#     if w.isalpha() and w.islower():
+#         parts = [w] if len(w) >= 2 and w not in stop else []
+#     else:
+#         whole = w.casefold()
+#         parts = [whole] if len(whole) >= 2 and whole not in stop else []
+#         parts += [p for p in map(str.lower, HUMPS.findall(w)) if len(p) >= 2 and p not in stop]
+#
+# with HUMPS = ``[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+`` (m1nd.graph.seeds), scanned by hand: at an upper-case
+# run of two or more letters followed by a lower-case letter, the run but its last letter (the last starts the next
+# hump); else an optional capital and a lower-case run; else an upper-case run; else a digit run; else one character
+# is skipped. A word with a non-ASCII character goes to ``fallback(w)`` (Unicode case rules), which returns its parts.
+# Then every distinct part is stemmed once (``stem_words``, a batch) and each word's distinct stems, in first-seen
+# order, are returned: joined by spaces (``joined``) or as a tuple.
+
+cdef inline bint _upper(uint8_t c) noexcept:
+    return 65 <= c <= 90
+
+
+cdef inline bint _lower(uint8_t c) noexcept:
+    return 97 <= c <= 122
+
+
+cdef inline bint _digit(uint8_t c) noexcept:
+    return 48 <= c <= 57
+
+
+cdef inline int _add_part(list parts, const uint8_t* s, Py_ssize_t a, Py_ssize_t b, char* buf,
+                          frozenset stop) except -1:
+    """``s[a:b].lower()`` to ``parts`` when 2+ characters long and not a stopword."""
+    cdef Py_ssize_t k
+    if b - a < 2:
+        return 0
+    for k in range(a, b):
+        buf[k - a] = <char>(s[k] + 32 if _upper(s[k]) else s[k])
+    p = PyUnicode_DecodeUTF8(buf, b - a, NULL)
+    if p not in stop:
+        parts.append(p)
+    return 0
+
+
+cdef list _ascii_parts(object w, const uint8_t* s, Py_ssize_t n, char* buf, frozenset stop):
+    cdef list parts = []
+    cdef Py_ssize_t i = 0, j, k
+    cdef bint plain = n > 0
+    for k in range(n):
+        if not _lower(s[k]):
+            plain = False
+            break
+    if plain:  # w.isalpha() and w.islower(): the word itself
+        if n >= 2 and w not in stop:
+            parts.append(w)
+        return parts
+    _add_part(parts, s, 0, n, buf, stop)  # the whole word, case-folded
+    while i < n:
+        if _upper(s[i]):
+            j = i
+            while j < n and _upper(s[j]):
+                j += 1
+            if j - i >= 2 and j < n and _lower(s[j]):  # [A-Z]+(?=[A-Z][a-z])
+                _add_part(parts, s, i, j - 1, buf, stop)
+                i = j - 1
+            elif i + 1 < n and _lower(s[i + 1]):  # [A-Z]?[a-z]+ with its capital
+                j = i + 1
+                while j < n and _lower(s[j]):
+                    j += 1
+                _add_part(parts, s, i, j, buf, stop)
+                i = j
+            else:  # [A-Z]+
+                _add_part(parts, s, i, j, buf, stop)
+                i = j
+        elif _lower(s[i]):  # [a-z]+
+            j = i
+            while j < n and _lower(s[j]):
+                j += 1
+            _add_part(parts, s, i, j, buf, stop)
+            i = j
+        elif _digit(s[i]):  # \d+
+            j = i
+            while j < n and _digit(s[j]):
+                j += 1
+            _add_part(parts, s, i, j, buf, stop)
+            i = j
+        else:
+            i += 1
+    return parts
+
+
+def fold_forms(list words, frozenset stop, object stem_words, object fallback, bint joined):
+    """Each word's index forms (see above): a list, in the order of ``words``, of space-joined strings
+    (``joined``) or tuples."""
+    cdef list split = []
+    cdef list parts, seen, out
+    cdef dict distinct = {}
+    cdef Py_ssize_t n, k, cap = 256
+    cdef const uint8_t* s
+    cdef bint ascii
+    cdef char* buf = <char*>malloc(cap)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for w in words:
+            s = <const uint8_t*>PyUnicode_AsUTF8AndSize(w, &n)
+            ascii = True
+            for k in range(n):
+                if s[k] >= 128:
+                    ascii = False
+                    break
+            if ascii:
+                if n > cap:
+                    cap = n
+                    free(buf)
+                    buf = <char*>malloc(cap)
+                    if buf == NULL:
+                        raise MemoryError()
+                parts = _ascii_parts(w, s, n, buf, stop)
+            else:
+                parts = list(fallback(w))
+            split.append(parts)
+            for p in parts:
+                distinct[p] = None
+    finally:
+        free(buf)
+    order = list(distinct)
+    stems = dict(zip(order, stem_words(order)))
+    out = []
+    for parts in split:
+        seen = []
+        for p in parts:
+            st = stems[p]
+            if st not in seen:
+                seen.append(st)
+        out.append(" ".join(seen) if joined else tuple(seen))
+    return out

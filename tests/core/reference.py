@@ -216,8 +216,6 @@ def attach_terms(blob, data, max_words_per_node):
     ``wordfold`` kernel): ``re.findall`` per line run, a fold per distinct word, ``str.join``; in place."""
     import re
 
-    from m1nd.graph.lexicon import forms_many
-
     word = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,79}")
     defs = blob.get("definitions") or []
     newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
@@ -242,3 +240,26 @@ def attach_terms(blob, data, max_words_per_node):
     for i, d in enumerate(defs):
         d["terms"] = " ".join(map(folded.__getitem__, words[i][:max_words_per_node])).strip()
     blob["terms"] = " ".join(map(folded.__getitem__, words[-1][:max_words_per_node])).strip()
+
+
+def forms_many(words):
+    """``m1nd.graph.lexicon.forms_many`` as it was written in Python (before ``wordfold.fold_forms``): per distinct
+    word, its whole (case-folded) and its identifier humps, 2+ characters and no stopwords, stemmed, distinct in
+    first-seen order."""
+    from m1nd.graph.lexicon import _STEMMER, QUERY_STOPWORDS
+    from m1nd.graph.seeds import _HUMPS
+
+    split = {}
+    distinct = set()
+    for w in words:
+        if w.isalpha() and w.islower():
+            parts = [w] if len(w) >= 2 and w not in QUERY_STOPWORDS else []
+        else:
+            whole = w.casefold()
+            parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
+            parts.extend([p for p in map(str.lower, _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
+        split[w] = parts
+        distinct.update(parts)
+    order = list(distinct)
+    stems = dict(zip(order, _STEMMER.stemWords(order)))
+    return {w: tuple(dict.fromkeys([stems[p] for p in parts])) for w, parts in split.items()}

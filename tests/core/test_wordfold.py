@@ -93,3 +93,34 @@ def test_misuse_is_refused():
         table.join(ids, off)
     with pytest.raises(ValueError, match="do not follow"):
         table.set_folds(first + 1, ["x"])
+
+
+_WORD_CHARS = "aAbBzZyY09_-. " + "\u00e9\u00c9\u00df\u0130\u0131\u01c5"  # (é É ß İ ı ǅ: Unicode case rules)
+
+
+@given(st.lists(st.one_of(st.text(alphabet=_WORD_CHARS, max_size=14),
+                          st.sampled_from(["HTTPResponse", "parseHTTPResponse_v2", "ABc", "AB", "the", "The", "THE",
+                                           "x1Y2", "__init__", "getURLs2D", "a", ""])), max_size=40))
+def test_index_forms_of_words_match_the_python_version(words) -> None:
+    """``forms_many`` (the split native for ASCII words, m1nd_core.wordfold.fold_forms) and ``folded_texts`` give
+    what the Python version gave, word for word and in the same order."""
+    from m1nd.graph.lexicon import folded_texts, forms_many
+
+    want = reference.forms_many(words)
+    got = forms_many(words)
+    assert got == want and list(got) == list(want)
+    distinct = list(dict.fromkeys(words))
+    assert folded_texts(distinct) == [" ".join(want[w]) for w in distinct]
+
+
+def test_index_forms_of_a_real_vocabulary_match_the_python_version() -> None:
+    """Every written word of a few stdlib modules (identifiers, constants, dunders, words of comments)."""
+    import json
+    import textwrap
+
+    from m1nd.graph.lexicon import forms_many
+
+    words = sorted({w.decode() for mod in (json, textwrap, re, copy)
+                    for w in re.findall(rb"[A-Za-z_][A-Za-z0-9_]{1,79}", open(mod.__file__, "rb").read())})
+    assert len(words) > 1000
+    assert forms_many(words) == reference.forms_many(words)

@@ -243,3 +243,23 @@ def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
         send.close()
         receive.close()  # this process's copies: nobody reads now
         assert fut.result(timeout=120)
+
+
+def test_the_ingest_child_starts_from_its_parents_walk_of_the_same_tree(tmp_path) -> None:
+    """The parent walks the tree to decide on a child (``_looks_large``); a forked child is handed that walk and uses
+    it only when its own walk would have had the same arguments, once."""
+    from m1nd.codegraph import ingest_process
+    from m1nd.ingest import walker
+
+    for k in range(3):
+        (tmp_path / f"m{k}.py").write_text(f"def f{k}():\n    pass\n")
+    large, walked = ingest_process._looks_large(tmp_path, {"exclude": ["m2.py"]}, threshold=2)
+    assert large and walked is not None
+    key, result = walked
+    assert [f.relpath for f in result.files] == ["m0.py", "m1.py"]
+    assert [f.relpath for f in walker.walk(tmp_path, exclude=["m2.py"]).files] == ["m0.py", "m1.py"]
+    hooks = ingest_process.ChildHooks(None, None, walked)
+    assert hooks.walked(tmp_path, False, (), (), 1 << 20) is None  # other arguments (no exclude): walk again
+    hooks = ingest_process.ChildHooks(None, None, walked)
+    assert hooks.walked(*key) is result
+    assert hooks.walked(*key) is None  # once

@@ -156,8 +156,12 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
     gc.disable()
     try:
         say(f"walking {root}")
-        walked = walker.walk(root, include_dotfiles=include_dotfiles, dotfile_patterns=dotfile_patterns or (),
-                             exclude=exclude or (), max_file_bytes=max_file_bytes)
+        # (the ingest child is handed the walk its parent made to start it: the same arguments, moments ago)
+        walked = hooks.walked(root, bool(include_dotfiles), tuple(dotfile_patterns or ()), tuple(exclude or ()),
+                              max_file_bytes) if hooks is not None else None
+        if walked is None:
+            walked = walker.walk(root, include_dotfiles=include_dotfiles, dotfile_patterns=dotfile_patterns or (),
+                                 exclude=exclude or (), max_file_bytes=max_file_bytes)
         existing = next((r for r in roots if Path(r.path) == root), None)
         stored = store.files(existing.id) if existing is not None else {}
         extracts: dict[str, dict[str, Any]] = {}
@@ -189,8 +193,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 skipped["binary"] = skipped.get("binary", 0) + 1
                 continue
             data, _text = got
-            h = hashlib.sha256(data).hexdigest()
-            if incremental and old is not None and old.extractor_version == version and old.content_hash == h:
+            # (hashed only to compare with a stored extract: the extraction workers hash every file they extract)
+            if incremental and old is not None and old.extractor_version == version \
+                    and old.content_hash == hashlib.sha256(data).hexdigest():
                 extracts[f.relpath] = _decompress(old.blob)
                 touch.append((f.mtime_ns, f.relpath))
                 reused += 1

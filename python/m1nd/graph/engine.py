@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -310,6 +310,13 @@ def count_terms(texts: Sequence[str], skip: np.ndarray, vocab: Sequence[str]
         return _termcount.count_terms(texts, skip, vocab)
     except (ValueError, TypeError) as e:
         raise InvalidInputError(f"count_terms: {e}") from None
+
+
+def fold_forms(words: list[str], stop: frozenset[str], stem_words: Callable[[list[str]], list[str]],
+               fallback: Callable[[str], list[str]], joined: bool) -> list[Any]:
+    """Each word's distinct stemmed index parts, natively (``m1nd_core.wordfold.fold_forms``; the contract is
+    :func:`m1nd.graph.lexicon.forms_many`'s): space-joined strings when ``joined``, else tuples."""
+    return _wordfold.fold_forms(words, stop, stem_words, fallback, bool(joined))
 
 
 def word_folds(max_words: int) -> _wordfold.WordFolds:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only importer)
 
-from m1nd.graph.engine import PostingLists, count_terms, word_folds
+from m1nd.graph.engine import PostingLists, count_terms, fold_forms, word_folds
 from m1nd.graph.nodes import DIR, FILE, NodeTable
 from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
 
@@ -101,23 +101,33 @@ SCOPE_WEIGHT = 2.0
 
 def forms_many(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """:func:`forms` of many distinct words at once (the index build's vocabulary): plain lower-case words skip the
-    identifier split, and every distinct part is stemmed in one batch call."""
-    split: dict[str, list[str]] = {}
-    distinct: set[str] = set()
-    for w in words:
-        if w.isalpha() and w.islower():
-            parts = [w] if len(w) >= 2 and w not in QUERY_STOPWORDS else []
-        else:
-            whole = w.casefold()
-            parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
-            parts.extend([p for p in map(str.lower, _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
-        split[w] = parts
-        distinct.update(parts)
-    order = list(distinct)
+    identifier split, and every distinct part is stemmed in one batch call. The split is native
+    (``m1nd_core.wordfold.fold_forms``; a word with non-ASCII characters goes through :func:`_word_parts`)."""
+    order = list(words)
+    return dict(zip(order, fold_forms(order, QUERY_STOPWORDS, _stem_batch, _word_parts, False)))
+
+
+def folded_texts(words: list[str]) -> list[str]:
+    """Per word, its :func:`forms_many` joined by spaces (``""`` for a stopword): the extraction's folded text of a
+    written word (:mod:`m1nd.ingest.terms`)."""
+    return fold_forms(words, QUERY_STOPWORDS, _stem_batch, _word_parts, True)
+
+
+def _stem_batch(parts: list[str]) -> list[str]:
     with _STEM_LOCK:
-        stems = dict(zip(order, _STEMMER.stemWords(order)))
-    # distinct terms per word, in a deterministic order (the index remaps term ids to the sorted vocabulary)
-    return {w: tuple(dict.fromkeys([stems[p] for p in parts])) for w, parts in split.items()}
+        return _STEMMER.stemWords(parts)
+
+
+def _word_parts(w: str) -> list[str]:
+    """The index parts of one word before stemming (the rule :func:`fold_forms` applies natively to ASCII words):
+    a plain lower-case word itself, else the case-folded word and its identifier humps, 2+ characters, no
+    stopwords."""
+    if w.isalpha() and w.islower():
+        return [w] if len(w) >= 2 and w not in QUERY_STOPWORDS else []
+    whole = w.casefold()
+    parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
+    parts.extend([p for p in map(str.lower, _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
+    return parts
 
 
 def query_terms(query: str) -> list[str]:
@@ -552,5 +562,5 @@ def _postings(term: np.ndarray, doc: np.ndarray, tf: np.ndarray, v_count: int, n
 
 
 # word_folds: the extraction's table of folded words (m1nd.ingest.terms reaches the kernels through here)
-__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "forms", "node_terms_from_blobs", "query_terms",
-           "word_folds"]
+__all__ = ["QUERY_STOPWORDS", "TermIndex", "TermParts", "fold", "folded_texts", "forms", "node_terms_from_blobs",
+           "query_terms", "word_folds"]

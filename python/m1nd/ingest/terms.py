@@ -4,7 +4,7 @@ A definition's *own* text is the lines of its span that no nested definition cla
 method, not to its class; a file keeps its module-level lines (imports, constants, top-level code). Every word there
 counts: identifiers used in calls and attributes, imported names, constants, and the words of comments, docstrings
 and string literals (error messages repeat the words of the change that touches them). Splitting identifiers into
-parts, folding and stemming (:func:`m1nd.graph.lexicon.forms_many`) happen here, in the parallel extraction
+parts, folding and stemming (:func:`m1nd.graph.lexicon.folded_texts`) happen here, in the parallel extraction
 workers, once per distinct word a worker meets (cached across its files); what is stored is each node's index
 terms with repeats, so the index build only counts.
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from m1nd.graph.lexicon import forms_many, word_folds
+from m1nd.graph.lexicon import folded_texts, word_folds
 
 #: bump when the term extraction changes: cached extract blobs are then re-extracted (it is part of
 #: :func:`m1nd.ingest.extract.extractor_version`)
@@ -66,7 +66,7 @@ def attach_terms(blob: dict[str, Any], data: bytes) -> None:
     ids, offsets, first_new, new = table.scan(raw, starts[run_start], starts[run_end], owner[run_start],
                                               len(defs) + 1, MAX_WORDS_PER_NODE)
     if new:  # the words this process had not folded yet
-        table.set_folds(first_new, [" ".join(fs) for fs in forms_many(w.decode("ascii") for w in new).values()])
+        table.set_folds(first_new, folded_texts([w.decode("ascii") for w in new]))
     # a stopword folds to "": the doubled spaces it leaves cost nothing to the reader (str.split)
     texts = table.join(ids, offsets)
     for d, text in zip(defs, texts):
