@@ -89,7 +89,7 @@ def big_store(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Con
     t = time.perf_counter()
     for start in range(0, n, 10_000):
         res = svc.add_batch(corpus.lines(min(10_000, n - start), start), agent="bench", no_embed=True)
-        assert not res["failed"], res["failed"][:3]
+        assert not res.failed, res.failed[:3]
     build_s = time.perf_counter() - t
     assert svc.stats(agent="bench").total == n
     yield svc, build_s
@@ -108,7 +108,7 @@ def test_add_batch_10k(benchmark, tmp_path: Path, pytestconfig: pytest.Config, c
 
     def run(svc: MemoryService) -> None:
         res = svc.add_batch(lines, agent="bench", no_embed=True)
-        assert len(res["added"]) == n and not res["failed"]
+        assert len(res.added) == n and not res.failed
         svc.close()
 
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)

@@ -58,7 +58,7 @@ SEMANTIC = ["how to retry failed network calls", "parsing files with a byte orde
 def _fill(svc: MemoryService) -> None:
     for e in ENTRIES:
         out = svc.add(dict(e), agent="alice")
-        assert out.data["id"]
+        assert out.id
     svc.add(dict(PRIVATE), agent="alice")
 
 
@@ -230,7 +230,7 @@ def test_server_killed_mid_batch_loses_nothing_acknowledged(pg_server, pg_url: s
             except M1ndError as e:
                 errors.append(e)
                 continue
-            acknowledged.extend(f"w{n}-{i}" for i in range(20) if not out["failed"])
+            acknowledged.extend(f"w{n}-{i}" for i in range(20) if not out.failed)
 
     t = threading.Thread(target=writer)
     t.start()
@@ -323,7 +323,7 @@ def test_a_stuck_writer_makes_others_busy_not_stalled(pg_url: str) -> None:
     from m1nd.errors import BusyError
 
     svc = MemoryService(pg_url, busy_timeout_ms=300)
-    eid = svc.add({"category": "insight", "title": "before", "content": "x"}, agent="alice").data["id"]
+    eid = svc.add({"category": "insight", "title": "before", "content": "x"}, agent="alice").id
     stuck = psycopg.connect(pg_url)
     try:
         stuck.execute("SELECT pg_advisory_xact_lock(hashtext('m1nd_writer'))")  # psycopg opened a transaction

@@ -27,9 +27,9 @@ from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from m1nd.api import (ActivationResult, DivergeResult, DriftResult, HealthReport, HypothesisResult,
-                          ImpactResult, IngestReport, LearnResult, MemoryEntry, MemorySearchResult, MissingResult,
+                          ImpactResult, IngestReport, LearnResult, MemorySearchResult, MissingResult,
                           PersistResult, TraceResult, WarmupResult, WhyResult)
-    from m1nd.memory.results import (Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
+    from m1nd.memory.results import (AddResult, Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
                                      Updated)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
@@ -198,18 +198,18 @@ class Workspace:
 
     def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
                    agent: str | None = "python", tags: list[str] | None = None,
-                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> MemoryEntry:
+                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> AddResult:
         """Store a knowledge entry (the ``memory_add`` tool: title + category + content, or ``type=`` and content
-        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases)."""
-        from m1nd.api import MemoryEntry
-
+        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases). The answer
+        is :class:`~m1nd.memory.results.Added` (the entry written), :class:`~m1nd.memory.results.AlreadySaved` (an
+        identical entry of the same session, nothing written) or :class:`~m1nd.memory.results.ThreadClosed` (a
+        ``thread_closed`` fact); each has ``id``."""
         raw: dict[str, Any] = {k: v for k, v in (("title", title), ("content", content), ("category", category),
                                                  ("tags", tags), ("code_refs", code_refs)) if v not in (None, "")}
         if private:
             raw["private"] = True
         raw.update({k: v for k, v in fields.items() if v is not None})
-        res = self.memory.add(raw, agent=agent)
-        return MemoryEntry.from_service(res.data)
+        return self.memory.add(raw, agent=agent)
 
     def memory_search(self, query: str, *, agent: str | None = "python", limit: int = 20, mode: str | None = None,
                       category: list[str] | None = None, code_ref: str | None = None) -> MemorySearchResult:

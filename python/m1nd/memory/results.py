@@ -2,6 +2,9 @@
 (wrapped in the tool's own envelope where it has one), the ``m1nd memory`` commands print it with ``--json`` or read
 the fields for their text. Each ``to_dict`` writes the keys in the order the wire has always had.
 
+- adding: :class:`Added` (an entry or a fact written), :class:`AlreadySaved` (an identical entry of the session is
+  there), :class:`ThreadClosed` (``AddResult`` is one of the three); a batch answers :class:`BatchAdded` with its
+  :class:`BatchItem` and :class:`BatchFailure` lines;
 - links, reinforcement, deletion: :class:`Related`, :class:`Relationship`, :class:`Deleted`, :class:`Reinforcement`;
 - changes: :class:`Updated` (the applied change plan), :class:`Backup`, :class:`Restored`;
 - sessions: :class:`Session`, :class:`SessionClosed`, :class:`SessionFact`, :class:`FactSession`;
@@ -12,18 +15,157 @@ the fields for their text. Each ``to_dict`` writes the keys in the order the wir
   :class:`ResonanceType` (``tags`` are plain strings), and :class:`Registered` for an added value.
 
 Entries themselves are :class:`m1nd.store.memory_contract.Entry`; list and search answers are
-:class:`m1nd.memory.core.Outcome`; the add answers are the entry's JSON.
+:class:`m1nd.memory.core.Outcome`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["Agent", "Applicability", "Backup", "ContentType", "Deleted", "FactSession", "FactType", "MemoryHealth",
+__all__ = ["AddResult", "Added", "Agent", "AlreadySaved", "Applicability", "Backup", "BatchAdded", "BatchFailure",
+           "BatchItem", "ContentType", "Deleted", "FactSession", "FactType", "MemoryHealth",
            "MemoryStats", "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement",
            "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored", "Session", "SessionClosed",
-           "SessionFact", "Updated"]
+           "SessionFact", "ThreadClosed", "Updated"]
+
+
+# -- adding ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Added:
+    """The answer of ``add`` for an entry or a fact written: its stored fields (``body`` is not on the wire: the
+    command line previews a fact's), ``dedup`` (``bypassed_no_session`` when no session was given, so nothing was
+    checked for duplicates), ``fact_type`` for a fact, and ``embed_deferred``: why no vector was computed (the entry
+    is durable; ``m1nd memory embed`` catches up)."""
+
+    id: str
+    category: str
+    title: str
+    visibility: str
+    owner: str | None
+    resonance: int
+    resonance_type: str | None
+    tags: list[str]
+    applicability: list[str]
+    anchors: list[str]
+    wake_phrases: list[str]
+    code_refs: list[str]
+    session_id: str | None
+    body: str = ""
+    dedup: str | None = None
+    fact: bool = False
+    fact_type: str | None = None
+    embed_deferred: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``fact`` or ``added`` (the batch's line kinds)."""
+        return "fact" if self.fact else "added"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "category": self.category, "title": self.title, "visibility": self.visibility,
+            "owner": self.owner, "resonance": self.resonance, "resonance_type": self.resonance_type,
+            "tags": list(self.tags), "applicability": list(self.applicability), "anchors": list(self.anchors),
+            "wake_phrases": list(self.wake_phrases), "code_refs": list(self.code_refs), "session_id": self.session_id}
+        if self.dedup:
+            out["dedup"] = self.dedup
+        if self.fact:
+            out["fact_type"] = self.fact_type
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+@dataclass(frozen=True)
+class AlreadySaved:
+    """The answer of ``add`` when an identical entry the caller can see is already in the session: nothing was
+    written; ``id`` and ``title`` are the existing entry's."""
+
+    id: str
+    title: str
+    kind: ClassVar[str] = "skipped"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "skipped": True, "duplicate_of": self.id, "status": "already_persisted",
+                "note": "identical entry exists this session; no write needed"}
+
+
+@dataclass(frozen=True)
+class ThreadClosed:
+    """The answer of ``add`` for a ``thread_closed`` fact: the thread entry that was closed."""
+
+    id: str
+    kind: ClassVar[str] = "closed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "closed": True}
+
+
+# What one add answers.
+AddResult = Added | AlreadySaved | ThreadClosed
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One line of a batch that was written (``kind``: added, fact or closed) or already saved (``skipped``);
+    ``line`` numbers the input (1-based physical lines of a file, 0-based items of a list); ``title`` is None for a
+    closed thread."""
+
+    line: int
+    id: str
+    title: str | None
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object (an already-saved line says no kind: it sits in its own list)."""
+        out: dict[str, Any] = {"line": self.line, "id": self.id, "title": self.title}
+        if self.kind != "skipped":
+            out["kind"] = self.kind
+        return out
+
+
+@dataclass(frozen=True)
+class BatchFailure:
+    """A line of a batch that was not written, and why."""
+
+    line: int
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "error": self.error}
+
+
+@dataclass(frozen=True)
+class BatchAdded:
+    """The answer of ``add_batch`` (partial success): the lines written and already saved (input order), the failed
+    ones (by line), how many entries got vectors, the lines written without a session (``bypassed``: no dedup check;
+    not on the wire) and ``embed_deferred``: why none got vectors (the entries are durable)."""
+
+    added: list[BatchItem]
+    already_saved: list[BatchItem]
+    failed: list[BatchFailure]
+    embedded: int
+    bypassed: list[int] = field(default_factory=list)
+    embed_deferred: str | None = None
+
+    @property
+    def events(self) -> list[BatchItem]:
+        """The written and already-saved lines together, in input order."""
+        return sorted(self.added + self.already_saved, key=lambda i: i.line)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"added": [i.to_dict() for i in self.added],
+                               "already_saved": [i.to_dict() for i in self.already_saved],
+                               "failed": [f.to_dict() for f in self.failed], "embedded": self.embedded}
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+# -- links, reinforcement, deletion ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

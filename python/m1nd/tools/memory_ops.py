@@ -22,10 +22,18 @@ from m1nd.memory.fields import read_content_file, split_list
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.waketext import NOTICE
 
-__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "filters", "migrate_to", "no_model_error",
-           "normalize_entry_id", "read_content_file", "render_cascade", "render_facts", "render_report", "render_rows",
-           "ritual_begin", "ritual_respond", "split_list", "terminal_only", "wake_cascade", "wake_fetch", "wake_log",
-           "wake_log_need_agent", "write_csv", "write_jsonl", "write_markdown", "write_out"]
+__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "embed_deferred_note", "filters", "migrate_to",
+           "no_model_error", "normalize_entry_id", "read_content_file", "render_cascade", "render_facts",
+           "render_report", "render_rows", "ritual_begin", "ritual_respond", "split_list", "terminal_only",
+           "wake_cascade", "wake_fetch", "wake_log", "wake_log_need_agent", "write_csv", "write_jsonl",
+           "write_markdown", "write_out"]
+
+
+# -- writing: what a write whose embedding failed says ---------------------------------------------------------------
+def embed_deferred_note(entry_id: str, why: str) -> str:
+    """The note of an add or update whose vectors could not be computed (``embed_deferred``): the entry is written;
+    the ``memory_add`` tool lists it in ``notes``, the commands print it on stderr."""
+    return f"embedding deferred (entry durable, id={entry_id}): {why}"
 
 
 # -- reading: filters and the resonance basis ------------------------------------------------------------------------
