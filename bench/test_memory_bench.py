@@ -120,7 +120,7 @@ def test_keyword_search_p50(benchmark, big_store, corpus: Corpus) -> None:
     queries = corpus.queries(60)
     f = Filters(visibility="include")
     for q in queries[-3:]:
-        assert svc.search(q, f, agent="bench", limit=20).data, q
+        assert svc.search(q, f, agent="bench", limit=20).entries, q
     it = iter(range(10**9))
 
     def one() -> None:
@@ -149,7 +149,7 @@ def test_list_with_filters(benchmark, big_store, case: str) -> None:
         "sort-resonance": (Filters(visibility="include"), "resonance"),
     }[case]
     res = benchmark(svc.list_entries, f, agent="bench", sort=sort, limit=100)
-    assert res.data
+    assert res.entries
 
 
 def test_export_seed_round_trip(benchmark, big_store, tmp_path: Path) -> None:

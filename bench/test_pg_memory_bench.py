@@ -174,7 +174,7 @@ def test_search_p50_both_stores(benchmark, searched_store, mode: str) -> None:
     queries = corpus.queries(60)
     f = Filters(visibility="include")
     for q in queries[-3:]:
-        assert svc.search(q, f, agent="bench", limit=20, mode=mode).data, (store, mode, q)
+        assert svc.search(q, f, agent="bench", limit=20, mode=mode).entries, (store, mode, q)
     it = iter(range(10**9))
     benchmark.group = f"memory store: {mode} search"
 

@@ -281,7 +281,7 @@ def test_memory_links_and_deletes_are_typed(ws: Workspace) -> None:
 
     a = ws.memory_add("Prices come from one table", "PRICES", category="decision").id
     b = ws.memory_add("Cart totals use unit prices", "price_of", category="decision").id
-    linked = ws.memory.relate(b, a, "extends", agent="python").data
+    linked = ws.memory.relate(b, a, "extends", agent="python")
     assert isinstance(linked, Related) and linked.reinforced and not linked.existing
     assert list(linked.to_dict()) == ["id", "from", "to", "type", "reinforced", "existing"]
     again = _tool(ws, "memory_relate", from_id=b, to_id=a, type="extends")

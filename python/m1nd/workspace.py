@@ -222,8 +222,8 @@ class Workspace:
             mode = "hybrid" if getattr(self.memory.vector_hook, "search", None) is not None else "keyword"
         res = self.memory.search(query, Filters(categories=list(category or []), visibility="include",
                                                 code_ref=code_ref), agent=agent, limit=limit, mode=mode)
-        return MemorySearchResult(query=query, mode=str(res.extra.get("mode", mode)),
-                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
+        return MemorySearchResult(query=query, mode=res.mode,
+                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.entries],
                                   notes=list(res.notes))
 
     def memory_update(self, entry_id: str, *, agent: str | None = "python", embed: bool = True,
@@ -311,7 +311,7 @@ class Workspace:
             for node in node_ids:
                 out = self.memory.list_entries(Filters(visibility="include", code_ref=node), agent=agent_id,
                                                limit=limit)
-                for e in out.data:
+                for e in out.entries:
                     if e["id"] not in found:
                         found[e["id"]] = {"id": e["id"], "title": e["title"], "code_refs": list(e["code_refs"])}
                 if len(found) >= limit:

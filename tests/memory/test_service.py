@@ -92,7 +92,7 @@ def test_busy_error_message(tmp_path: Path) -> None:
     try:
         with pytest.raises(BusyError, match=r"memory database is busy \(another writer held it for 0.1 s\); retry"):
             add(svc, "T")
-        assert svc.list_entries(Filters(), agent=None).data == []  # readers are not blocked (WAL)
+        assert svc.list_entries(Filters(), agent=None).entries == []  # readers are not blocked (WAL)
     finally:
         con.execute("ROLLBACK")
         con.close()
@@ -159,14 +159,14 @@ def test_failing_embedder_defers_but_keeps_the_entry(tmp_path: Path) -> None:
 def test_fts_and_tags_follow_every_write(service: MemoryService) -> None:
     eid = add(service, "Alpha", tags="one")
     f = Filters(visibility="include")
-    assert [e.id for e in service.search("one", f, agent="alice").data] == [eid]  # tags are searchable
+    assert [e.id for e in service.search("one", f, agent="alice").entries] == [eid]  # tags are searchable
     service.update(eid, {"tags": "two"}, agent="alice")
-    assert service.search("one", f, agent="alice").data == []
-    assert [e.id for e in service.search("two", f, agent="alice").data] == [eid]
+    assert service.search("one", f, agent="alice").entries == []
+    assert [e.id for e in service.search("two", f, agent="alice").entries] == [eid]
     service.delete(eid, agent="alice")
-    assert service.search("alpha", f, agent="alice").data == []
+    assert service.search("alpha", f, agent="alice").entries == []
     service.restore(eid, agent="alice")
-    assert [e.id for e in service.search("alpha", f, agent="alice").data] == [eid]
+    assert [e.id for e in service.search("alpha", f, agent="alice").entries] == [eid]
     db = service.db
     if service.backend == "sqlite":
         db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
@@ -212,7 +212,7 @@ def test_top_effective_matches_a_full_sort(service: MemoryService, limit: int) -
             db.execute("UPDATE entries SET created_at = ?, last_activated = ? WHERE rowid = ?",
                        (format_ms(now - age), last, rowid))
     got = [e.id for e in service.list_entries(Filters(visibility="include"), agent="alice", sort="resonance",
-                                              limit=limit).data]
+                                              limit=limit).entries]
     want = [r[0] for r in db.all(
         "SELECT id FROM entries ORDER BY eff_res(resonance, resonance_type, last_activated, created_at, ?) DESC, id "
         "LIMIT ?", (now, limit))]

@@ -5,6 +5,8 @@ the fields for their text. Each ``to_dict`` writes the keys in the order the wir
 - adding: :class:`Added` (an entry or a fact written), :class:`AlreadySaved` (an identical entry of the session is
   there), :class:`ThreadClosed` (``AddResult`` is one of the three); a batch answers :class:`BatchAdded` with its
   :class:`BatchItem` and :class:`BatchFailure` lines;
+- reading: :class:`EntryList` (``list_entries``) and :class:`SearchHits` (``search``), whose entries are
+  :class:`m1nd.store.memory_contract.Entry`;
 - links, reinforcement, deletion: :class:`Related`, :class:`Relationship`, :class:`Deleted`, :class:`Reinforcement`;
 - changes: :class:`Updated` (the applied change plan), :class:`Backup`, :class:`Restored`;
 - sessions: :class:`Session`, :class:`SessionClosed`, :class:`SessionFact`, :class:`FactSession`;
@@ -14,8 +16,7 @@ the fields for their text. Each ``to_dict`` writes the keys in the order the wir
   :class:`Applicability`, :class:`Project`, :class:`RelationshipType`, :class:`ContentType`, :class:`FactType`,
   :class:`ResonanceType` (``tags`` are plain strings), and :class:`Registered` for an added value.
 
-Entries themselves are :class:`m1nd.store.memory_contract.Entry`; list and search answers are
-:class:`m1nd.memory.core.Outcome`.
+Entries themselves are :class:`m1nd.store.memory_contract.Entry`.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from m1nd.store.memory_contract import Entry
+
 __all__ = ["AddResult", "Added", "Agent", "AlreadySaved", "Applicability", "Backup", "BatchAdded", "BatchFailure",
-           "BatchItem", "ContentType", "Deleted", "FactSession", "FactType", "MemoryHealth",
-           "MemoryStats", "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement",
-           "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored", "Session", "SessionClosed",
+           "BatchItem", "ContentType", "Deleted", "EntryList", "FactSession", "FactType", "MemoryHealth", "MemoryStats",
+           "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement", "Related",
+           "Relationship", "RelationshipType", "ResonanceType", "Restored", "SearchHits", "Session", "SessionClosed",
            "SessionFact", "ThreadClosed", "Updated"]
 
 
@@ -163,6 +166,34 @@ class BatchAdded:
         if self.embed_deferred:
             out["embed_deferred"] = self.embed_deferred
         return out
+
+
+# -- reading -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryList:
+    """The answer of ``list_entries``: the entries in the asked order, ``total`` (the whole selection's count when
+    asked for, else the entries' number) and ``hidden_private``: how many of the caller's own private entries a
+    public-only list left out (the commands say so; the tool does not)."""
+
+    entries: list[Entry]
+    total: int
+    hidden_private: int = 0
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    """The answer of ``search``: the entries best first (``extra["score"]`` set), the ``mode`` that ran (keyword when
+    no model could serve a semantic or hybrid search), ``notes`` on what ran differently from what was asked (no
+    model, any-word matching), ``hidden_private`` as in :class:`EntryList`, and how many results were ``activated``
+    (marked as used)."""
+
+    entries: list[Entry]
+    mode: str
+    notes: list[str] = field(default_factory=list)
+    hidden_private: int = 0
+    activated: int = 0
 
 
 # -- links, reinforcement, deletion ------------------------------------------------------------------------------

@@ -249,7 +249,7 @@ register(Tool(
 
 def _memory_list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     res = ws.memory.list_entries(_filters(a), agent=a["agent_id"], sort=a["sort"], limit=a["limit"], count=True)
-    return {"entries": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data], "total": res.extra["total"],
+    return {"entries": [_compact(e.to_json(), a["max_body_chars"]) for e in res.entries], "total": res.total,
             "resonance_basis": a["resonance_basis"]}
 
 
@@ -273,10 +273,13 @@ def _memory_search(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
         mode = "hybrid" if getattr(ws.memory.vector_hook, "search", None) is not None else "keyword"
     res = ws.memory.search(a["query"], _filters(a), agent=a["agent_id"], limit=a["limit"], activate=a["activate"],
                            mode=mode)
-    out = {"query": a["query"], "mode": res.extra["mode"],
-           "results": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data],
+    from m1nd.tools.memory_ops import search_notes
+
+    out = {"query": a["query"], "mode": res.mode,
+           "results": [_compact(e.to_json(), a["max_body_chars"]) for e in res.entries],
            "resonance_basis": a["resonance_basis"]}
-    notes = [n for n in res.notes if not n.startswith("note: ") or "private" not in n]
+    # the command line's note on hidden private entries is not for agents (include_private defaults to true here)
+    notes = [n for n in search_notes(res) if not n.startswith("note: ") or "private" not in n]
     if notes:
         out["notes"] = notes
     return out
@@ -415,8 +418,7 @@ register(Tool(
 
 
 def _memory_relate(ws: Any, a: dict[str, Any]) -> Any:
-    res = ws.memory.relate(a["from_id"], a["to_id"], a["type"], agent=a["agent_id"], reinforce=a["reinforce"])
-    return res.data
+    return ws.memory.relate(a["from_id"], a["to_id"], a["type"], agent=a["agent_id"], reinforce=a["reinforce"])
 
 
 register(Tool(

@@ -22,10 +22,10 @@ from m1nd.memory.fields import read_content_file, split_list
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.waketext import NOTICE
 
-__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "embed_deferred_note", "filters", "migrate_to",
-           "no_model_error", "normalize_entry_id", "read_content_file", "render_cascade", "render_facts",
-           "render_report", "render_rows", "ritual_begin", "ritual_respond", "split_list", "terminal_only",
-           "wake_cascade", "wake_fetch", "wake_log", "wake_log_need_agent", "write_csv", "write_jsonl",
+__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "embed_deferred_note", "filters", "hidden_hint",
+           "migrate_to", "no_model_error", "normalize_entry_id", "read_content_file", "render_cascade", "render_facts",
+           "render_report", "render_rows", "ritual_begin", "ritual_respond", "search_notes", "split_list",
+           "terminal_only", "wake_cascade", "wake_fetch", "wake_log", "wake_log_need_agent", "write_csv", "write_jsonl",
            "write_markdown", "write_out"]
 
 
@@ -37,6 +37,23 @@ def embed_deferred_note(entry_id: str, why: str) -> str:
 
 
 # -- reading: filters and the resonance basis ------------------------------------------------------------------------
+def hidden_hint(n: int) -> str:
+    """The note of a public-only list or search that left out ``n`` of the caller's own private entries."""
+    word, verb = ("entry", "is") if n == 1 else ("entries", "are")
+    return f"note: {n} private {word} of yours matched but {verb} hidden; use --include-private to see them"
+
+
+def search_notes(hits: Any) -> list[str]:
+    """The notes of a search (:class:`m1nd.memory.results.SearchHits`), in the order the commands print them: what
+    ran differently, the hidden private entries, the results marked as used."""
+    notes = list(hits.notes)
+    if hits.hidden_private:
+        notes.append(hidden_hint(hits.hidden_private))
+    if hits.activated:
+        notes.append(f"Activated {hits.activated} result(s)")
+    return notes
+
+
 def filters(**fields: Any) -> Any:
     """A :class:`m1nd.store.memory_contract.Filters` (what list, search and export select by)."""
     from m1nd.store.memory_contract import Filters
