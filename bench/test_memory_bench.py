@@ -170,7 +170,7 @@ def test_export_seed_round_trip(benchmark, big_store, tmp_path: Path) -> None:
             res = other.seed_knowledge(dump, agent="bench")
         finally:
             other.close()
-        return n, res["imported"]
+        return n, res.imported
 
     exported, imported = benchmark.pedantic(run, rounds=1, iterations=1)
     assert exported == imported == svc.stats(agent="bench").total

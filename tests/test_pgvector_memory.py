@@ -156,7 +156,7 @@ def test_migrating_onto_pgvector_builds_the_nearest_neighbour_indexes(pgvector_u
     try:
         _fill(src)
         want = _semantic(src, "retrying failed network requests")
-        assert migrate_to(src, pgvector_url)["verified"]
+        assert migrate_to(src, pgvector_url).verified
     finally:
         _close(src)
     svc = _service(pgvector_url, tmp_path / "dst")

@@ -5,6 +5,8 @@ the fields for their text. Each ``to_dict`` writes the keys in the order the wir
 - adding: :class:`Added` (an entry or a fact written), :class:`AlreadySaved` (an identical entry of the session is
   there), :class:`ThreadClosed` (``AddResult`` is one of the three); a batch answers :class:`BatchAdded` with its
   :class:`BatchItem` and :class:`BatchFailure` lines;
+- seeding and copying: :class:`Seeded` (knowledge from JSONL), :class:`AgentsSeeded` (agents from front matter),
+  :class:`Migrated` (the whole memory copied to another store);
 - reading: :class:`EntryList` (``list_entries``) and :class:`SearchHits` (``search``), whose entries are
   :class:`m1nd.store.memory_contract.Entry`;
 - links, reinforcement, deletion: :class:`Related`, :class:`Relationship`, :class:`Deleted`, :class:`Reinforcement`;
@@ -26,11 +28,11 @@ from typing import Any, ClassVar
 
 from m1nd.store.memory_contract import Entry
 
-__all__ = ["AddResult", "Added", "Agent", "AlreadySaved", "Applicability", "Backup", "BatchAdded", "BatchFailure",
-           "BatchItem", "ContentType", "Deleted", "EntryList", "FactSession", "FactType", "MemoryHealth", "MemoryStats",
-           "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement", "Related",
-           "Relationship", "RelationshipType", "ResonanceType", "Restored", "SearchHits", "Session", "SessionClosed",
-           "SessionFact", "ThreadClosed", "Updated"]
+__all__ = ["AddResult", "Added", "Agent", "AgentsSeeded", "AlreadySaved", "Applicability", "Backup", "BatchAdded",
+           "BatchFailure", "BatchItem", "ContentType", "Deleted", "EntryList", "FactSession", "FactType",
+           "MemoryHealth", "MemoryStats", "Migrated", "OpenThread", "Project", "RecentFact", "Registered",
+           "RegistryValue", "Reinforcement", "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored",
+           "SearchHits", "Seeded", "Session", "SessionClosed", "SessionFact", "ThreadClosed", "Updated"]
 
 
 # -- adding ------------------------------------------------------------------------------------------------------
@@ -166,6 +168,44 @@ class BatchAdded:
         if self.embed_deferred:
             out["embed_deferred"] = self.embed_deferred
         return out
+
+
+# -- seeding -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The answer of ``seed_knowledge`` for one file: entries imported, entries skipped (their id exists; overwrite
+    replaces them) and notes on what the import adjusted (registry values it created, dedup exemptions, anchors it
+    dropped), in the order they happened."""
+
+    imported: int
+    skipped: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AgentsSeeded:
+    """The answer of ``seed_agents``: the agents registered (file order) and the files skipped, with why."""
+
+    seeded: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Migrated:
+    """The answer of ``migrate_to``: the two stores (described without secrets), the rows copied per table and the
+    entries among them; the copy is verified (row counts) before it commits, or nothing is written."""
+
+    source: str
+    target: str
+    tables: dict[str, int]
+    entries: int
+    verified: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": "ok", "from": self.source, "to": self.target, "tables": dict(self.tables),
+                "entries": self.entries, "verified": self.verified}
 
 
 # -- reading -----------------------------------------------------------------------------------------------------

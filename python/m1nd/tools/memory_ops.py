@@ -169,8 +169,9 @@ def wake_log(ws: Any, view: str, agent: str | None, **options: Any) -> Any:
 
 
 # -- moving the memory -----------------------------------------------------------------------------------------------
-def migrate_to(ws: Any, to: str, **options: Any) -> dict[str, Any]:
-    """Copy the workspace's memory to the store ``to`` (``options``: replace, progress, on_start)."""
+def migrate_to(ws: Any, to: str, **options: Any) -> Any:
+    """Copy the workspace's memory to the store ``to`` (``options``: replace, progress, on_start): a
+    :class:`m1nd.memory.results.Migrated`."""
     from m1nd.memory.migration import migrate_to as copy
 
     return copy(ws.memory, to, **options)
