@@ -34,29 +34,30 @@ from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, In
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
-from m1nd.memory.results import (Added, AddResult, Agent, AlreadySaved, Applicability, Backup, BatchAdded,
-                                 BatchFailure, BatchItem, ContentType, Deleted, FactSession, FactType, MemoryHealth,
-                                 MemoryStats, OpenThread, Project, RecentFact, Registered, RegistryValue, Reinforcement,
-                                 Related, Relationship, RelationshipType, ResonanceType, Restored, Session,
-                                 SessionClosed, SessionFact, ThreadClosed, Updated)
+from m1nd.memory.registry_results import (Agent, Applicability, ContentType, FactType, Project, Registered,
+                                          RegistryValue, RelationshipType, ResonanceType)
+from m1nd.memory.results import (Added, AddResult, AgentsSeeded, AlreadySaved, Backup, BatchAdded, BatchFailure,
+                                 BatchItem, Deleted, EntryList, FactSession, MemoryHealth, MemoryStats, Migrated,
+                                 OpenThread, RecentFact, Reinforcement, Related, Relationship, Restored, SearchHits,
+                                 Seeded, Session, SessionClosed, SessionFact, ThreadClosed, Updated)
 from m1nd.perspectives.results import (NodeBrief, PeekContent, PerspectiveBack, PerspectiveBranch, PerspectiveClosed,
                                        PerspectiveComparison, PerspectiveFollowed, PerspectiveList, PerspectiveRoutes,
                                        PerspectiveStarted, PerspectiveSummary, RouteAffinity, RouteInspection,
                                        RoutePeek, Suggestion)
 
-__all__ = ["ActivationHit", "ActivationResult", "AddResult", "Added", "Agent", "AlreadySaved", "Applicability",
-           "Backup", "BatchAdded", "BatchFailure", "BatchItem", "CausalChain", "ClaimEvidence", "ClaimNode",
-           "ContentType", "Deleted", "DivergeResult", "DriftResult", "FactSession", "FactType", "HealthReport",
-           "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport", "LearnResult", "MemoryEntry",
-           "MemoryHealth", "MemorySearchResult", "MemoryStats", "MissingResult", "NodeBrief", "NodeRef", "OpenThread",
-           "PartialReach", "Path", "PeekContent", "PersistResult", "PerspectiveBack", "PerspectiveBranch",
-           "PerspectiveClosed", "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList", "PerspectiveRoutes",
-           "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "Project", "RecentFact", "Registered",
-           "RegistryValue", "Reinforcement", "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored",
-           "RouteAffinity", "RouteInspection", "RoutePeek", "Seed", "Session", "SessionClosed", "SessionFact",
-           "Suggestion", "Suspect", "ThreadClosed", "TraceResult", "TrailList", "TrailMerged", "TrailResumed",
-           "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated", "WarmupResult", "WeightDrift", "WeightDriftSummary",
-           "WhyResult"]
+__all__ = ["ActivationHit", "ActivationResult", "AddResult", "Added", "Agent", "AgentsSeeded", "AlreadySaved",
+           "Applicability", "Backup", "BatchAdded", "BatchFailure", "BatchItem", "CausalChain", "ClaimEvidence",
+           "ClaimNode", "ContentType", "Deleted", "DivergeResult", "DriftResult", "EntryList", "FactSession",
+           "FactType", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport", "LearnResult",
+           "MemoryEntry", "MemoryHealth", "MemorySearchResult", "MemoryStats", "Migrated", "MissingResult", "NodeBrief",
+           "NodeRef", "OpenThread", "PartialReach", "Path", "PeekContent", "PersistResult", "PerspectiveBack",
+           "PerspectiveBranch", "PerspectiveClosed", "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList",
+           "PerspectiveRoutes", "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "Project", "RecentFact",
+           "Registered", "RegistryValue", "Reinforcement", "Related", "Relationship", "RelationshipType",
+           "ResonanceType", "Restored", "RouteAffinity", "RouteInspection", "RoutePeek", "SearchHits", "Seed", "Seeded",
+           "Session", "SessionClosed", "SessionFact", "Suggestion", "Suspect", "ThreadClosed", "TraceResult",
+           "TrailList", "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated",
+           "WarmupResult", "WeightDrift", "WeightDriftSummary", "WhyResult"]
 
 
 @dataclass(frozen=True)
