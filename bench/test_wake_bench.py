@@ -92,7 +92,7 @@ def test_wake_cascade_latency(benchmark, store, case: str) -> None:
     svc, size = store
     kw = {"default": {}, "all-layers": {"limit": 600}, "min-resonance-8": {"min_resonance": 8},
           "decayed": {"basis": "decayed"}, "include-excluded": {"include_excluded": True}}[case]
-    out = benchmark(wake.cascade, svc, AGENT, activate=False, **kw)
+    out = benchmark(wake.cascade, svc, AGENT, activate=False, **kw).to_dict()
     assert out["total"] > 0
     if case == "min-resonance-8":
         assert out["total"] > size["blooms"] * 0.5 and out["layers"]["recent"] == []

@@ -69,7 +69,7 @@ def default_basis(command_default: str) -> str:
 
 
 # -- wake and the ritual (memory.md §12) ----------------------------------------------------------------------------
-def wake_cascade(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
+def wake_cascade(ws: Any, agent: str | None, **options: Any) -> Any:
     """The identity cascade of ``agent`` (``options``: limit, min_resonance, days, activate, include_excluded,
     basis)."""
     from m1nd.memory import wake
@@ -78,7 +78,7 @@ def wake_cascade(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
     return wake.cascade(ws.memory, agent, **options)
 
 
-def wake_fetch(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
+def wake_fetch(ws: Any, agent: str | None, **options: Any) -> Any:
     """Recent resonant facts for a wake presentation (``options``: days, limit, exclude_tags, basis)."""
     from m1nd.memory import wake
 
