@@ -409,3 +409,22 @@ def test_python_callers_get_the_tools_defaults() -> None:
                 assert arg.default == param.default, (name, param.name, arg.default, param.default)
                 checked += 1
     assert checked >= 25
+
+
+def test_learning_maintenance_is_typed(ws: Workspace) -> None:
+    """The weights and trail maintenance calls of the command line answer dataclasses too (their ``to_dict()`` is
+    what ``--json`` prints)."""
+    from m1nd.api import TrailArchived, TrailDetail, WeightsReset, WeightStats
+
+    node = "file::shop/pricing.py::fn::price_of"
+    ws.learn("cart total price", "correct", [node])
+    stats = ws.weight_stats(top=3)
+    assert isinstance(stats, WeightStats) and stats.strengthened > 0 and 0 < len(stats.top) <= 3
+    assert abs(stats.top[0].delta) == max(abs(c.delta) for c in stats.top)
+    dry = ws.weights_reset(node=node)
+    assert isinstance(dry, WeightsReset) and not dry.applied and dry.to_dict()["node"] == node
+    saved = _tool(ws, "trail_save", label="prices", visited_nodes=[{"node_external_id": node}])["trail_id"]
+    shown = ws.trail_show(saved)
+    assert isinstance(shown, TrailDetail) and shown.label == "prices"
+    assert shown.visited_nodes[0]["node_external_id"] == node
+    assert ws.trail_archive(saved) == TrailArchived(trail_id=saved) and ws.trail_show(saved).status == "archived"

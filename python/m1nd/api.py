@@ -28,9 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, IngestReport, LearnResult, NodeRef,
-                                    PersistResult, TrailList, TrailMerged, TrailResumed, TrailSaved, TrailSummary,
-                                    UnlinkedPair, WeightDrift, WeightDriftSummary)
+from m1nd.codegraph.results import (DivergeResult, DriftResult, HealthReport, IngestReport, LearningMigrated,
+                                    LearnResult, NodeRef, PersistResult, TrailArchived, TrailDetail, TrailList,
+                                    TrailMerged, TrailResumed, TrailSaved, TrailSummary, UnlinkedPair, WeightChange,
+                                    WeightDrift, WeightDriftSummary, WeightsReset, WeightStats)
 from m1nd.graph.results import (ActivationHit, ActivationResult, CausalChain, ClaimEvidence, ClaimNode,
                                 HypothesisResult, ImpactEntry, ImpactResult, MissingResult, PartialReach, Path,
                                 PrimedNode, Seed, Suspect, TraceResult, WarmupResult, WhyResult)
@@ -49,15 +50,16 @@ __all__ = ["ActivationHit", "ActivationResult", "AddResult", "Added", "Agent", "
            "Applicability", "Backup", "BatchAdded", "BatchFailure", "BatchItem", "CausalChain", "ClaimEvidence",
            "ClaimNode", "ContentType", "Deleted", "DivergeResult", "DriftResult", "EntryList", "FactSession",
            "FactType", "HealthReport", "HypothesisResult", "ImpactEntry", "ImpactResult", "IngestReport", "LearnResult",
-           "MemoryEntry", "MemoryHealth", "MemorySearchResult", "MemoryStats", "Migrated", "MissingResult", "NodeBrief",
-           "NodeRef", "OpenThread", "PartialReach", "Path", "PeekContent", "PersistResult", "PerspectiveBack",
-           "PerspectiveBranch", "PerspectiveClosed", "PerspectiveComparison", "PerspectiveFollowed", "PerspectiveList",
-           "PerspectiveRoutes", "PerspectiveStarted", "PerspectiveSummary", "PrimedNode", "Project", "RecentFact",
-           "Registered", "RegistryValue", "Reinforcement", "Related", "Relationship", "RelationshipType",
-           "ResonanceType", "Restored", "RouteAffinity", "RouteInspection", "RoutePeek", "SearchHits", "Seed", "Seeded",
-           "Session", "SessionClosed", "SessionFact", "Suggestion", "Suspect", "ThreadClosed", "TraceResult",
-           "TrailList", "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated",
-           "WarmupResult", "WeightDrift", "WeightDriftSummary", "WhyResult"]
+           "LearningMigrated", "MemoryEntry", "MemoryHealth", "MemorySearchResult", "MemoryStats", "Migrated",
+           "MissingResult", "NodeBrief", "NodeRef", "OpenThread", "PartialReach", "Path", "PeekContent",
+           "PersistResult", "PerspectiveBack", "PerspectiveBranch", "PerspectiveClosed", "PerspectiveComparison",
+           "PerspectiveFollowed", "PerspectiveList", "PerspectiveRoutes", "PerspectiveStarted", "PerspectiveSummary",
+           "PrimedNode", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement", "Related",
+           "Relationship", "RelationshipType", "ResonanceType", "Restored", "RouteAffinity", "RouteInspection",
+           "RoutePeek", "SearchHits", "Seed", "Seeded", "Session", "SessionClosed", "SessionFact", "Suggestion",
+           "Suspect", "ThreadClosed", "TraceResult", "TrailArchived", "TrailDetail", "TrailList", "TrailMerged",
+           "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "Updated", "WarmupResult", "WeightChange",
+           "WeightDrift", "WeightDriftSummary", "WeightStats", "WeightsReset", "WhyResult"]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from m1nd.api import (ActivationResult, DivergeResult, DriftResult, HealthReport, HypothesisResult,
-                          ImpactResult, IngestReport, LearnResult, MemorySearchResult, MissingResult,
-                          PersistResult, TraceResult, WarmupResult, WhyResult)
+                          ImpactResult, IngestReport, LearningMigrated, LearnResult, MemorySearchResult,
+                          MissingResult, PersistResult, TraceResult, TrailArchived, TrailDetail, WarmupResult,
+                          WeightsReset, WeightStats, WhyResult)
     from m1nd.memory.results import (AddResult, Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
                                      Updated)
     from m1nd.codegraph.service import CodeGraph
@@ -266,32 +267,32 @@ class Workspace:
         return self.memory.sessions(agent=agent, project=project)
 
     # -- code-graph operations the command line offers without a tool ------------------------------------------------
-    def trail_show(self, trail_id: str) -> dict[str, Any]:
+    def trail_show(self, trail_id: str) -> TrailDetail:
         """One stored trail in full (``m1nd trail show``)."""
         from m1nd.codegraph.trails import show
 
         return show(self.graph, trail_id)
 
-    def trail_archive(self, trail_id: str) -> dict[str, Any]:
+    def trail_archive(self, trail_id: str) -> TrailArchived:
         """Mark a trail archived (``m1nd trail archive``)."""
         from m1nd.codegraph.trails import archive
 
         return archive(self.graph, trail_id)
 
-    def learning_migrate(self, to: str, *, replace: bool = False) -> dict[str, Any]:
+    def learning_migrate(self, to: str, *, replace: bool = False) -> LearningMigrated:
         """Copy this workspace's trails and learned weights to another shared store (``m1nd learning migrate``)."""
         from m1nd.codegraph.learning_migrate import migrate_learning
 
         return migrate_learning(self.graph, to, replace=replace)
 
-    def weight_stats(self, top: int = 20) -> dict[str, Any]:
+    def weight_stats(self, top: int = 20) -> WeightStats:
         """Counts of learned edges and the largest changes (``m1nd weights stats``)."""
         from m1nd.codegraph.learning import weight_stats
 
         return weight_stats(self.graph, top)
 
     def weights_reset(self, *, relation: str | None = None, node: str | None = None, apply: bool = False
-                      ) -> dict[str, Any]:
+                      ) -> WeightsReset:
         """Reset learned weights to w0 (all edges, or one relation / node's); a dry run unless ``apply``."""
         from m1nd.codegraph.learning import weights_reset
 
