@@ -11,7 +11,9 @@ Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Worksp
 :meth:`~Workspace.health`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`,
 :meth:`~Workspace.memory_update`, :meth:`~Workspace.memory_restore`, :meth:`~Workspace.memory_backups`,
 :meth:`~Workspace.memory_recent`, :meth:`~Workspace.memory_stats`, :meth:`~Workspace.memory_open_threads`,
-:meth:`~Workspace.memory_sessions`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
+:meth:`~Workspace.memory_sessions`; the maintenance calls :meth:`~Workspace.weight_stats`,
+:meth:`~Workspace.weights_reset`, :meth:`~Workspace.trail_show`, :meth:`~Workspace.trail_archive`,
+:meth:`~Workspace.learning_migrate`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
 methods as the tools, with the same defaults, but return whole results (no response budget) and take Python values
 that the tool layer's schema checks do not see.
 """
@@ -219,8 +221,6 @@ class Workspace:
         from m1nd.api import MemoryEntry, MemorySearchResult
         from m1nd.memory.service import Filters
 
-        if mode is None:
-            mode = "hybrid" if getattr(self.memory.vector_hook, "search", None) is not None else "keyword"
         res = self.memory.search(query, Filters(categories=list(category or []), visibility="include",
                                                 code_ref=code_ref), agent=agent, limit=limit, mode=mode)
         return MemorySearchResult(query=query, mode=res.mode,

@@ -73,7 +73,11 @@ class Reading(MemoryCore):
         return EntryList(entries=entries, total=total, hidden_private=hidden)
 
     def search(self, query: str, f: Filters, *, agent: str | None, limit: int = SEARCH_LIMIT, activate: bool = False,
-               mode: str = "keyword") -> SearchHits:
+               mode: str | None = "keyword") -> SearchHits:
+        """Entries matching ``query`` in ``mode`` (keyword, semantic or hybrid; None: hybrid when an embedding model
+        is installed, else keyword, the default of the ``memory_search`` tool and ``Workspace.memory_search``)."""
+        if mode is None:
+            mode = "hybrid" if getattr(self.vector_hook, "search", None) is not None else "keyword"
         self._check_mode(f, agent)
         if not query.strip():
             raise InvalidInputError("search query must not be empty")

@@ -268,11 +268,8 @@ register(Tool(
 
 
 def _memory_search(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    mode = a.get("mode")
-    if mode is None:
-        mode = "hybrid" if getattr(ws.memory.vector_hook, "search", None) is not None else "keyword"
     res = ws.memory.search(a["query"], _filters(a), agent=a["agent_id"], limit=a["limit"], activate=a["activate"],
-                           mode=mode)
+                           mode=a.get("mode"))
     from m1nd.tools.memory_ops import search_notes
 
     out = {"query": a["query"], "mode": res.mode,
