@@ -224,7 +224,7 @@ def test_semantic_search_p50_at_100k_vectors(benchmark, tmp_path, request) -> No
     def one(q: np.ndarray) -> int:
         emb.next_query = q
         res = svc.search("q", f, agent="alice", limit=10, mode="semantic")
-        return len(res.data)
+        return len(res.entries)
 
     for q in queries:
         t = time.perf_counter()

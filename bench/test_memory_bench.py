@@ -89,7 +89,7 @@ def big_store(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Con
     t = time.perf_counter()
     for start in range(0, n, 10_000):
         res = svc.add_batch(corpus.lines(min(10_000, n - start), start), agent="bench", no_embed=True)
-        assert not res["failed"], res["failed"][:3]
+        assert not res.failed, res.failed[:3]
     build_s = time.perf_counter() - t
     assert svc.stats(agent="bench").total == n
     yield svc, build_s
@@ -108,7 +108,7 @@ def test_add_batch_10k(benchmark, tmp_path: Path, pytestconfig: pytest.Config, c
 
     def run(svc: MemoryService) -> None:
         res = svc.add_batch(lines, agent="bench", no_embed=True)
-        assert len(res["added"]) == n and not res["failed"]
+        assert len(res.added) == n and not res.failed
         svc.close()
 
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
@@ -120,7 +120,7 @@ def test_keyword_search_p50(benchmark, big_store, corpus: Corpus) -> None:
     queries = corpus.queries(60)
     f = Filters(visibility="include")
     for q in queries[-3:]:
-        assert svc.search(q, f, agent="bench", limit=20).data, q
+        assert svc.search(q, f, agent="bench", limit=20).entries, q
     it = iter(range(10**9))
 
     def one() -> None:
@@ -149,7 +149,7 @@ def test_list_with_filters(benchmark, big_store, case: str) -> None:
         "sort-resonance": (Filters(visibility="include"), "resonance"),
     }[case]
     res = benchmark(svc.list_entries, f, agent="bench", sort=sort, limit=100)
-    assert res.data
+    assert res.entries
 
 
 def test_export_seed_round_trip(benchmark, big_store, tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_export_seed_round_trip(benchmark, big_store, tmp_path: Path) -> None:
             res = other.seed_knowledge(dump, agent="bench")
         finally:
             other.close()
-        return n, res["imported"]
+        return n, res.imported
 
     exported, imported = benchmark.pedantic(run, rounds=1, iterations=1)
     assert exported == imported == svc.stats(agent="bench").total

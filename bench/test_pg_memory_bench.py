@@ -102,7 +102,7 @@ def source_store(tmp_path_factory, pytestconfig, hashing_embedder):
     t = time.perf_counter()
     for start in range(0, n, 5_000):
         res = svc.add_batch(corpus.lines(min(5_000, n - start), start), agent="bench", no_auto_anchor=True)
-        assert not res["failed"], res["failed"][:3]
+        assert not res.failed, res.failed[:3]
     load_s = time.perf_counter() - t
     assert svc.stats(agent="bench").total == n
     yield svc, corpus, round(load_s, 1)
@@ -149,7 +149,7 @@ def test_add_batch_10k_both_stores(benchmark, store: str, tmp_path: Path, pytest
 
     def run(svc: MemoryService) -> None:
         res = svc.add_batch(lines, agent="bench", no_embed=True)
-        assert len(res["added"]) == n and not res["failed"]
+        assert len(res.added) == n and not res.failed
         _close(svc)
 
     benchmark.pedantic(run, setup=setup, rounds=2, iterations=1)
@@ -174,7 +174,7 @@ def test_search_p50_both_stores(benchmark, searched_store, mode: str) -> None:
     queries = corpus.queries(60)
     f = Filters(visibility="include")
     for q in queries[-3:]:
-        assert svc.search(q, f, agent="bench", limit=20, mode=mode).data, (store, mode, q)
+        assert svc.search(q, f, agent="bench", limit=20, mode=mode).entries, (store, mode, q)
     it = iter(range(10**9))
     benchmark.group = f"memory store: {mode} search"
 

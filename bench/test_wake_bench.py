@@ -70,7 +70,7 @@ def store(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config)
     for agent in (AGENT, "other"):
         mine = [line for line in lines if json.loads(line)["source_agent"] == agent]
         res = svc.add_batch(mine, agent=agent, no_embed=True)
-        assert not res["failed"], res["failed"][:3]
+        assert not res.failed, res.failed[:3]
     # anchors from every bloom to three ordinary entries of resonance ≥ 5 (bridge candidates)
     with svc.db.write() as db:
         blooms = [r[0] for r in db.all("SELECT rowid FROM entries WHERE category = 'bloom' ORDER BY rowid")]
@@ -92,7 +92,7 @@ def test_wake_cascade_latency(benchmark, store, case: str) -> None:
     svc, size = store
     kw = {"default": {}, "all-layers": {"limit": 600}, "min-resonance-8": {"min_resonance": 8},
           "decayed": {"basis": "decayed"}, "include-excluded": {"include_excluded": True}}[case]
-    out = benchmark(wake.cascade, svc, AGENT, activate=False, **kw)
+    out = benchmark(wake.cascade, svc, AGENT, activate=False, **kw).to_dict()
     assert out["total"] > 0
     if case == "min-resonance-8":
         assert out["total"] > size["blooms"] * 0.5 and out["layers"]["recent"] == []

@@ -58,7 +58,7 @@ SEMANTIC = ["how to retry failed network calls", "parsing files with a byte orde
 def _fill(svc: MemoryService) -> None:
     for e in ENTRIES:
         out = svc.add(dict(e), agent="alice")
-        assert out.data["id"]
+        assert out.id
     svc.add(dict(PRIVATE), agent="alice")
 
 
@@ -78,7 +78,7 @@ def _close(*svcs: MemoryService) -> None:
 
 def _ranked(svc: MemoryService, query: str, filters: dict[str, Any], mode: str) -> list[tuple[str, float]]:
     out = svc.search(query, Filters(**filters), agent="alice", mode=mode)
-    return [(e["title"], e.to_json()["score"]) for e in out.data]
+    return [(e["title"], e.to_json()["score"]) for e in out.entries]
 
 
 def _strict_order(hits: list[tuple[str, float]]) -> set[tuple[str, str]]:
@@ -118,9 +118,9 @@ def test_search_agrees_between_stores(tmp_path: Path, server_url: str, request: 
         skip = {"id", "created_at", "updated_at", "last_activated", "embedded_at", "effective_resonance",
                 "anchors"}
         la = [{k: v for k, v in e.to_json().items() if k not in skip}
-              for e in lite.list_entries(Filters(visibility="include"), agent="alice", sort="id", limit=50).data]
+              for e in lite.list_entries(Filters(visibility="include"), agent="alice", sort="id", limit=50).entries]
         pa = [{k: v for k, v in e.to_json().items() if k not in skip}
-              for e in pg.list_entries(Filters(visibility="include"), agent="alice", sort="id", limit=50).data]
+              for e in pg.list_entries(Filters(visibility="include"), agent="alice", sort="id", limit=50).entries]
         assert sorted(map(json.dumps, la)) == sorted(map(json.dumps, pa))
     finally:
         _close(lite, pg)
@@ -203,10 +203,10 @@ def test_migrate_replace_overwrites_a_non_empty_target(tmp_path: Path, pg_url: s
         b.add({"category": "insight", "title": "only on b", "content": "y"}, agent="alice")
         with pytest.raises(M1ndError, match="not empty"):
             copy_memory(a, b, ident=ident_text)
-        assert [e["title"] for e in b.list_entries(Filters(), agent="alice").data] == ["only on b"]
+        assert [e["title"] for e in b.list_entries(Filters(), agent="alice").entries] == ["only on b"]
         counts = copy_memory(a, b, ident=ident_text, replace=True)
         assert counts["entries"] == 1
-        assert [e["title"] for e in b.list_entries(Filters(), agent="alice").data] == ["from a"]
+        assert [e["title"] for e in b.list_entries(Filters(), agent="alice").entries] == ["from a"]
         b.add({"category": "insight", "title": "after", "content": "z"}, agent="alice")  # identity moved past
     finally:
         a.close()
@@ -230,7 +230,7 @@ def test_server_killed_mid_batch_loses_nothing_acknowledged(pg_server, pg_url: s
             except M1ndError as e:
                 errors.append(e)
                 continue
-            acknowledged.extend(f"w{n}-{i}" for i in range(20) if not out["failed"])
+            acknowledged.extend(f"w{n}-{i}" for i in range(20) if not out.failed)
 
     t = threading.Thread(target=writer)
     t.start()
@@ -323,7 +323,7 @@ def test_a_stuck_writer_makes_others_busy_not_stalled(pg_url: str) -> None:
     from m1nd.errors import BusyError
 
     svc = MemoryService(pg_url, busy_timeout_ms=300)
-    eid = svc.add({"category": "insight", "title": "before", "content": "x"}, agent="alice").data["id"]
+    eid = svc.add({"category": "insight", "title": "before", "content": "x"}, agent="alice").id
     stuck = psycopg.connect(pg_url)
     try:
         stuck.execute("SELECT pg_advisory_xact_lock(hashtext('m1nd_writer'))")  # psycopg opened a transaction
@@ -334,5 +334,5 @@ def test_a_stuck_writer_makes_others_busy_not_stalled(pg_url: str) -> None:
         stuck.rollback()
         stuck.close()
     svc.add({"category": "insight", "title": "after", "content": "z"}, agent="alice")
-    assert sorted(e["title"] for e in svc.list_entries(Filters(), agent="alice").data) == ["after", "before"]
+    assert sorted(e["title"] for e in svc.list_entries(Filters(), agent="alice").entries) == ["after", "before"]
     svc.close()

@@ -40,7 +40,7 @@ def _fill(svc: MemoryService) -> None:
 
 
 def _semantic(svc: MemoryService, query: str) -> list[str]:
-    return [e["title"] for e in svc.search(query, Filters(), agent="alice", mode="semantic").data]
+    return [e["title"] for e in svc.search(query, Filters(), agent="alice", mode="semantic").entries]
 
 
 def _searches_on_server(svc: MemoryService) -> bool:
@@ -156,7 +156,7 @@ def test_migrating_onto_pgvector_builds_the_nearest_neighbour_indexes(pgvector_u
     try:
         _fill(src)
         want = _semantic(src, "retrying failed network requests")
-        assert migrate_to(src, pgvector_url)["verified"]
+        assert migrate_to(src, pgvector_url).verified
     finally:
         _close(src)
     svc = _service(pgvector_url, tmp_path / "dst")
@@ -167,7 +167,7 @@ def test_migrating_onto_pgvector_builds_the_nearest_neighbour_indexes(pgvector_u
                                                             "'vectors'")}
         assert {f"vectors_hnsw_entry_{dim}", f"vectors_hnsw_chunk_{dim}"} <= names
         assert _semantic(svc, "retrying failed network requests") == want
-        assert [e["title"] for e in svc.search("backoff", Filters(), agent="alice").data] == [
+        assert [e["title"] for e in svc.search("backoff", Filters(), agent="alice").entries] == [
             "Retry with exponential backoff"]
     finally:
         _close(svc)

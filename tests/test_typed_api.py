@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from m1nd import Workspace, call_tool
-from m1nd.api import (ActivationHit, ActivationResult, ClaimEvidence, DivergeResult, DriftResult, HealthReport,
-                      HypothesisResult, ImpactResult, IngestReport, LearnResult, MemoryEntry, MissingResult, NodeBrief,
+from m1nd.api import (ActivationHit, ActivationResult, Added, ClaimEvidence, DivergeResult, DriftResult, HealthReport,
+                      HypothesisResult, ImpactResult, IngestReport, LearnResult, MissingResult, NodeBrief,
                       PersistResult, PerspectiveBack, PerspectiveClosed, PerspectiveFollowed, PerspectiveList,
                       PerspectiveRoutes, PerspectiveStarted, TraceResult, WarmupResult, WhyResult)
 from m1nd.config import Settings
@@ -232,7 +232,8 @@ def test_unknown_node_is_a_clear_error(ws: Workspace) -> None:
 def test_memory_add_and_search_typed(ws: Workspace) -> None:
     added = ws.memory_add("Cart totals use unit prices", "price_of is the only price source", category="decision",
                           tags=["pricing"], code_refs=["file::shop/pricing.py::fn::price_of"])
-    assert isinstance(added, MemoryEntry) and added.id.startswith("kn-") and added.category == "decision"
+    assert isinstance(added, Added) and added.id.startswith("kn-") and added.category == "decision"
+    assert added.tags == ["pricing"] and added.body == "price_of is the only price source" and not added.fact
     found = ws.memory_search("unit prices")
     wire = _tool(ws, "memory_search", query="unit prices")
     assert found.mode == wire["mode"] and [e.id for e in found.results] == [r["id"] for r in wire["results"]]
@@ -244,12 +245,43 @@ def test_memory_add_and_search_typed(ws: Workspace) -> None:
     assert added.id in {m["id"] for m in with_memory.data["related_memories"]}
 
 
+def test_memory_adds_are_typed_and_their_dicts_are_the_wire(ws: Workspace) -> None:
+    """One add answers Added, AlreadySaved or ThreadClosed and a batch BatchAdded; ``to_dict()`` is what the tools
+    send (the tool adds only its ``notes``, its batch indexes and counts, and ``response_chars``)."""
+    from m1nd.api import AlreadySaved, BatchAdded, BatchItem, ThreadClosed
+
+    fields = {"title": "Totals round once", "content": "at the end", "category": "decision", "session_id": "s-add"}
+    first = ws.memory_add(**fields)
+    assert isinstance(first, Added) and first.dedup is None and first.session_id == "s-add"
+    again = ws.memory_add(**fields)
+    assert again == AlreadySaved(id=first.id, title="Totals round once") and again.kind == "skipped"
+    wire = _tool(ws, "memory_add", **fields)
+    assert _bare(wire) == again.to_dict() and wire["status"] == "already_persisted"
+    opened = ws.memory_add(type="thread_opened", content="round per line?")
+    assert isinstance(opened, Added) and opened.fact and opened.fact_type == "thread_opened"
+    assert opened.dedup == "bypassed_no_session" and list(opened.to_dict())[-2:] == ["dedup", "fact_type"]
+    closed = ws.memory_add(type="thread_closed", thread_id=opened.id)
+    assert closed == ThreadClosed(id=opened.id) and closed.to_dict() == {"id": opened.id, "closed": True}
+    mine = ws.memory_add("Mine", "x", category="insight", private=True)
+    assert isinstance(mine, Added) and (mine.visibility, mine.owner) == ("private", "python")
+    lines = ['{"title": "B1", "category": "insight", "content": "x", "session_id": "s-b"}',
+             '{"title": "B1", "category": "insight", "content": "x", "session_id": "s-b"}', "not json",
+             '{"type": "decision", "content": "batch"}']
+    batch = ws.memory.add_batch(lines, agent="python")
+    assert isinstance(batch, BatchAdded) and batch.bypassed == [4] and batch.embed_deferred is None
+    assert [(i.line, i.kind) for i in batch.events] == [(1, "added"), (2, "skipped"), (4, "fact")]
+    assert batch.already_saved == [BatchItem(2, batch.added[0].id, "B1", "skipped")]
+    assert batch.to_dict()["failed"] == [{"line": 3, "error": "invalid JSON: Expecting value (column 1)"}]
+    assert list(batch.to_dict()) == ["added", "already_saved", "failed", "embedded"]
+    assert batch.to_dict()["already_saved"] == [{"line": 2, "id": batch.added[0].id, "title": "B1"}]
+
+
 def test_memory_links_and_deletes_are_typed(ws: Workspace) -> None:
     from m1nd.api import Deleted, Reinforcement, Related, Relationship
 
     a = ws.memory_add("Prices come from one table", "PRICES", category="decision").id
     b = ws.memory_add("Cart totals use unit prices", "price_of", category="decision").id
-    linked = ws.memory.relate(b, a, "extends", agent="python").data
+    linked = ws.memory.relate(b, a, "extends", agent="python")
     assert isinstance(linked, Related) and linked.reinforced and not linked.existing
     assert list(linked.to_dict()) == ["id", "from", "to", "type", "reinforced", "existing"]
     again = _tool(ws, "memory_relate", from_id=b, to_id=a, type="extends")
@@ -377,3 +409,22 @@ def test_python_callers_get_the_tools_defaults() -> None:
                 assert arg.default == param.default, (name, param.name, arg.default, param.default)
                 checked += 1
     assert checked >= 25
+
+
+def test_learning_maintenance_is_typed(ws: Workspace) -> None:
+    """The weights and trail maintenance calls of the command line answer dataclasses too (their ``to_dict()`` is
+    what ``--json`` prints)."""
+    from m1nd.api import TrailArchived, TrailDetail, WeightsReset, WeightStats
+
+    node = "file::shop/pricing.py::fn::price_of"
+    ws.learn("cart total price", "correct", [node])
+    stats = ws.weight_stats(top=3)
+    assert isinstance(stats, WeightStats) and stats.strengthened > 0 and 0 < len(stats.top) <= 3
+    assert abs(stats.top[0].delta) == max(abs(c.delta) for c in stats.top)
+    dry = ws.weights_reset(node=node)
+    assert isinstance(dry, WeightsReset) and not dry.applied and dry.to_dict()["node"] == node
+    saved = _tool(ws, "trail_save", label="prices", visited_nodes=[{"node_external_id": node}])["trail_id"]
+    shown = ws.trail_show(saved)
+    assert isinstance(shown, TrailDetail) and shown.label == "prices"
+    assert shown.visited_nodes[0]["node_external_id"] == node
+    assert ws.trail_archive(saved) == TrailArchived(trail_id=saved) and ws.trail_show(saved).status == "archived"

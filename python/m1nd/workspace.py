@@ -11,7 +11,9 @@ Python callers use the typed methods (:meth:`Workspace.activate`, :meth:`~Worksp
 :meth:`~Workspace.health`, :meth:`~Workspace.ingest`, :meth:`~Workspace.memory_add`, :meth:`~Workspace.memory_search`,
 :meth:`~Workspace.memory_update`, :meth:`~Workspace.memory_restore`, :meth:`~Workspace.memory_backups`,
 :meth:`~Workspace.memory_recent`, :meth:`~Workspace.memory_stats`, :meth:`~Workspace.memory_open_threads`,
-:meth:`~Workspace.memory_sessions`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
+:meth:`~Workspace.memory_sessions`; the maintenance calls :meth:`~Workspace.weight_stats`,
+:meth:`~Workspace.weights_reset`, :meth:`~Workspace.trail_show`, :meth:`~Workspace.trail_archive`,
+:meth:`~Workspace.learning_migrate`), which return the dataclasses of :mod:`m1nd.api`. They call the same service
 methods as the tools, with the same defaults, but return whole results (no response budget) and take Python values
 that the tool layer's schema checks do not see.
 """
@@ -27,9 +29,10 @@ from m1nd.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from m1nd.api import (ActivationResult, DivergeResult, DriftResult, HealthReport, HypothesisResult,
-                          ImpactResult, IngestReport, LearnResult, MemoryEntry, MemorySearchResult, MissingResult,
-                          PersistResult, TraceResult, WarmupResult, WhyResult)
-    from m1nd.memory.results import (Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
+                          ImpactResult, IngestReport, LearningMigrated, LearnResult, MemorySearchResult,
+                          MissingResult, PersistResult, TraceResult, TrailArchived, TrailDetail, WarmupResult,
+                          WeightsReset, WeightStats, WhyResult)
+    from m1nd.memory.results import (AddResult, Backup, MemoryStats, OpenThread, RecentFact, Restored, Session,
                                      Updated)
     from m1nd.codegraph.service import CodeGraph
     from m1nd.memory.service import MemoryService
@@ -198,18 +201,18 @@ class Workspace:
 
     def memory_add(self, title: str | None = None, content: str = "", *, category: str | None = None,
                    agent: str | None = "python", tags: list[str] | None = None,
-                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> MemoryEntry:
+                   code_refs: list[str] | None = None, private: bool = False, **fields: Any) -> AddResult:
         """Store a knowledge entry (the ``memory_add`` tool: title + category + content, or ``type=`` and content
-        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases)."""
-        from m1nd.api import MemoryEntry
-
+        for a fact; ``fields``: any other add field, e.g. session_id, project, resonance, wake_phrases). The answer
+        is :class:`~m1nd.memory.results.Added` (the entry written), :class:`~m1nd.memory.results.AlreadySaved` (an
+        identical entry of the same session, nothing written) or :class:`~m1nd.memory.results.ThreadClosed` (a
+        ``thread_closed`` fact); each has ``id``."""
         raw: dict[str, Any] = {k: v for k, v in (("title", title), ("content", content), ("category", category),
                                                  ("tags", tags), ("code_refs", code_refs)) if v not in (None, "")}
         if private:
             raw["private"] = True
         raw.update({k: v for k, v in fields.items() if v is not None})
-        res = self.memory.add(raw, agent=agent)
-        return MemoryEntry.from_service(res.data)
+        return self.memory.add(raw, agent=agent)
 
     def memory_search(self, query: str, *, agent: str | None = "python", limit: int = 20, mode: str | None = None,
                       category: list[str] | None = None, code_ref: str | None = None) -> MemorySearchResult:
@@ -218,12 +221,10 @@ class Workspace:
         from m1nd.api import MemoryEntry, MemorySearchResult
         from m1nd.memory.service import Filters
 
-        if mode is None:
-            mode = "hybrid" if getattr(self.memory.vector_hook, "search", None) is not None else "keyword"
         res = self.memory.search(query, Filters(categories=list(category or []), visibility="include",
                                                 code_ref=code_ref), agent=agent, limit=limit, mode=mode)
-        return MemorySearchResult(query=query, mode=str(res.extra.get("mode", mode)),
-                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.data],
+        return MemorySearchResult(query=query, mode=res.mode,
+                                  results=[MemoryEntry.from_service(e.to_json()) for e in res.entries],
                                   notes=list(res.notes))
 
     def memory_update(self, entry_id: str, *, agent: str | None = "python", embed: bool = True,
@@ -266,32 +267,32 @@ class Workspace:
         return self.memory.sessions(agent=agent, project=project)
 
     # -- code-graph operations the command line offers without a tool ------------------------------------------------
-    def trail_show(self, trail_id: str) -> dict[str, Any]:
+    def trail_show(self, trail_id: str) -> TrailDetail:
         """One stored trail in full (``m1nd trail show``)."""
         from m1nd.codegraph.trails import show
 
         return show(self.graph, trail_id)
 
-    def trail_archive(self, trail_id: str) -> dict[str, Any]:
+    def trail_archive(self, trail_id: str) -> TrailArchived:
         """Mark a trail archived (``m1nd trail archive``)."""
         from m1nd.codegraph.trails import archive
 
         return archive(self.graph, trail_id)
 
-    def learning_migrate(self, to: str, *, replace: bool = False) -> dict[str, Any]:
+    def learning_migrate(self, to: str, *, replace: bool = False) -> LearningMigrated:
         """Copy this workspace's trails and learned weights to another shared store (``m1nd learning migrate``)."""
         from m1nd.codegraph.learning_migrate import migrate_learning
 
         return migrate_learning(self.graph, to, replace=replace)
 
-    def weight_stats(self, top: int = 20) -> dict[str, Any]:
+    def weight_stats(self, top: int = 20) -> WeightStats:
         """Counts of learned edges and the largest changes (``m1nd weights stats``)."""
         from m1nd.codegraph.learning import weight_stats
 
         return weight_stats(self.graph, top)
 
     def weights_reset(self, *, relation: str | None = None, node: str | None = None, apply: bool = False
-                      ) -> dict[str, Any]:
+                      ) -> WeightsReset:
         """Reset learned weights to w0 (all edges, or one relation / node's); a dry run unless ``apply``."""
         from m1nd.codegraph.learning import weights_reset
 
@@ -311,7 +312,7 @@ class Workspace:
             for node in node_ids:
                 out = self.memory.list_entries(Filters(visibility="include", code_ref=node), agent=agent_id,
                                                limit=limit)
-                for e in out.data:
+                for e in out.entries:
                     if e["id"] not in found:
                         found[e["id"]] = {"id": e["id"], "title": e["title"], "code_refs": list(e["code_refs"])}
                 if len(found) >= limit:

@@ -247,7 +247,7 @@ def forms_many(words):
     word, its whole (case-folded) and its identifier humps, 2+ characters and no stopwords, stemmed, distinct in
     first-seen order."""
     from m1nd.graph.lexicon import _STEMMER, QUERY_STOPWORDS
-    from m1nd.graph.seeds import _HUMPS
+    from m1nd.identifiers import HUMPS as _HUMPS
 
     split = {}
     distinct = set()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from m1nd.graph import activation as A
 from m1nd.graph.activation import closest_ids, query_seeds
-from m1nd.graph.seeds import identifier_parts, tokenize
+from m1nd.graph.seeds import tokenize
+from m1nd.identifiers import identifier_parts
 
 
 @pytest.mark.parametrize(("query", "expected"), [

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from m1nd.config import Settings
-from m1nd.tools.registry import call_tool
 from m1nd.workspace import Workspace
+from testkit import ToolClient
 
 FILES = {
     "pkg/__init__.py": "from .pool import SessionPool\nfrom .auth import login\n",
@@ -186,12 +186,10 @@ def db_weights(ws: Workspace) -> dict[tuple[str, str, int], tuple[float, float, 
 
 
 def call(ws: Workspace, tool: str, agent: str = "agent-1", **args: Any) -> dict[str, Any]:
-    res = call_tool(ws, tool, {"agent_id": agent, **args})
-    assert not res.is_error, res.structured
-    return res.structured
+    """A tool call that must succeed, as ``agent`` (the suite's shared client, :class:`testkit.ToolClient`)."""
+    return ToolClient(ws, agent).ok(tool, **args)
 
 
 def error(ws: Workspace, tool: str, agent: str = "agent-1", **args: Any) -> dict[str, Any]:
-    res = call_tool(ws, tool, {"agent_id": agent, **args})
-    assert res.is_error, res.structured
-    return res.structured["error"]
+    """A tool call that must fail: its error object."""
+    return ToolClient(ws, agent).err(tool, **args)

@@ -286,19 +286,21 @@ def test_weight_stats_and_reset(ws) -> None:
     call(ws, "learn", query="login token", feedback="correct", node_ids=[CACHE], strength=0.5)
     call(ws, "learn", query="login token", feedback="wrong", node_ids=[ACQUIRE], strength=0.5)
     s = weight_stats(ws.graph)
-    assert s["strengthened"] > 0 and s["weakened"] > 0 and s["mean_abs_change"] > 0
-    assert s["top"][0]["delta"] == pytest.approx(s["top"][0]["w"] - s["top"][0]["w0"], abs=1e-3)
+    assert s.strengthened > 0 and s.weakened > 0 and s.mean_abs_change > 0
+    assert s.top[0].delta == pytest.approx(s.top[0].w - s.top[0].w0, abs=1e-3)
+    assert list(s.to_dict()) == ["edges_total", "strengthened", "weakened", "mean_abs_change", "weights_generation",
+                                 "top"] and s.to_dict()["top"][0] == s.top[0].to_dict()
     dry = weights_reset(ws.graph, relation="calls")
-    assert not dry["applied"] and dry["edges_selected"] > 0
+    assert not dry.applied and dry.edges_selected > 0 and dry.relation == "calls" and dry.node is None
     assert weight_stats(ws.graph) == s
     node = weights_reset(ws.graph, node=ACQUIRE, apply=True)
-    assert node["applied"] and node["edges_selected"] >= 1
+    assert node.applied and node.edges_selected >= 1
     g = ws.graph.graph()
     for p in g.engine.in_edges(g.nodes.index[ACQUIRE])[0].tolist():
         assert g.engine.weights[p] == g.engine.csr.base_weights[p]
     weights_reset(ws.graph, apply=True)
     s2 = weight_stats(ws.graph)
-    assert s2["strengthened"] == s2["weakened"] == 0 and s2["weights_generation"] > s["weights_generation"]
+    assert s2.strengthened == s2.weakened == 0 and s2.weights_generation > s.weights_generation
     assert all(v[0] == v[1] for v in db_weights(ws).values())
 
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from m1nd.codegraph import trails
 from m1nd.codegraph.trails import TRAIL_ID_RE, agent_slug, normalise_text
 
 from .support import call, error, open_workspace, shared_db
@@ -28,6 +29,15 @@ TEMPLATE = "file::pkg/template.py"
 TEMPLATE_CLS = "file::pkg/template.py::class::Template"
 TEMPLATE_RENDER = "file::pkg/template.py::class::Template::fn::render"
 RENDER = "file::pkg/render.py::fn::render_page"
+
+
+def show(cg, trail_id: str) -> dict:
+    """A stored trail as ``m1nd trail show --json`` prints it (the service answers a TrailDetail)."""
+    return trails.show(cg, trail_id).to_dict()
+
+
+def archive(cg, trail_id: str) -> dict:
+    return trails.archive(cg, trail_id).to_dict()
 
 
 def trail_count(ws) -> int:
@@ -65,7 +75,6 @@ def test_ids_follow_the_per_agent_sequence(ws) -> None:
 
 # -- save -------------------------------------------------------------------------------------------------------
 def test_save_captures_nodes_and_derives_boosts(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     r = full_save(ws)
     assert r["nodes_saved"] == 4 and r["hypotheses_saved"] == 2 and r["conclusions_saved"] == 1
@@ -83,7 +92,6 @@ def test_save_captures_nodes_and_derives_boosts(ws) -> None:
 
 
 def test_given_visited_nodes_and_boosts_are_stored_as_given(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     r = call(ws, "trail_save", label="explicit", visited_nodes=[
         {"node_external_id": "pkg/db.py", "annotation": "entry", "relevance": 0.9},
@@ -141,7 +149,6 @@ def test_save_lists_at_most_ten_unknown_ids(ws) -> None:
 
 # -- round trip and restart ----------------------------------------------------------------------------------------
 def test_trails_survive_a_restart(workspaces) -> None:
-    from m1nd.codegraph.trails import show
 
     a = workspaces()
     saved = full_save(a)
@@ -196,7 +203,6 @@ def _stale_setup(fresh_workspace):
 
 
 def test_stale_trail_is_refused_unless_forced(fresh_workspace) -> None:
-    from m1nd.codegraph.trails import show
 
     ws, _repo, stale_id, healthy_id = _stale_setup(fresh_workspace)
     listed = {t["trail_id"]: t for t in call(ws, "trail_list")["trails"]}
@@ -274,7 +280,6 @@ def test_list_filters_sorting_and_limit(ws) -> None:
     call(ws, "trail_resume", "carol", trail_id=a1["trail_id"])
     assert ids(call(ws, "trail_list", filter_status="active")) == [a1["trail_id"]]
     assert ids(call(ws, "trail_list", filter_status="saved")) == [b1["trail_id"], a2["trail_id"]]
-    from m1nd.codegraph.trails import archive
 
     archive(ws.graph, b1["trail_id"])
     assert ids(call(ws, "trail_list", filter_status="archived")) == [b1["trail_id"]]
@@ -304,7 +309,6 @@ def _pair(ws, conf_a: float, conf_b: float, *, days_a: float = 0.0, days_b: floa
 
 
 def test_merge_conflict_resolved_above_the_threshold(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     a, b = _pair(ws, 0.6 + 0.16 / 0.7, 0.6)  # score delta 0.16
     r = call(ws, "trail_merge", "carol", trail_ids=[a, b])
@@ -327,7 +331,6 @@ def test_merge_conflict_resolved_above_the_threshold(ws) -> None:
 
 
 def test_merge_conflict_unresolved_below_the_threshold(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     a, b = _pair(ws, 0.8, 0.6)  # score delta 0.14
     r = call(ws, "trail_merge", trail_ids=[a, b])
@@ -356,7 +359,6 @@ def test_merge_contradicting_nodes_signal_a_conflict(ws) -> None:
 
 
 def test_merge_fuses_equal_statements_and_combines(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     a = call(ws, "trail_save", "alice", label="one", tags=["x", "y"], open_questions=["Why so slow?"],
              hypotheses=[{"statement": "Login is slow.", "confidence": 0.4, "supporting_nodes": [LOGIN]}],
@@ -434,7 +436,7 @@ def test_two_workspaces_interleave_without_losing_trails(workspaces) -> None:
 WRITER = textwrap.dedent('''
     import sys
     from pathlib import Path
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{tests!r}, {suite!r}]  # support.py, and testkit.py beside the root conftest
     from support import open_workspace, call
     ws = open_workspace(Path({home!r}), Path({repo!r}), memory_url={url!r})
     ids = [call(ws, "trail_save", "shared", label=f"{{sys.argv[1]}}-{{k}}",
@@ -446,7 +448,8 @@ WRITER = textwrap.dedent('''
 
 def test_two_processes_do_not_lose_each_others_trails(home_repo, learning_store) -> None:
     home, repo = home_repo
-    code = WRITER.format(tests=str(Path(__file__).parent), home=str(home), repo=str(repo), url=learning_store)
+    code = WRITER.format(tests=str(Path(__file__).parent), suite=str(Path(__file__).parent.parent), home=str(home),
+                         repo=str(repo), url=learning_store)
     procs = [subprocess.Popen([sys.executable, "-c", code, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for name in ("p1", "p2")]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -466,7 +469,6 @@ def test_two_processes_do_not_lose_each_others_trails(home_repo, learning_store)
 
 def test_show_and_archive(ws) -> None:
     from m1nd.errors import InvalidInputError, NotFoundError
-    from m1nd.codegraph.trails import archive, show
 
     tid = full_save(ws)["trail_id"]
     t = show(ws.graph, tid)
@@ -484,7 +486,6 @@ def test_show_and_archive(ws) -> None:
 
 
 def test_save_captures_the_callers_open_perspectives(ws) -> None:
-    from m1nd.codegraph.trails import show
 
     p = call(ws, "perspective_start", "explorer", query="session pool acquire")
     focus = p["focus_node"]

@@ -84,8 +84,8 @@ def test_migration_rescopes_old_rows(tmp_path: Path) -> None:
     con.close()
     svc = MemoryService(db)
     res = svc.add({"category": "insight", "title": "T", "content": "c", "session_id": "s"}, agent="alice")
-    assert res.extra["kind"] == "added"
+    assert res.kind == "added"
     res = svc.add({"category": "insight", "title": "T", "content": "c", "session_id": "s", "private": True},
                   agent="alice")
-    assert res.extra["kind"] == "skipped"
+    assert res.kind == "skipped"
     svc.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from m1nd.errors import BusyError, InvalidInputError, M1ndError
+from m1nd.memory.results import Added
 from m1nd.memory.service import Filters, MemoryService
 from m1nd.store.db import Database
 
@@ -32,7 +33,7 @@ def other_writer(svc: MemoryService, sql: str, params: tuple = ()) -> None:
 def add(svc: MemoryService, title: str, **kw: Any) -> str:
     raw = {"category": "insight", "title": title, "content": kw.pop("content", "body")}
     raw.update(kw)
-    return svc.add(raw, agent="alice").data["id"]
+    return svc.add(raw, agent="alice").id
 
 
 def test_update_retries_when_rev_moves(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,6 +51,25 @@ def test_update_retries_when_rev_moves(service: MemoryService, monkeypatch: pyte
     assert res.changes == ["title: T -> New"] and calls["n"] == 2
     e = service.show(eid, agent="alice", activate=False)
     assert (e["title"], e["resonance"]) == ("New", 9)  # the other writer's change survived
+
+
+def test_update_plan_is_typed(service: MemoryService) -> None:
+    """The planner answers an UpdatePlan: the column values, the list fields, the anchors and the change lines."""
+    from m1nd.memory.update_plan import UpdatePlan
+
+    other = add(service, "Other")
+    eid = add(service, "T", content="a b a", tags="x")
+    with service._read() as tx:
+        entry = service._entry(tx, service._resolve(tx, eid, "alice", "{id}"), "alice")
+        regs = service._registries(tx)
+    plan = service._plan_update(entry, {"title": "U", "find": "a", "replace": "c", "replace_all": True,
+                                        "add_tags": "y", "add_anchors": other}, "alice", regs)
+    assert isinstance(plan, UpdatePlan) and not plan.empty
+    assert plan.values == {"title": "U", "body": "c b c"} and plan.tags == ["x", "y"] and plan.applicability is None
+    assert plan.replacements == 2 and plan.bytes_added == 0 and len(plan.anchors_add) == 1 and not plan.anchors_remove
+    assert plan.changes == ["title: T -> U", "content: 2 replacement(s)", "tags: x, y", f"anchors: added '{other}'"]
+    same = service._plan_update(entry, {"title": "T", "tags": "x"}, "alice", regs)
+    assert same.empty and same.changes == []
 
 
 def test_update_gives_up_after_three_races(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,7 +92,7 @@ def test_busy_error_message(tmp_path: Path) -> None:
     try:
         with pytest.raises(BusyError, match=r"memory database is busy \(another writer held it for 0.1 s\); retry"):
             add(svc, "T")
-        assert svc.list_entries(Filters(), agent=None).data == []  # readers are not blocked (WAL)
+        assert svc.list_entries(Filters(), agent=None).entries == []  # readers are not blocked (WAL)
     finally:
         con.execute("ROLLBACK")
         con.close()
@@ -119,32 +139,34 @@ def test_vector_hook_runs_before_and_inside_the_write(tmp_path: Path) -> None:
     svc.update(eid, {"append": "more"}, agent="alice")
     assert hook.prepared[-1] == "Title\n\nBody\nmore\n\nTags: a, b"
     res = svc.add({"category": "insight", "title": "N", "content": "x"}, agent="alice", no_embed=True)
-    assert len(hook.prepared) == 2 and "embed_deferred" not in res.data
+    assert len(hook.prepared) == 2 and isinstance(res, Added) and res.embed_deferred is None
+    assert "embed_deferred" not in res.to_dict()
     svc.close()
 
 
 def test_failing_embedder_defers_but_keeps_the_entry(tmp_path: Path) -> None:
     svc = MemoryService(tmp_path / "m.db", vector_hook=FakeHook(fail=True))
     res = svc.add({"category": "insight", "title": "T", "content": "x"}, agent="alice")
-    assert res.data["embed_deferred"] == "RuntimeError: model exploded"
-    assert res.notes == [f"embedding deferred (entry durable, id={res.data['id']}): RuntimeError: model exploded"]
+    assert isinstance(res, Added) and res.embed_deferred == "RuntimeError: model exploded"
+    assert res.to_dict()["embed_deferred"] == "RuntimeError: model exploded"
     assert svc.stats(agent="alice").total == 1
     batch = svc.add_batch(['{"category": "insight", "title": "B", "content": "y"}'], agent="alice")
-    assert batch["embed_deferred"] and len(batch["added"]) == 1
+    assert batch.embed_deferred and len(batch.added) == 1 and batch.embedded == 0
+    assert batch.to_dict()["embed_deferred"] == batch.embed_deferred
     svc.close()
 
 
 def test_fts_and_tags_follow_every_write(service: MemoryService) -> None:
     eid = add(service, "Alpha", tags="one")
     f = Filters(visibility="include")
-    assert [e.id for e in service.search("one", f, agent="alice").data] == [eid]  # tags are searchable
+    assert [e.id for e in service.search("one", f, agent="alice").entries] == [eid]  # tags are searchable
     service.update(eid, {"tags": "two"}, agent="alice")
-    assert service.search("one", f, agent="alice").data == []
-    assert [e.id for e in service.search("two", f, agent="alice").data] == [eid]
+    assert service.search("one", f, agent="alice").entries == []
+    assert [e.id for e in service.search("two", f, agent="alice").entries] == [eid]
     service.delete(eid, agent="alice")
-    assert service.search("alpha", f, agent="alice").data == []
+    assert service.search("alpha", f, agent="alice").entries == []
     service.restore(eid, agent="alice")
-    assert [e.id for e in service.search("alpha", f, agent="alice").data] == [eid]
+    assert [e.id for e in service.search("alpha", f, agent="alice").entries] == [eid]
     db = service.db
     if service.backend == "sqlite":
         db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
@@ -190,7 +212,7 @@ def test_top_effective_matches_a_full_sort(service: MemoryService, limit: int) -
             db.execute("UPDATE entries SET created_at = ?, last_activated = ? WHERE rowid = ?",
                        (format_ms(now - age), last, rowid))
     got = [e.id for e in service.list_entries(Filters(visibility="include"), agent="alice", sort="resonance",
-                                              limit=limit).data]
+                                              limit=limit).entries]
     want = [r[0] for r in db.all(
         "SELECT id FROM entries ORDER BY eff_res(resonance, resonance_type, last_activated, created_at, ?) DESC, id "
         "LIMIT ?", (now, limit))]

@@ -11,7 +11,8 @@ from m1nd.memory.fields import fact_title
 from m1nd.memory.fts import build_match, ident_text, query_terms
 from m1nd.memory.ids import new_entry_id, normalize_entry_id, prefix_candidate
 from m1nd.memory.normalize import dedup_hash, normalise
-from m1nd.memory.service import find_replace, front_matter, hidden_hint
+from m1nd.memory.service import find_replace, front_matter
+from m1nd.tools.memory_ops import hidden_hint
 
 DAY = 86_400_000.0
 T0 = "2026-01-01T00:00:00.000Z"

@@ -14,7 +14,7 @@ def test_same_token_from_many_writers_is_judged_once(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     svc = MemoryService(path)
     eid = svc.add({"category": "bloom", "title": "Me", "content": "I am.", "resonance": 9,
-                   "wake_phrases": ["i am"]}, agent="alice", no_embed=True).data["id"]
+                   "wake_phrases": ["i am"]}, agent="alice", no_embed=True).id
     svc.add({"category": "bloom", "title": "Also me", "content": "Still me.", "resonance": 9}, agent="alice",
             no_embed=True)
     begun = ritual.begin(svc, "alice", wake=1)

@@ -86,3 +86,18 @@ def test_wake_tool_budget_and_empty(tools) -> None:
         tools.ok("memory_add", title=f"Bloom {i}", category="bloom", resonance=9, content="x " * 400)
     out = tools.ok("wake", limit=40)
     assert out["total"] == 40 and out.get("truncated") is True and out["omitted"]
+
+
+def test_cascade_and_fetch_answer_dataclasses(tools, memory_ws) -> None:
+    """The service answers WakeSet and WakeFacts; their ``to_dict()`` is what the tools send."""
+    from m1nd.memory import wake
+
+    a = tools.ok("memory_add", title="Who I am", category="bloom", resonance=9, content="I build.")["id"]
+    typed = wake.cascade(memory_ws.memory, "alice", activate=False)
+    assert isinstance(typed, wake.WakeSet) and [e.id for e in typed.layers["core"]] == [a] and typed.total == 1
+    wire = tools.ok("wake", activate=False)
+    assert {k: v for k, v in wire.items() if k != "response_chars"} == typed.to_dict()
+    facts = wake.fetch(memory_ws.memory, "alice")
+    assert isinstance(facts, wake.WakeFacts) and facts.facts[0] == wake.WakeFact(
+        id=a, date=facts.facts[0].date, label="bloom", resonance=9, content="I build.")
+    assert tools.ok("wake_fetch")["facts"] == facts.to_dict()["facts"]

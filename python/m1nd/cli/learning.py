@@ -112,7 +112,7 @@ def _with_workspace(fn: Any, *, as_json: bool = False, plain_errors: bool = Fals
 @click.option("--json", "json_out", is_flag=True, help="Print the stored trail as JSON.")
 def trail_show(trail_id: str, json_out: bool) -> None:
     """Show one stored trail in full (trails are shared by every agent)."""
-    t = _with_workspace(lambda ws: ws.trail_show(trail_id), as_json=json_out, plain_errors=True)
+    t = _with_workspace(lambda ws: ws.trail_show(trail_id), as_json=json_out, plain_errors=True).to_dict()
     if json_out:
         _print_json(t)
     else:
@@ -132,7 +132,7 @@ def trail_archive(trail_id: str) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the statistics as JSON.")
 def weights_stats(json_out: bool) -> None:
     """Counts of learned edges (w above / below w0), mean |w - w0| and the largest changes."""
-    r = _with_workspace(lambda ws: ws.weight_stats(), as_json=json_out)
+    r = _with_workspace(lambda ws: ws.weight_stats(), as_json=json_out).to_dict()
     if json_out:
         _print_json(r)
     else:
@@ -150,11 +150,11 @@ def weights_reset(yes: bool, relation: str | None, node: str | None) -> None:
     scope = " and ".join(x for x in (f"relation {relation}" if relation else "", f"node {node}" if node else "") if x)
     scope = f" ({scope})" if scope else ""
     if yes:
-        click.echo(f"Reset {r['edges_selected']} learned edges to w0{scope}; weights generation "
-                   f"{r['weights_generation']}")
+        click.echo(f"Reset {r.edges_selected} learned edges to w0{scope}; weights generation "
+                   f"{r.weights_generation}")
     else:
-        click.echo(f"Would reset {r['edges_selected']} learned edges to w0{scope} (mean |w - w0| "
-                   f"{r['mean_abs_change']:.4f}); pass --yes to apply")
+        click.echo(f"Would reset {r.edges_selected} learned edges to w0{scope} (mean |w - w0| "
+                   f"{r.mean_abs_change:.4f}); pass --yes to apply")
 
 
 @click.command("migrate")
@@ -169,13 +169,13 @@ def learning_migrate(to: str, replace: bool, json_out: bool) -> None:
     source is left as it was. The knowledge memory moves with `m1nd memory migrate`."""
     r = _with_workspace(lambda ws: ws.learning_migrate(to, replace=replace), as_json=json_out)
     if json_out:
-        _print_json(r)
+        _print_json(r.to_dict())
         return
-    t = r["tables"]
-    skipped = f", {r['learned_weights_skipped']} for edges this graph lacks skipped" if r[
-        "learned_weights_skipped"] else ""
-    click.echo(f"Copied {t['trails']} trails, {t['learn_log']} learn events and {r['learned_weights_applied']} "
-               f"learned weights{skipped} to {r['to']} (row counts verified).")
+    t = r.tables
+    skipped = f", {r.learned_weights_skipped} for edges this graph lacks skipped" if r.learned_weights_skipped \
+        else ""
+    click.echo(f"Copied {t['trails']} trails, {t['learn_log']} learn events and {r.learned_weights_applied} "
+               f"learned weights{skipped} to {r.target} (row counts verified).")
 
 
 def register(cli: click.Group) -> None:

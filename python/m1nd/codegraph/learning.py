@@ -28,7 +28,8 @@ from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.graph.model import Graph, edge_label
 from m1nd.graph.schema import RELATION_CODES
 from m1nd.timeutil import now_ms
-from m1nd.codegraph.results import LearnResult, NodeRef, PersistResult, UnlinkedPair
+from m1nd.codegraph.results import (LearnResult, NodeRef, PersistResult, UnlinkedPair, WeightChange,
+                                    WeightsReset, WeightStats)
 
 if TYPE_CHECKING:
     from m1nd.codegraph.service import CodeGraph
@@ -299,7 +300,8 @@ def persist(cg: CodeGraph, action: str) -> PersistResult:
 
 
 # -- weight statistics and reset (CLI, learning.md §12) -----------------------------------------------------------
-def weight_stats(cg: CodeGraph, top: int = 20) -> dict[str, Any]:
+def weight_stats(cg: CodeGraph, top: int = 20) -> WeightStats:
+    """Counts of the learned edges (above / below w0), the mean |w - w0| and the ``top`` largest changes."""
     with cg.lock:
         g = cg.graph()
         w = g.engine.weights.astype(np.float64)
@@ -310,17 +312,17 @@ def weight_stats(cg: CodeGraph, top: int = 20) -> dict[str, Any]:
         rows = []
         for p in order.tolist():
             edge, s, d, rel = edge_label(g, p)
-            rows.append({"edge": edge, "source": s, "target": d, "relation": rel, "w0": round(float(w0[p]), 4),
-                         "w": round(float(w[p]), 4), "delta": round(float(diff[p]), 4)})
+            rows.append(WeightChange(edge=edge, source=s, target=d, relation=rel, w0=round(float(w0[p]), 4),
+                                     w=round(float(w[p]), 4), delta=round(float(diff[p]), 4)))
         _, wgen = cg.generations()
-        return {"edges_total": int(g.e), "strengthened": int(np.count_nonzero(diff > 1e-7)),
-                "weakened": int(np.count_nonzero(diff < -1e-7)),
-                "mean_abs_change": round(float(np.abs(diff).mean()), 6) if g.e else 0.0,
-                "weights_generation": int(wgen), "top": rows}
+        return WeightStats(edges_total=int(g.e), strengthened=int(np.count_nonzero(diff > 1e-7)),
+                           weakened=int(np.count_nonzero(diff < -1e-7)),
+                           mean_abs_change=round(float(np.abs(diff).mean()), 6) if g.e else 0.0,
+                           weights_generation=int(wgen), top=rows)
 
 
 def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | None = None,
-                  apply: bool = False) -> dict[str, Any]:
+                  apply: bool = False) -> WeightsReset:
     """``w ← w0`` for the selected edges (all, one relation, and/or the edges touching one node).
 
     The reset is absolute and runs on the database (so edges learned by other processes are reset too) in one
@@ -350,9 +352,9 @@ def weights_reset(cg: CodeGraph, *, relation: str | None = None, node: str | Non
                 wgen = repo.generation()
         if apply and rows:
             cg.graph()  # patch the in-memory weights now
-    return {"applied": bool(apply and rows), "edges_selected": len(rows),
-            "mean_abs_change": round(sum(abs(r[4] - r[3]) for r in rows) / len(rows), 6) if rows else 0.0,
-            "relation": relation, "node": node, "weights_generation": int(wgen)}
+    return WeightsReset(applied=bool(apply and rows), edges_selected=len(rows),
+                        mean_abs_change=round(sum(abs(r[4] - r[3]) for r in rows) / len(rows), 6) if rows else 0.0,
+                        relation=relation, node=node, weights_generation=int(wgen))
 
 
 __all__ = [

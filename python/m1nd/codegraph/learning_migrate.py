@@ -15,8 +15,9 @@ row counts compared with the source's before it commits; the source is left as i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from m1nd.codegraph.results import LearningMigrated
 from m1nd.errors import InvalidInputError, StoreError
 from m1nd.graph.engine import W_MAX, W_MIN
 from m1nd.store.pg_url import is_postgres_url, redact
@@ -57,7 +58,7 @@ def _open_target(cg: CodeGraph, to: str) -> SharedLearningStore:
                             lock_timeout_ms=cg.settings.busy_timeout_ms)
 
 
-def migrate_learning(cg: CodeGraph, to: str, *, replace: bool = False) -> dict[str, Any]:
+def migrate_learning(cg: CodeGraph, to: str, *, replace: bool = False) -> LearningMigrated:
     """Copy the current shared store's trails, learn log and learned weights to ``to``; the counts."""
     with cg.lock:
         cg.require_graph()  # learned weights land on (or are read against) this workspace's graph
@@ -82,9 +83,10 @@ def migrate_learning(cg: CodeGraph, to: str, *, replace: bool = False) -> dict[s
                     raise StoreError(f"the copy does not match its source (source {counts}, copied {back}); "
                                      "nothing was written", recover="report this; the source is unchanged")
                 generation = dst.learning.bump_generation()
-            result = {"status": "ok", "from": _describe(src, cg), "to": _describe(dst, cg), "tables": counts,
-                      "learned_weights_applied": applied, "learned_weights_skipped": len(dump.weights) - applied,
-                      "weights_generation": generation, "verified": True}
+            result = LearningMigrated(source=_describe(src, cg), target=_describe(dst, cg), tables=counts,
+                                      learned_weights_applied=applied,
+                                      learned_weights_skipped=len(dump.weights) - applied,
+                                      weights_generation=generation)
         finally:
             if dst is not src and dst.remote:
                 dst.close()

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DivergeResult", "DriftResult", "HealthReport", "IngestReport", "LearnResult", "NodeRef", "PersistResult",
-           "TrailList", "TrailMerged", "TrailResumed", "TrailSaved", "TrailSummary", "UnlinkedPair", "WeightDrift",
-           "WeightDriftSummary"]
+__all__ = ["DivergeResult", "DriftResult", "HealthReport", "IngestReport", "LearnResult", "LearningMigrated", "NodeRef",
+           "PersistResult", "TrailArchived", "TrailDetail", "TrailList", "TrailMerged", "TrailResumed", "TrailSaved",
+           "TrailSummary", "UnlinkedPair", "WeightChange", "WeightDrift", "WeightDriftSummary", "WeightStats",
+           "WeightsReset"]
 
 
 def _counts(v: Any) -> dict[str, int]:
@@ -429,3 +430,128 @@ class HealthReport:
                 "history": self.history, "agents": self.agents, "perspectives": self.perspectives,
                 "locks": self.locks, "git": self.git, "transport": self.transport, "core": self.core,
                 "watch": self.watch}
+
+
+# -- learning maintenance (the ``m1nd weights`` / ``trail show|archive`` / ``learning migrate`` commands) -----------
+
+
+@dataclass(frozen=True)
+class WeightChange:
+    """One learned edge's weight against its base weight ``w0`` (rounded to 4 places)."""
+
+    edge: str
+    source: str
+    target: str
+    relation: str
+    w0: float
+    w: float
+    delta: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"edge": self.edge, "source": self.source, "target": self.target, "relation": self.relation,
+                "w0": self.w0, "w": self.w, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class WeightStats:
+    """The answer of ``weight_stats``: how many edges learning moved up and down, their mean |w - w0| over every
+    edge, the weights generation, and the largest changes first (``top``)."""
+
+    edges_total: int
+    strengthened: int
+    weakened: int
+    mean_abs_change: float
+    weights_generation: int
+    top: list[WeightChange]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"edges_total": self.edges_total, "strengthened": self.strengthened, "weakened": self.weakened,
+                "mean_abs_change": self.mean_abs_change, "weights_generation": self.weights_generation,
+                "top": [c.to_dict() for c in self.top]}
+
+
+@dataclass(frozen=True)
+class WeightsReset:
+    """The answer of ``weights_reset``: the learned edges selected (by ``relation`` and/or ``node``), their mean
+    |w - w0|, whether they were reset (``applied``; a dry run otherwise) and the weights generation after."""
+
+    applied: bool
+    edges_selected: int
+    mean_abs_change: float
+    relation: str | None
+    node: str | None
+    weights_generation: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"applied": self.applied, "edges_selected": self.edges_selected,
+                "mean_abs_change": self.mean_abs_change, "relation": self.relation, "node": self.node,
+                "weights_generation": self.weights_generation}
+
+
+@dataclass(frozen=True)
+class LearningMigrated:
+    """The answer of ``migrate_learning``: the two stores (described without secrets), the rows copied per table,
+    the learned weights applied and skipped (edges the graph lacks) and the target's weights generation; the copy
+    is verified before it commits, or nothing is written."""
+
+    source: str
+    target: str
+    tables: dict[str, int]
+    learned_weights_applied: int
+    learned_weights_skipped: int
+    weights_generation: int
+    verified: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": "ok", "from": self.source, "to": self.target, "tables": dict(self.tables),
+                "learned_weights_applied": self.learned_weights_applied,
+                "learned_weights_skipped": self.learned_weights_skipped,
+                "weights_generation": self.weights_generation, "verified": self.verified}
+
+
+@dataclass(frozen=True)
+class TrailDetail:
+    """One stored trail in full (``m1nd trail show``): what was saved, its reported status and how stale it is
+    against the current graph (``missing_ratio`` of its nodes gone, ``generations_behind``). The saved items
+    (visited nodes, hypotheses without their confidence at save, conclusions) keep their stored shape."""
+
+    trail_id: str
+    agent_id: str
+    label: str
+    status: str
+    stale: bool
+    missing_ratio: float
+    generations_behind: int
+    summary: str
+    tags: list[str]
+    visited_nodes: list[dict[str, Any]]
+    hypotheses: list[dict[str, Any]]
+    conclusions: list[dict[str, Any]]
+    open_questions: list[str]
+    activation_boosts: dict[str, float]
+    graph_generation: int
+    created_at_ms: int
+    last_modified_ms: int
+    source_trails: list[str]
+    merged_into: str | None
+    resumed_by: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trail_id": self.trail_id, "agent_id": self.agent_id, "label": self.label, "status": self.status,
+                "stale": self.stale, "missing_ratio": self.missing_ratio,
+                "generations_behind": self.generations_behind, "summary": self.summary, "tags": self.tags,
+                "visited_nodes": self.visited_nodes, "hypotheses": self.hypotheses, "conclusions": self.conclusions,
+                "open_questions": self.open_questions, "activation_boosts": self.activation_boosts,
+                "graph_generation": self.graph_generation, "created_at_ms": self.created_at_ms,
+                "last_modified_ms": self.last_modified_ms, "source_trails": self.source_trails,
+                "merged_into": self.merged_into, "resumed_by": self.resumed_by}
+
+
+@dataclass(frozen=True)
+class TrailArchived:
+    """The answer of archiving a trail."""
+
+    trail_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trail_id": self.trail_id, "status": "archived"}

@@ -28,7 +28,8 @@ from m1nd.defaults import TRAIL_LIST_LIMIT
 from m1nd.errors import InvalidInputError, LimitReachedError, M1ndError, NotFoundError, graph_empty_error
 from m1nd.graph.model import Graph
 from m1nd.codegraph.learning import unknown_nodes_error
-from m1nd.codegraph.results import TrailList, TrailResumed, TrailSaved, TrailSummary
+from m1nd.codegraph.results import (TrailArchived, TrailDetail, TrailList, TrailResumed, TrailSaved,
+                                    TrailSummary)
 from m1nd.codegraph.trail_input import (MAX_BOOSTS, MAX_JSON_BYTES, MAX_QUESTION, MAX_QUESTIONS, MAX_STATEMENT,
                                         MAX_VISITED, TAG_PATTERN, bad_input, canonical_ids, max_merge,
                                         normalise_text, parse_boosts, parse_conclusions, parse_hypotheses,
@@ -408,7 +409,7 @@ def list_trails(cg: CodeGraph, *, filter_agent_id: str | None = None, filter_sta
 
 
 # -- show / archive (CLI) ----------------------------------------------------------------------------------------
-def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
+def show(cg: CodeGraph, trail_id: str) -> TrailDetail:
     check_trail_id(trail_id)
     with cg.lock:
         g = cg.graph()
@@ -417,16 +418,17 @@ def show(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
             raise trail_not_found(trail_id)
         st = staleness(g, cg.store.generations()[0], t)
     hyps = [{k: v for k, v in h.items() if k != "confidence_at_save"} for h in t.hypotheses]
-    return {"trail_id": t.trail_id, "agent_id": t.agent_id, "label": t.label,
-            "status": reported_status(t.status, st.stale), "stale": st.stale, "missing_ratio": round(st.ratio, 4),
-            "generations_behind": st.generations_behind, "summary": t.summary, "tags": t.tags,
-            "visited_nodes": t.visited, "hypotheses": hyps, "conclusions": t.conclusions,
-            "open_questions": t.open_questions, "activation_boosts": t.boosts, "graph_generation": t.graph_generation,
-            "created_at_ms": t.created_ms, "last_modified_ms": t.last_modified_ms, "source_trails": t.source_trails,
-            "merged_into": t.merged_into, "resumed_by": t.resumed_by}
+    return TrailDetail(trail_id=t.trail_id, agent_id=t.agent_id, label=t.label,
+                       status=reported_status(t.status, st.stale), stale=st.stale, missing_ratio=round(st.ratio, 4),
+                       generations_behind=st.generations_behind, summary=t.summary, tags=t.tags,
+                       visited_nodes=t.visited, hypotheses=hyps, conclusions=t.conclusions,
+                       open_questions=t.open_questions, activation_boosts=t.boosts,
+                       graph_generation=t.graph_generation, created_at_ms=t.created_ms,
+                       last_modified_ms=t.last_modified_ms, source_trails=t.source_trails, merged_into=t.merged_into,
+                       resumed_by=t.resumed_by)
 
 
-def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
+def archive(cg: CodeGraph, trail_id: str) -> TrailArchived:
     check_trail_id(trail_id)
     with cg.lock:
         db, repo = cg.shared, cg.shared.trails
@@ -438,7 +440,7 @@ def archive(cg: CodeGraph, trail_id: str) -> dict[str, Any]:
                 raise InvalidInputError(f"trail {trail_id} was merged into {t.merged_into}; archive that one",
                                         details={"argument": "trail_id"})
             repo.mark_archived(trail_id, modified_ms=now_ms())
-    return {"trail_id": trail_id, "status": "archived"}
+    return TrailArchived(trail_id=trail_id)
 
 
 __all__ = ["STATUSES", "TAG_PATTERN", "TRAIL_ID_PATTERN", "Trail", "agent_slug", "archive", "check_trail_id",

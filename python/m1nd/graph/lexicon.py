@@ -36,7 +36,8 @@ import Stemmer  # PyStemmer: the Snowball stemmers in C (this module is its only
 
 from m1nd.graph.engine import PostingLists, count_terms, fold_forms, word_folds
 from m1nd.graph.nodes import DIR, FILE, NodeTable
-from m1nd.graph.seeds import _HUMPS, identifier_parts, pack_strings, unpack_strings
+from m1nd.graph.seeds import pack_strings, unpack_strings
+from m1nd.identifiers import HUMPS, identifier_parts
 
 K1 = 2.0
 B = 0.5
@@ -126,7 +127,7 @@ def _word_parts(w: str) -> list[str]:
         return [w] if len(w) >= 2 and w not in QUERY_STOPWORDS else []
     whole = w.casefold()
     parts = [whole] if len(whole) >= 2 and whole not in QUERY_STOPWORDS else []
-    parts.extend([p for p in map(str.lower, _HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
+    parts.extend([p for p in map(str.lower, HUMPS.findall(w)) if len(p) >= 2 and p not in QUERY_STOPWORDS])
     return parts
 
 

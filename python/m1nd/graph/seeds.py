@@ -1,5 +1,6 @@
-"""Query words and node ids: tokenising, identifier parts, direct id hits, the seed record, and the sparse-array
-helpers the graph layer shares (the packed strings live in :mod:`m1nd.graph.strings`; re-exported here).
+"""Query words and node ids: tokenising (identifier parts come from :mod:`m1nd.identifiers`), direct id hits, the
+seed record, and the sparse-array helpers the graph layer shares (the packed strings live in
+:mod:`m1nd.graph.strings`; re-exported here).
 
 Relevance itself (which nodes a query's words reach, and how much) is the BM25F index of :mod:`m1nd.graph.lexicon`
 and the rules of :mod:`m1nd.graph.ranking`; seed *selection* is ``activation.query_seeds``. What remains here is the
@@ -8,7 +9,6 @@ id side: an external id, ``file::relpath`` or a bare relpath in a query is a dir
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ import numpy as np
 
 from m1nd.graph.nodes import FILE, NodeTable
 from m1nd.graph.strings import pack_strings, unpack_strings
+from m1nd.identifiers import identifier_parts
 
 STOPWORDS = frozenset([
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "is", "are", "be", "for", "with", "this",
@@ -25,22 +26,6 @@ STOPWORDS = frozenset([
 ])
 _SPLIT = re.compile(r"[\s?!,;()\[\]{}<>\"']+")
 _PARTS = re.compile(r"::|[_\-./:]")
-_HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-
-@functools.lru_cache(maxsize=1 << 17)
-def _parts_cached(word: str) -> tuple[str, ...]:
-    return tuple(_identifier_parts(word))
-
-
-def identifier_parts(word: str) -> list[str]:
-    """``parseHTTPResponse_v2`` → ``parse http response v 2``: separators, camel humps, letter↔digit."""
-    return list(_parts_cached(word))
-
-
-def _identifier_parts(word: str) -> list[str]:
-    # the separators (``_ - . / :``) are never part of a hump, so one scan over the whole word splits both ways
-    return [h.lower() for h in _HUMPS.findall(word)]
 
 
 def tokenize(query: str) -> list[str]:

@@ -18,7 +18,8 @@ import numpy as np
 
 from m1nd.graph.engine import PostingLists
 from m1nd.graph.nodes import NodeTable
-from m1nd.graph.seeds import identifier_parts, run_starts
+from m1nd.graph.seeds import run_starts
+from m1nd.identifiers import identifier_parts
 from m1nd.lru import LRU
 
 _WORDS = re.compile(r"[A-Za-z0-9]+")

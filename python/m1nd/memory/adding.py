@@ -2,29 +2,33 @@
 
 Model inference for the vectors (the ``vector_hook``, issue 6) runs before the write transaction; storing the vectors
 runs inside it. A failing model never loses the entry: it is written without vectors and the answer says
-``embed_deferred``.
+``embed_deferred``. The answers are the dataclasses of :mod:`m1nd.memory.results` (:class:`Added`,
+:class:`AlreadySaved` or :class:`ThreadClosed` for one add, :class:`BatchAdded` for a batch); the tools and commands add
+the wire shape and the notes.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 from m1nd.memory import fields as F
-from m1nd.memory.core import MemoryCore, Outcome, env_truthy, visible
+from m1nd.memory.core import MemoryCore, env_truthy, visible
 from m1nd.memory.fts import ident_text
 from m1nd.memory.ids import new_entry_id, new_relationship_id
 from m1nd.memory.normalize import content_hash, dedup_hash, dedup_scope, thread_key
+from m1nd.memory.results import Added, AddResult, AlreadySaved, BatchAdded, BatchFailure, BatchItem, ThreadClosed
 from m1nd.store.memory_tx import MemoryTx
 from m1nd.timeutil import format_ms, now_iso, now_ms
 
 
 class Adding(MemoryCore):
     def add(self, raw: dict[str, Any], *, agent: str | None, no_embed: bool = False, no_auto_anchor: bool = False,
-            default_source_type: str = "manual", base_dir: Path | None = None) -> Outcome:
+            default_source_type: str = "manual", base_dir: Path | None = None) -> AddResult:
         """One add (plain or fact, or a thread close). ``raw`` uses the batch-style keys of :mod:`fields`."""
         plan = F.parse_add(raw, agent=agent, base_dir=base_dir, default_source_type=default_source_type)
         embed = plan.embed and not no_embed and not env_truthy("M1ND_SKIP_WRITE_EMBED")
@@ -34,12 +38,9 @@ class Adding(MemoryCore):
             res = self._apply_plan(tx, plan, agent, regs, payload=payloads[0],
                                    auto_anchor=plan.auto_anchor and not no_auto_anchor
                                    and not env_truthy("M1ND_SKIP_WRITE_ANCHOR"))
-        if deferred and res["kind"] in ("added", "fact"):
-            res["json"]["embed_deferred"] = deferred
-            res.setdefault("notes", []).append(f"embedding deferred (entry durable, id={res['json']['id']}): "
-                                               f"{deferred}")
-        return Outcome(res["json"], notes=res.get("notes", []),
-                       extra={"kind": res["kind"], "title": res.get("title"), "body": res.get("body")})
+        if deferred and isinstance(res, Added):
+            res = replace(res, embed_deferred=deferred)
+        return res
 
     def _prepare_vectors(self, plans: list[F.AddPlan], embed: bool) -> tuple[list[Any], str | None]:
         """Model inference before the transaction (issue 6 plugs in here)."""
@@ -59,15 +60,14 @@ class Adding(MemoryCore):
         return out, None
 
     def _apply_plan(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None, regs: dict[str, set[str]], *,
-                    payload: Any = None, auto_anchor: bool = True) -> dict[str, Any]:
+                    payload: Any = None, auto_anchor: bool = True) -> AddResult:
         if plan.kind == "close":
             return self._close_thread(tx, plan, agent)
-        self._validate_refs(tx, plan, agent, regs)
+        anchor_rowids = self._validate_refs(tx, plan, agent, regs)
         now = now_ms()
         ts = format_ms(now)
         scope = dedup_scope(plan.visibility, plan.owner, plan.source_agent)
         dh = dedup_hash(plan.title, plan.body)
-        notes: list[str] = []
         dedup_note = None
         if plan.session_id is not None:
             if plan.session_id not in regs.setdefault("sessions_seen", set()):
@@ -97,9 +97,7 @@ class Adding(MemoryCore):
                    if plan.session_id and not plan.allow_duplicate else None)
             if hit is not None:
                 if hit[3] == "public" or (agent is not None and hit[4] == agent):
-                    return {"kind": "skipped", "title": hit[2], "json": {
-                        "id": hit[1], "skipped": True, "duplicate_of": hit[1], "status": "already_persisted",
-                        "note": "identical entry exists this session; no write needed"}}
+                    return AlreadySaved(id=hit[1], title=hit[2])
                 row["dedup_exempt"] = 1  # never reveal (or collide with) an entry the caller cannot see
             row["id"] = new_entry_id()  # an id collision (2^-64) or the exemption above: try again
         if rowid is None:
@@ -107,7 +105,7 @@ class Adding(MemoryCore):
         tx.entries.set_tags(rowid, plan.tags, replace=False)
         if plan.applicability:
             tx.entries.set_applicability(rowid, plan.applicability, replace=False)
-        for a in plan.anchor_rowids:  # type: ignore[attr-defined]
+        for a in anchor_rowids:
             tx.entries.add_anchor(rowid, a, ts)
         if plan.session_id and plan.session_id.startswith("kn-"):
             target = tx.entries.rowid_of(plan.session_id)
@@ -117,20 +115,15 @@ class Adding(MemoryCore):
                                new=True)
         if payload is not None and self.vector_hook is not None:
             self.vector_hook.store(tx, rowid, payload, auto_anchor=auto_anchor)
-        out = {
-            "id": row["id"], "category": plan.category, "title": plan.title, "visibility": plan.visibility,
-            "owner": plan.owner, "resonance": plan.resonance, "resonance_type": plan.resonance_type,
-            "tags": plan.tags, "applicability": plan.applicability, "anchors": plan.anchors,
-            "wake_phrases": plan.wake_phrases, "code_refs": plan.code_refs, "session_id": plan.session_id,
-        }
-        if dedup_note:
-            out["dedup"] = dedup_note
-        if plan.kind == "fact":
-            out["fact_type"] = plan.fact_type
-        return {"kind": "fact" if plan.kind == "fact" else "added", "title": plan.title, "json": out,
-                "notes": notes, "body": plan.body}
+        return Added(id=row["id"], category=plan.category, title=plan.title, visibility=plan.visibility,
+                     owner=plan.owner, resonance=plan.resonance, resonance_type=plan.resonance_type, tags=plan.tags,
+                     applicability=plan.applicability, anchors=plan.anchors, wake_phrases=plan.wake_phrases,
+                     code_refs=plan.code_refs, session_id=plan.session_id, body=plan.body, dedup=dedup_note,
+                     fact=plan.kind == "fact", fact_type=plan.fact_type)
 
-    def _validate_refs(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None, regs: dict[str, set[str]]) -> None:
+    def _validate_refs(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None, regs: dict[str, set[str]]
+                       ) -> list[int]:
+        """Check the plan's registry values and anchors; returns the anchors' rowids."""
         def check(kind: str, value: str | None, label: str) -> None:
             if value is not None and value not in regs[kind]:
                 raise InvalidInputError(f"Invalid {label} '{value}'. Valid: {', '.join(sorted(regs[kind]))}")
@@ -150,9 +143,9 @@ class Adding(MemoryCore):
             if not visible(hit, agent):
                 raise NotFoundError(f"Anchor '{aid}' not found")
             rowids.append(hit[0])
-        plan.anchor_rowids = rowids  # type: ignore[attr-defined]
+        return rowids
 
-    def _close_thread(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None) -> dict[str, Any]:
+    def _close_thread(self, tx: MemoryTx, plan: F.AddPlan, agent: str | None) -> ThreadClosed:
         ts = now_iso()
         if plan.thread_id:
             hit = tx.entries.rowid_of(plan.thread_id)
@@ -172,20 +165,18 @@ class Adding(MemoryCore):
             if rowid is None:
                 raise NotFoundError(f"No open thread found matching content: '{plan.body}'")
         tx.entries.close_thread(rowid, ts)
-        return {"kind": "closed", "title": None, "json": {"id": eid, "closed": True}}
+        return ThreadClosed(id=eid)
 
     def add_batch(self, lines: Iterable[str], *, agent: str | None, base_dir: Path | None = None,
                   no_embed: bool = False, no_auto_anchor: bool = False, default_source_type: str = "manual",
-                  objects: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                  objects: bool = False, progress: Callable[[int, int], None] | None = None) -> BatchAdded:
         """Add many entries: one transaction, a savepoint per line (partial success).
 
         ``lines`` are JSONL text lines (``objects=False``; blank and ``#`` lines are skipped but counted, numbers
         are physical 1-based lines) or already-decoded objects (``objects=True``, MCP; numbers are 0-based).
-        Returns ``{added, already_saved, failed, embedded, bypassed, events}``; ``events`` are
-        ``(number, kind, item)`` in input order, ``bypassed`` the numbers written without a session (no dedup).
         """
         items: list[tuple[int, Any]] = []
-        failed: list[dict[str, Any]] = []
+        failed: list[BatchFailure] = []
         for n, line in enumerate(lines, start=0 if objects else 1):
             if objects:
                 items.append((n, line))
@@ -196,10 +187,10 @@ class Adding(MemoryCore):
             try:
                 obj = json.loads(s)
             except json.JSONDecodeError as e:
-                failed.append({"line": n, "error": f"invalid JSON: {e.msg} (column {e.colno})"})
+                failed.append(BatchFailure(n, f"invalid JSON: {e.msg} (column {e.colno})"))
                 continue
             if not isinstance(obj, dict):
-                failed.append({"line": n, "error": "line is not a JSON object"})
+                failed.append(BatchFailure(n, "line is not a JSON object"))
                 continue
             items.append((n, obj))
         plans: list[tuple[int, F.AddPlan]] = []
@@ -211,13 +202,12 @@ class Adding(MemoryCore):
                 plans.append((n, F.parse_add(obj, agent=agent, base_dir=base_dir,
                                              default_source_type=default_source_type)))
             except M1ndError as e:
-                failed.append({"line": n, "error": e.message})
+                failed.append(BatchFailure(n, e.message))
         embed = not no_embed and not env_truthy("M1ND_SKIP_WRITE_EMBED")
         payloads, deferred = self._prepare_vectors([p for _, p in plans], embed)
         auto_anchor = not no_auto_anchor and not env_truthy("M1ND_SKIP_WRITE_ANCHOR")
-        added: list[dict[str, Any]] = []
-        saved: list[dict[str, Any]] = []
-        events: list[tuple[int, str, dict[str, Any]]] = []
+        added: list[BatchItem] = []
+        saved: list[BatchItem] = []
         bypassed: list[int] = []
         total = len(plans)
         with self._write() as tx:
@@ -228,25 +218,20 @@ class Adding(MemoryCore):
                         res = self._apply_plan(tx, plan, agent, regs, payload=payload,
                                                auto_anchor=auto_anchor and plan.auto_anchor)
                 except M1ndError as e:
-                    failed.append({"line": n, "error": e.message})
+                    failed.append(BatchFailure(n, e.message))
                     continue
-                kind, js = res["kind"], res["json"]
-                if kind == "skipped":
-                    item = {"line": n, "id": js["id"], "title": res["title"]}
-                    saved.append(item)
+                if isinstance(res, AlreadySaved):
+                    saved.append(BatchItem(n, res.id, res.title, res.kind))
+                elif isinstance(res, ThreadClosed):
+                    added.append(BatchItem(n, res.id, None, res.kind))
                 else:
-                    item = {"line": n, "id": js["id"], "title": res["title"], "kind": kind}
-                    added.append(item)
-                    if js.get("dedup") == "bypassed_no_session":
+                    added.append(BatchItem(n, res.id, res.title, res.kind))
+                    if res.dedup == "bypassed_no_session":
                         bypassed.append(n)
-                events.append((n, kind, item))
                 if progress is not None and (i + 1) % 1000 == 0:
                     progress(i + 1, total)
-        failed.sort(key=lambda f: f["line"])
+        failed.sort(key=lambda f: f.line)
         embedded = 0 if (deferred or not embed or self.vector_hook is None) else sum(
-            1 for a in added if a["kind"] != "closed")
-        out: dict[str, Any] = {"added": added, "already_saved": saved, "failed": failed, "embedded": embedded,
-                               "bypassed": bypassed, "events": events}
-        if deferred:
-            out["embed_deferred"] = deferred
-        return out
+            1 for a in added if a.kind != "closed")
+        return BatchAdded(added=added, already_saved=saved, failed=failed, embedded=embedded, bypassed=bypassed,
+                          embed_deferred=deferred)

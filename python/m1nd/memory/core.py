@@ -15,7 +15,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +53,6 @@ def visible(hit: tuple[int, str, str | None] | None, agent: str | None) -> bool:
 
 class Retry(Exception):
     """An optimistic-concurrency conflict: the entry's rev moved between read and write."""
-
-
-@dataclass
-class Outcome:
-    """A command result: ``data`` is the JSON answer; ``notes`` are stderr lines; ``lines`` are text output."""
-
-    data: Any
-    notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class MemoryCore:

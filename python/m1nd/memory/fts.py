@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
+from m1nd.identifiers import HUMPS
+
 # Identifier-like words only: some upper case, underscore or digit inside (plain words are skipped by the engine).
 _IDENT = re.compile(r"\b(?=[A-Za-z0-9_]*[A-Z_0-9])[A-Za-z_][A-Za-z0-9_]{2,}")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _QUERY_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _WORDISH = re.compile(r"\w")
 MAX_IDENT_CHARS = 200_000
@@ -29,7 +30,7 @@ def ident_text(*texts: str) -> str:
             if word in seen:
                 continue
             seen.add(word)
-            pieces = [p for chunk in word.split("_") for p in _CAMEL.findall(chunk)]
+            pieces = [p for chunk in word.split("_") for p in HUMPS.findall(chunk)]
             if len(pieces) >= 2:
                 parts.append(" ".join(pieces))
     return " ".join(parts)

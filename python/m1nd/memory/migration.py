@@ -10,6 +10,7 @@ from typing import Any
 
 from m1nd.errors import InvalidInputError
 from m1nd.memory.fts import ident_text
+from m1nd.memory.results import Migrated
 from m1nd.store.memory_copy import copy_memory, describe
 from m1nd.store.pg_url import is_postgres_url
 
@@ -28,8 +29,8 @@ def parse_target(raw: str) -> str | Path:
 
 def migrate_to(src: Any, to: str, *, replace: bool = False,
                progress: Callable[[str, int, int], None] | None = None,
-               on_start: Callable[[str, str], None] | None = None) -> dict[str, Any]:
-    """Copy memory service ``src`` to the store ``to``; ``{from, to, tables, entries, verified}``."""
+               on_start: Callable[[str, str], None] | None = None) -> Migrated:
+    """Copy memory service ``src`` to the store ``to`` (verified before the target commits)."""
     from m1nd.memory.service import MemoryService
 
     dst = MemoryService(parse_target(to))
@@ -37,7 +38,6 @@ def migrate_to(src: Any, to: str, *, replace: bool = False,
         if on_start is not None:
             on_start(describe(src), describe(dst))
         counts = copy_memory(src, dst, ident=ident_text, replace=replace, progress=progress)
-        return {"status": "ok", "from": describe(src), "to": describe(dst), "tables": counts,
-                "entries": counts.get("entries", 0), "verified": True}
+        return Migrated(source=describe(src), target=describe(dst), tables=counts, entries=counts.get("entries", 0))
     finally:
         dst.close()

@@ -12,8 +12,9 @@ from typing import Any
 from m1nd.errors import InvalidInputError, NotFoundError
 from m1nd.memory import fields as F
 from m1nd.memory.core import MemoryCore
-from m1nd.memory.results import (Agent, Applicability, ContentType, Deleted, FactType, Project, Registered,
-                                 RegistryValue, RelationshipType, ResonanceType)
+from m1nd.memory.registry_results import (Agent, Applicability, ContentType, FactType, Project, Registered,
+                                          RegistryValue, RelationshipType, ResonanceType)
+from m1nd.memory.results import Deleted
 from m1nd.store.memory_schema import FACT_TYPES, RESONANCE_TYPES
 from m1nd.timeutil import now_iso
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from m1nd.defaults import RESONANCE_CAP
 from m1nd.errors import InvalidInputError, NotFoundError
-from m1nd.memory.core import MemoryCore, Outcome
+from m1nd.memory.core import MemoryCore
 from m1nd.memory.ids import new_relationship_id
 from m1nd.memory.results import Deleted, Reinforcement, Related, Relationship
 from m1nd.timeutil import now_iso
@@ -26,7 +26,7 @@ class Relations(MemoryCore):
                                   created_at=r[4], direction="out" if r[5] else "in") for r in rows]
 
     def relate(self, from_raw: str, to_raw: str, rel_type: str, *, agent: str | None, reinforce: bool = True
-               ) -> Outcome:
+               ) -> Related:
         with self._write() as tx:
             types = tx.registries.ids("relationship_types")
             if rel_type not in types:
@@ -41,14 +41,12 @@ class Relations(MemoryCore):
             rel_id = new_relationship_id()
             existing = tx.relationships.insert(rel_id, fr, to, rel_type, ts)
             reinforced = False
-            notes = []
             if existing is None and reinforce and rel_type not in NO_REINFORCE_TYPES \
                     and tx.entries.value_of(to, "resonance") < RESONANCE_CAP:
                 tx.entries.bump_resonance(to, ts, cap=RESONANCE_CAP)
                 reinforced = True
-                notes.append(f"  reinforced {tid} (+1)")
-        return Outcome(Related(id=existing or rel_id, from_id=fid, to_id=tid, type=rel_type, reinforced=reinforced,
-                               existing=existing is not None), notes=notes)
+        return Related(id=existing or rel_id, from_id=fid, to_id=tid, type=rel_type, reinforced=reinforced,
+                       existing=existing is not None)
 
     def unrelate(self, rel_id: str, *, agent: str | None) -> Deleted:
         rid = rel_id.strip()

@@ -2,28 +2,237 @@
 (wrapped in the tool's own envelope where it has one), the ``m1nd memory`` commands print it with ``--json`` or read
 the fields for their text. Each ``to_dict`` writes the keys in the order the wire has always had.
 
+- adding: :class:`Added` (an entry or a fact written), :class:`AlreadySaved` (an identical entry of the session is
+  there), :class:`ThreadClosed` (``AddResult`` is one of the three); a batch answers :class:`BatchAdded` with its
+  :class:`BatchItem` and :class:`BatchFailure` lines;
+- seeding and copying: :class:`Seeded` (knowledge from JSONL), :class:`AgentsSeeded` (agents from front matter),
+  :class:`Migrated` (the whole memory copied to another store);
+- reading: :class:`EntryList` (``list_entries``) and :class:`SearchHits` (``search``), whose entries are
+  :class:`m1nd.store.memory_contract.Entry`;
 - links, reinforcement, deletion: :class:`Related`, :class:`Relationship`, :class:`Deleted`, :class:`Reinforcement`;
 - changes: :class:`Updated` (the applied change plan), :class:`Backup`, :class:`Restored`;
 - sessions: :class:`Session`, :class:`SessionClosed`, :class:`SessionFact`, :class:`FactSession`;
 - figures: :class:`MemoryStats`, :class:`MemoryHealth`, :class:`OpenThread`, :class:`RecentFact` (``growth`` is a
   plain ``list[int]``, one count per week);
-- registries: :class:`RegistryValue` (categories, source, entry and session types), :class:`Agent`,
-  :class:`Applicability`, :class:`Project`, :class:`RelationshipType`, :class:`ContentType`, :class:`FactType`,
-  :class:`ResonanceType` (``tags`` are plain strings), and :class:`Registered` for an added value.
-
-Entries themselves are :class:`m1nd.store.memory_contract.Entry`; list and search answers are
-:class:`m1nd.memory.core.Outcome`; the add answers are the entry's JSON.
+The registries' values (``RegistryValue``, ``Agent``, ``Project``, …) are in :mod:`m1nd.memory.registry_results`;
+entries themselves are :class:`m1nd.store.memory_contract.Entry`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["Agent", "Applicability", "Backup", "ContentType", "Deleted", "FactSession", "FactType", "MemoryHealth",
-           "MemoryStats", "OpenThread", "Project", "RecentFact", "Registered", "RegistryValue", "Reinforcement",
-           "Related", "Relationship", "RelationshipType", "ResonanceType", "Restored", "Session", "SessionClosed",
-           "SessionFact", "Updated"]
+from m1nd.store.memory_contract import Entry
+
+__all__ = ["AddResult", "Added", "AgentsSeeded", "AlreadySaved", "Backup", "BatchAdded", "BatchFailure", "BatchItem",
+           "Deleted", "EntryList", "FactSession", "MemoryHealth", "MemoryStats", "Migrated", "OpenThread", "RecentFact",
+           "Reinforcement", "Related", "Relationship", "Restored", "SearchHits", "Seeded", "Session", "SessionClosed",
+           "SessionFact", "ThreadClosed", "Updated"]
+
+
+# -- adding ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Added:
+    """The answer of ``add`` for an entry or a fact written: its stored fields (``body`` is not on the wire: the
+    command line previews a fact's), ``dedup`` (``bypassed_no_session`` when no session was given, so nothing was
+    checked for duplicates), ``fact_type`` for a fact, and ``embed_deferred``: why no vector was computed (the entry
+    is durable; ``m1nd memory embed`` catches up)."""
+
+    id: str
+    category: str
+    title: str
+    visibility: str
+    owner: str | None
+    resonance: int
+    resonance_type: str | None
+    tags: list[str]
+    applicability: list[str]
+    anchors: list[str]
+    wake_phrases: list[str]
+    code_refs: list[str]
+    session_id: str | None
+    body: str = ""
+    dedup: str | None = None
+    fact: bool = False
+    fact_type: str | None = None
+    embed_deferred: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``fact`` or ``added`` (the batch's line kinds)."""
+        return "fact" if self.fact else "added"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "category": self.category, "title": self.title, "visibility": self.visibility,
+            "owner": self.owner, "resonance": self.resonance, "resonance_type": self.resonance_type,
+            "tags": list(self.tags), "applicability": list(self.applicability), "anchors": list(self.anchors),
+            "wake_phrases": list(self.wake_phrases), "code_refs": list(self.code_refs), "session_id": self.session_id}
+        if self.dedup:
+            out["dedup"] = self.dedup
+        if self.fact:
+            out["fact_type"] = self.fact_type
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+@dataclass(frozen=True)
+class AlreadySaved:
+    """The answer of ``add`` when an identical entry the caller can see is already in the session: nothing was
+    written; ``id`` and ``title`` are the existing entry's."""
+
+    id: str
+    title: str
+    kind: ClassVar[str] = "skipped"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "skipped": True, "duplicate_of": self.id, "status": "already_persisted",
+                "note": "identical entry exists this session; no write needed"}
+
+
+@dataclass(frozen=True)
+class ThreadClosed:
+    """The answer of ``add`` for a ``thread_closed`` fact: the thread entry that was closed."""
+
+    id: str
+    kind: ClassVar[str] = "closed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "closed": True}
+
+
+# What one add answers.
+AddResult = Added | AlreadySaved | ThreadClosed
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One line of a batch that was written (``kind``: added, fact or closed) or already saved (``skipped``);
+    ``line`` numbers the input (1-based physical lines of a file, 0-based items of a list); ``title`` is None for a
+    closed thread."""
+
+    line: int
+    id: str
+    title: str | None
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire object (an already-saved line says no kind: it sits in its own list)."""
+        out: dict[str, Any] = {"line": self.line, "id": self.id, "title": self.title}
+        if self.kind != "skipped":
+            out["kind"] = self.kind
+        return out
+
+
+@dataclass(frozen=True)
+class BatchFailure:
+    """A line of a batch that was not written, and why."""
+
+    line: int
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "error": self.error}
+
+
+@dataclass(frozen=True)
+class BatchAdded:
+    """The answer of ``add_batch`` (partial success): the lines written and already saved (input order), the failed
+    ones (by line), how many entries got vectors, the lines written without a session (``bypassed``: no dedup check;
+    not on the wire) and ``embed_deferred``: why none got vectors (the entries are durable)."""
+
+    added: list[BatchItem]
+    already_saved: list[BatchItem]
+    failed: list[BatchFailure]
+    embedded: int
+    bypassed: list[int] = field(default_factory=list)
+    embed_deferred: str | None = None
+
+    @property
+    def events(self) -> list[BatchItem]:
+        """The written and already-saved lines together, in input order."""
+        return sorted(self.added + self.already_saved, key=lambda i: i.line)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"added": [i.to_dict() for i in self.added],
+                               "already_saved": [i.to_dict() for i in self.already_saved],
+                               "failed": [f.to_dict() for f in self.failed], "embedded": self.embedded}
+        if self.embed_deferred:
+            out["embed_deferred"] = self.embed_deferred
+        return out
+
+
+# -- seeding -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The answer of ``seed_knowledge`` for one file: entries imported, entries skipped (their id exists; overwrite
+    replaces them) and notes on what the import adjusted (registry values it created, dedup exemptions, anchors it
+    dropped), in the order they happened."""
+
+    imported: int
+    skipped: int
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AgentsSeeded:
+    """The answer of ``seed_agents``: the agents registered (file order) and the files skipped, with why."""
+
+    seeded: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Migrated:
+    """The answer of ``migrate_to``: the two stores (described without secrets), the rows copied per table and the
+    entries among them; the copy is verified (row counts) before it commits, or nothing is written."""
+
+    source: str
+    target: str
+    tables: dict[str, int]
+    entries: int
+    verified: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": "ok", "from": self.source, "to": self.target, "tables": dict(self.tables),
+                "entries": self.entries, "verified": self.verified}
+
+
+# -- reading -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryList:
+    """The answer of ``list_entries``: the entries in the asked order, ``total`` (the whole selection's count when
+    asked for, else the entries' number) and ``hidden_private``: how many of the caller's own private entries a
+    public-only list left out (the commands say so; the tool does not)."""
+
+    entries: list[Entry]
+    total: int
+    hidden_private: int = 0
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    """The answer of ``search``: the entries best first (``extra["score"]`` set), the ``mode`` that ran (keyword when
+    no model could serve a semantic or hybrid search), ``notes`` on what ran differently from what was asked (no
+    model, any-word matching), ``hidden_private`` as in :class:`EntryList`, and how many results were ``activated``
+    (marked as used)."""
+
+    entries: list[Entry]
+    mode: str
+    notes: list[str] = field(default_factory=list)
+    hidden_private: int = 0
+    activated: int = 0
+
+
+# -- links, reinforcement, deletion ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -278,125 +487,3 @@ class RecentFact:
         return {"id": self.id, "type": self.type, "category": self.category, "content": self.content,
                 "created_at": self.created_at, "resonance": self.resonance,
                 "effective_resonance": self.effective_resonance, "state": self.state}
-
-
-# -- registries --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RegistryValue:
-    """A value of a plain registry: categories, source types, entry types, session types."""
-
-    id: str
-    description: str
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "created_at": self.created_at}
-
-
-@dataclass(frozen=True)
-class Agent:
-    """A registered agent."""
-
-    id: str
-    description: str
-    domain: str | None
-    created_at: str
-    updated_at: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "domain": self.domain,
-                "created_at": self.created_at, "updated_at": self.updated_at}
-
-
-@dataclass(frozen=True)
-class Applicability:
-    """An applicability context (where an entry applies)."""
-
-    id: str
-    description: str
-    scope: str | None
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "scope": self.scope, "created_at": self.created_at}
-
-
-@dataclass(frozen=True)
-class Project:
-    """A registered project."""
-
-    id: str
-    name: str
-    path: str | None
-    repo_url: str | None
-    description: str | None
-    active: bool
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "path": self.path, "repo_url": self.repo_url,
-                "description": self.description, "active": self.active, "created_at": self.created_at}
-
-
-@dataclass(frozen=True)
-class RelationshipType:
-    """A relationship type (``directional``: ``a → b`` differs from ``b → a``)."""
-
-    id: str
-    description: str
-    directional: bool
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "directional": self.directional,
-                "created_at": self.created_at}
-
-
-@dataclass(frozen=True)
-class ContentType:
-    """A body format with the file extensions that imply it."""
-
-    id: str
-    description: str
-    file_extensions: list[str]
-    created_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "file_extensions": list(self.file_extensions),
-                "created_at": self.created_at}
-
-
-@dataclass(frozen=True)
-class FactType:
-    """A fact type (fixed by the schema) and the category its facts are stored under."""
-
-    id: str
-    category: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "category": self.category}
-
-
-@dataclass(frozen=True)
-class ResonanceType:
-    """A resonance type (fixed by the schema) and whether its importance decays with time."""
-
-    id: str
-    decays: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "decays": self.decays}
-
-
-@dataclass(frozen=True)
-class Registered:
-    """The answer of adding a registry value (agent, project, category, applicability): its id (and a project's
-    name)."""
-
-    id: str
-    name: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id} if self.name is None else {"id": self.id, "name": self.name}

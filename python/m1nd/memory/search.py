@@ -2,7 +2,7 @@
 
 Reads run in one snapshot; activation bookkeeping (``show``, ``search --activate``) runs afterwards in its own short
 write, skipped when the database is busy (the read already succeeded). Private entries the caller owns but did not
-ask for are never shown; a note says how many matched.
+ask for are never shown; the answer says how many matched (``hidden_private``).
 """
 
 from __future__ import annotations
@@ -12,19 +12,14 @@ import contextlib
 from m1nd.defaults import LIST_LIMIT, RECENT_DAYS, RECENT_LIMIT, RECENT_MIN_RESONANCE, SEARCH_LIMIT
 from m1nd.errors import InvalidInputError
 from m1nd.memory import fields as F
-from m1nd.memory.core import MemoryCore, Outcome
+from m1nd.memory.core import MemoryCore
 from m1nd.memory.fts import build_match, query_terms
-from m1nd.memory.results import RecentFact
+from m1nd.memory.results import EntryList, RecentFact, SearchHits
 from m1nd.store.memory_contract import Entry, Filters, Scope
 from m1nd.store.memory_tx import MemoryTx
 from m1nd.timeutil import MS_PER_DAY, format_ms, now_iso, now_ms
 
 SORTS = ("updated", "created", "resonance", "id")
-
-
-def hidden_hint(n: int) -> str:
-    word, verb = ("entry", "is") if n == 1 else ("entries", "are")
-    return f"note: {n} private {word} of yours matched but {verb} hidden; use --include-private to see them"
 
 
 class Reading(MemoryCore):
@@ -56,12 +51,12 @@ class Reading(MemoryCore):
             raise InvalidInputError("--mine needs an agent: pass --agent NAME or set M1ND_CURRENT_AGENT")
 
     def list_entries(self, f: Filters, *, agent: str | None, sort: str = "updated", limit: int = LIST_LIMIT,
-                     count: bool = False) -> Outcome:
+                     count: bool = False) -> EntryList:
         self._check_mode(f, agent)
         if sort not in SORTS:
             raise InvalidInputError(f"--sort must be one of updated, created, resonance, id (got '{sort}')")
         now = now_ms()
-        notes: list[str] = []
+        hidden = 0
         with self._read() as tx:
             self._check_filters(tx, f)
             scope = tx.entries.scope(f, agent, now)
@@ -75,16 +70,19 @@ class Reading(MemoryCore):
             if f.visibility == "public" and agent:
                 with contextlib.suppress(Exception):
                     hidden = tx.entries.count(tx.entries.scope(f, agent, now, visibility="mine"))
-                    if hidden:
-                        notes.append(hidden_hint(hidden))
-        return Outcome(entries, notes=notes, extra={"total": total})
+        return EntryList(entries=entries, total=total, hidden_private=hidden)
 
     def search(self, query: str, f: Filters, *, agent: str | None, limit: int = SEARCH_LIMIT, activate: bool = False,
-               mode: str = "keyword") -> Outcome:
+               mode: str | None = "keyword") -> SearchHits:
+        """Entries matching ``query`` in ``mode`` (keyword, semantic or hybrid; None: hybrid when an embedding model
+        is installed, else keyword, the default of the ``memory_search`` tool and ``Workspace.memory_search``)."""
+        if mode is None:
+            mode = "hybrid" if getattr(self.vector_hook, "search", None) is not None else "keyword"
         self._check_mode(f, agent)
         if not query.strip():
             raise InvalidInputError("search query must not be empty")
         notes: list[str] = []
+        hidden = activated = 0
         if mode in ("semantic", "hybrid") and getattr(self.vector_hook, "search", None) is None:
             notes.append("note: no embedding model installed; using keyword search")
             mode = "keyword"
@@ -111,8 +109,6 @@ class Reading(MemoryCore):
                     with contextlib.suppress(Exception):
                         mine = tx.entries.scope(f, agent, now, visibility="mine")
                         hidden = tx.entries.keyword_count(mine, build_match(terms))
-                        if hidden:
-                            notes.append(hidden_hint(hidden))
             if sem is not None:
                 entries = self._fuse(tx, sem, entries, mode, agent, now, limit)
         if activate and entries:
@@ -121,8 +117,8 @@ class Reading(MemoryCore):
                 for e in entries:
                     e.data["last_activated"] = ts
                     e.data["activation_count"] += 1
-                notes.append(f"Activated {len(entries)} result(s)")
-        return Outcome(entries, notes=notes, extra={"mode": mode})
+                activated = len(entries)
+        return SearchHits(entries=entries, mode=mode, notes=notes, hidden_private=hidden, activated=activated)
 
     def _semantic_hits(self, tx: MemoryTx, f: Filters, agent: str | None, now: int, query: str, limit: int,
                        notes: list[str]) -> list[tuple[int, float]] | None:

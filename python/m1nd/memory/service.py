@@ -1,8 +1,8 @@
 """The knowledge memory service: every ``m1nd memory`` command and ``memory_*`` tool goes through here.
 
 Layering: adapters (``m1nd.cli.memory``, ``m1nd.tools.memory``) parse their input, call one method, and render
-what it returns (entries, :class:`~m1nd.memory.core.Outcome` and the dataclasses of :mod:`m1nd.memory.results`, whose
-``to_dict()`` is the wire object); they decide nothing. :class:`MemoryService` is the one public face; each command
+what it returns (entries and the dataclasses of :mod:`m1nd.memory.results`, whose ``to_dict()`` is the wire object
+where one exists); they decide nothing. :class:`MemoryService` is the one public face; each command
 family lives in its own module and is mixed in here:
 
 ==========================  ==========================================================================================
@@ -43,10 +43,10 @@ from __future__ import annotations
 
 from m1nd.memory.adding import Adding
 from m1nd.memory.backups import Backups
-from m1nd.memory.core import Outcome, default_basis, env_truthy
+from m1nd.memory.core import default_basis, env_truthy
 from m1nd.memory.registries import Registries
 from m1nd.memory.relations import Relations
-from m1nd.memory.search import Reading, hidden_hint
+from m1nd.memory.search import Reading
 from m1nd.memory.sessions import Sessions
 from m1nd.memory.stats import Stats
 from m1nd.memory.transfer import Transfer, front_matter, normalise_import
@@ -54,8 +54,8 @@ from m1nd.memory.update_plan import edited_list, find_replace
 from m1nd.memory.updating import Updating
 from m1nd.store.memory_contract import Filters
 
-__all__ = ["Filters", "MemoryService", "Outcome", "default_basis", "edited_list", "env_truthy", "find_replace",
-           "front_matter", "hidden_hint", "normalise_import"]
+__all__ = ["Filters", "MemoryService", "default_basis", "edited_list", "env_truthy", "find_replace",
+           "front_matter", "normalise_import"]
 
 
 class MemoryService(Adding, Reading, Updating, Backups, Relations, Stats, Registries, Sessions, Transfer):

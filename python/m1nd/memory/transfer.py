@@ -16,6 +16,7 @@ from m1nd.errors import InvalidInputError, M1ndError, NotFoundError
 from m1nd.memory import fields as F
 from m1nd.memory.ids import new_entry_id, normalize_entry_id
 from m1nd.memory.registries import CATEGORY_ID
+from m1nd.memory.results import AgentsSeeded, Seeded
 from m1nd.memory.snapshots import Snapshots
 from m1nd.store.memory_schema import FACT_TYPES
 from m1nd.timeutil import normalise_ts, now_iso, now_ms
@@ -37,7 +38,7 @@ class Transfer(Snapshots):
                 yield js
 
     def seed_knowledge(self, path: Path, *, agent: str | None, overwrite: bool = False,
-                       progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                       progress: Callable[[int], None] | None = None) -> Seeded:
         """Import one JSONL file of entry objects in one transaction; a bad line aborts the file."""
         notes: list[str] = []
         imported = skipped = 0
@@ -86,9 +87,11 @@ class Transfer(Snapshots):
                         notes.append(f"note: anchor {aid} of an imported entry does not exist; dropped")
                         continue
                     tx.entries.add_anchor(rowid, hit[0], ts)
-        return {"imported": imported, "skipped": skipped, "notes": notes}
+        return Seeded(imported=imported, skipped=skipped, notes=notes)
 
-    def seed_agents(self, directory: Path) -> dict[str, Any]:
+    def seed_agents(self, directory: Path) -> AgentsSeeded:
+        """Register (or update) an agent per ``*.md`` file with front matter (name, description, domain); files
+        starting with ``_`` are not read."""
         if not directory.is_dir():
             raise NotFoundError(f"No agent seed directory at {directory}")
         seeded: list[str] = []
@@ -110,7 +113,7 @@ class Transfer(Snapshots):
             for name, desc, domain in rows:
                 tx.registries.upsert_agent(name, desc, domain, ts, keep_unset=False)
                 seeded.append(name)
-        return {"seeded": seeded, "notes": notes}
+        return AgentsSeeded(seeded=seeded, notes=notes)
 
 
 def front_matter(text: str) -> dict[str, str]:

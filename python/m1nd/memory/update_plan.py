@@ -2,13 +2,13 @@
 
 Pure apart from resolving anchor ids (a read): :meth:`UpdatePlanning._plan_update` decides every field (title,
 content modes, category, tags, applicability, resonance, anchors, wake phrases, code refs, visibility and owner,
-session) and returns ``{set, changes, tags, applicability, anchors_add, anchors_remove, …}`` for
-:mod:`m1nd.memory.updating` to write.
+session) and returns an :class:`UpdatePlan` for :mod:`m1nd.memory.updating` to write.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from m1nd.errors import InvalidInputError, NotFoundError
@@ -18,14 +18,35 @@ from m1nd.memory.ids import normalize_entry_id
 from m1nd.store.memory_contract import Entry
 
 
+@dataclass
+class UpdatePlan:
+    """What an update writes: the entry's new column values (``values``, lists already as their stored JSON text),
+    the tag and applicability lists when they change (None: unchanged), the anchors to add and remove (rowids),
+    the change lines of the answer, and the find/replace count and the bytes an append or prepend added."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    changes: list[str] = field(default_factory=list)
+    tags: list[str] | None = None
+    applicability: list[str] | None = None
+    anchors_add: list[int] = field(default_factory=list)
+    anchors_remove: list[int] = field(default_factory=list)
+    replacements: int = 0
+    bytes_added: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to write: every requested value was already the entry's."""
+        return not (self.values or self.tags is not None or self.applicability is not None or self.anchors_add
+                    or self.anchors_remove)
+
+
 class UpdatePlanning(MemoryCore):
     def _plan_update(self, e: Entry, c: dict[str, Any], agent: str | None, regs: dict[str, set[str]]
-                     ) -> dict[str, Any]:
+                     ) -> UpdatePlan:
         """Compute the new values from the current entry (pure); ``changes`` are the human change lines."""
-        s: dict[str, Any] = {}
-        lines: list[str] = []
-        plan: dict[str, Any] = {"set": s, "changes": lines, "tags": None, "applicability": None,
-                                "anchors_add": [], "anchors_remove": []}
+        plan = UpdatePlan()
+        s = plan.values
+        lines = plan.changes
         if c.get("title") is not None:
             t = F.check_title(c["title"])
             if t != e["title"]:
@@ -48,12 +69,12 @@ class UpdatePlanning(MemoryCore):
                 nb = add + "\n" + body if body else add
                 word = "prepended"
             s["body"] = F.check_body(nb)
-            plan["bytes_added"] = len(add.encode("utf-8"))
-            lines.append(f"content: {word} {plan['bytes_added']} bytes")
+            plan.bytes_added = len(add.encode("utf-8"))
+            lines.append(f"content: {word} {plan.bytes_added} bytes")
         elif c.get("find") is not None:
             nb, n = find_replace(body, c["find"], c["replace"], replace_all=bool(c.get("replace_all")),
                                  nth=c.get("nth"))
-            plan["replacements"] = n
+            plan.replacements = n
             if nb != body:
                 s["body"] = F.check_body(nb)
             lines.append(f"content: {n} replacement(s)")
@@ -67,7 +88,7 @@ class UpdatePlanning(MemoryCore):
         tags = edited_list(e["tags"], F.tag_list(c["tags"]) if c.get("tags") is not None else None,
                            F.tag_list(c.get("add_tags")), F.split_list(c.get("remove_tags")))
         if tags != e["tags"]:
-            plan["tags"] = tags
+            plan.tags = tags
             lines.append(f"tags: {', '.join(tags) if tags else '(none)'}")
         if c.get("applicability") is not None:
             apps = F.split_list(c["applicability"])
@@ -76,7 +97,7 @@ class UpdatePlanning(MemoryCore):
                     raise InvalidInputError(f"Invalid applicability '{a}'. Valid: "
                                             f"{', '.join(sorted(regs['applicability']))}")
             if apps != e["applicability"]:
-                plan["applicability"] = apps
+                plan.applicability = apps
                 lines.append(f"applicability: {', '.join(apps) if apps else '(none)'}")
         if c.get("content_type") is not None and c["content_type"] != e["content_type_id"]:
             if c["content_type"] not in regs["content_types"]:
@@ -179,7 +200,7 @@ class UpdatePlanning(MemoryCore):
                 lines.append(f"session_id: {e['session_id'] or '-'} -> {sid or '-'}")
         return plan
 
-    def _plan_anchors(self, e: Entry, c: dict[str, Any], agent: str | None, plan: dict[str, Any]) -> None:
+    def _plan_anchors(self, e: Entry, c: dict[str, Any], agent: str | None, plan: UpdatePlan) -> None:
         if c.get("anchors") is None and not c.get("add_anchors") and not c.get("remove_anchors"):
             return
         with self._read() as tx:
@@ -204,12 +225,12 @@ class UpdatePlanning(MemoryCore):
             raise InvalidInputError("An entry cannot anchor to itself")
         for r, i in target.items():
             if r not in current:
-                plan["anchors_add"].append(r)
-                plan["changes"].append(f"anchors: added '{i}'")
+                plan.anchors_add.append(r)
+                plan.changes.append(f"anchors: added '{i}'")
         for r, i in current.items():
             if r not in target:
-                plan["anchors_remove"].append(r)
-                plan["changes"].append(f"anchors: removed '{i}'")
+                plan.anchors_remove.append(r)
+                plan.changes.append(f"anchors: removed '{i}'")
 
 
 def edited_list(current: list[str], replace: list[str] | None, add: list[str], remove: list[str]) -> list[str]:

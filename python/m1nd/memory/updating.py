@@ -51,13 +51,11 @@ class Updating(UpdatePlanning):
                 entry = self._entry(tx, rowid, agent)
                 regs = self._registries(tx)
             plan = self._plan_update(entry, changes, agent, regs)
-            if not plan["set"] and plan["tags"] is None and plan["applicability"] is None and not plan["anchors_add"] \
-                    and not plan["anchors_remove"]:
-                return Updated(id=entry.id, changes=[], replacements=plan.get("replacements", 0),
-                               bytes_added=plan.get("bytes_added", 0))
-            new_title = plan["set"].get("title", entry["title"])
-            new_body = plan["set"].get("body", entry["body"])
-            new_tags = plan["tags"] if plan["tags"] is not None else entry["tags"]
+            if plan.empty:
+                return Updated(id=entry.id, changes=[], replacements=plan.replacements, bytes_added=plan.bytes_added)
+            new_title = plan.values.get("title", entry["title"])
+            new_body = plan.values.get("body", entry["body"])
+            new_tags = plan.tags if plan.tags is not None else entry["tags"]
             text_changed = (new_title, new_body, new_tags) != (entry["title"], entry["body"], entry["tags"])
             embed = text_changed and not no_embed and not env_truthy("M1ND_SKIP_WRITE_EMBED")
             payload = None
@@ -70,9 +68,9 @@ class Updating(UpdatePlanning):
                     deferred = f"{type(e).__name__}: {e}"
             ts = now_iso()
             with self._write() as tx:
-                if plan["tags"] is not None or any(k in plan["set"] for k in SNAPSHOT_KEYS):
+                if plan.tags is not None or any(k in plan.values for k in SNAPSHOT_KEYS):
                     tx.backups.insert(new_backup_id(), entry, operation, agent, ts)
-                values = dict(plan["set"])
+                values = dict(plan.values)
                 values["updated_at"] = ts
                 if "body" in values:
                     values["content_hash"] = content_hash(values["body"])
@@ -89,13 +87,13 @@ class Updating(UpdatePlanning):
                     tx.sessions.ensure(values["session_id"], ts, agent)
                 if not tx.entries.update_entry(entry.rowid, entry.rev, values):
                     raise Retry
-                if plan["tags"] is not None:
-                    tx.entries.set_tags(entry.rowid, plan["tags"])
-                if plan["applicability"] is not None:
-                    tx.entries.set_applicability(entry.rowid, plan["applicability"])
-                for a in plan["anchors_remove"]:
+                if plan.tags is not None:
+                    tx.entries.set_tags(entry.rowid, plan.tags)
+                if plan.applicability is not None:
+                    tx.entries.set_applicability(entry.rowid, plan.applicability)
+                for a in plan.anchors_remove:
                     tx.entries.remove_anchor(entry.rowid, a)
-                for a in plan["anchors_add"]:
+                for a in plan.anchors_add:
                     tx.entries.add_anchor(entry.rowid, a, ts)
                 if text_changed or "summary" in values:
                     tx.entries.fts_refresh(entry.rowid, new_title, new_body, values.get("summary", entry["summary"]),
@@ -104,8 +102,8 @@ class Updating(UpdatePlanning):
                     self.vector_hook.store(tx, entry.rowid, payload,
                                            auto_anchor=not no_auto_anchor
                                            and not env_truthy("M1ND_SKIP_WRITE_ANCHOR"))
-            return Updated(id=entry.id, changes=plan["changes"], replacements=plan.get("replacements", 0),
-                           bytes_added=plan.get("bytes_added", 0), embed_deferred=deferred)
+            return Updated(id=entry.id, changes=plan.changes, replacements=plan.replacements,
+                           bytes_added=plan.bytes_added, embed_deferred=deferred)
 
         updated: Updated = self._retrying(attempt, raw_id)
         return updated

@@ -14,6 +14,10 @@ the excluded entries that would have taken a place had the exclusion been off (c
 without it, only when such entries exist). Choosing entries is a read; the activation count of the chosen entries
 is bumped afterwards in a short transaction of its own (skipped when the database is busy, or with ``activate``
 false). The ritual (:mod:`m1nd.memory.ritual`) reuses :func:`select`.
+
+Both answer dataclasses (:class:`WakeSet`, :class:`WakeFacts`) whose ``to_dict`` is the wire object of the ``wake``
+and ``wake_fetch`` tools and of the commands' ``--json``; the text forms are :func:`render_cascade` and
+:func:`render_facts`.
 """
 
 from __future__ import annotations
@@ -60,13 +64,16 @@ class WakeEntry:
     def ritual_content(self) -> str:
         return entry_content(self.body, self.summary)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "category": self.category, "resonance": self.resonance,
                 "effective_resonance": self.effective_resonance, "content": self.content}
 
 
 @dataclass
 class WakeSet:
+    """The cascade: the chosen entries per layer (core, recent, bridges) and, per exclusion tag, how many entries it
+    kept out that would have taken a place."""
+
     agent: str
     basis: str
     layers: dict[str, list[WakeEntry]] = field(default_factory=lambda: {k: [] for k in LAYERS})
@@ -79,10 +86,35 @@ class WakeSet:
     def total(self) -> int:
         return sum(len(v) for v in self.layers.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "resonance_basis": self.basis,
-                "layers": {k: [e.to_json() for e in self.layers[k]] for k in LAYERS},
+                "layers": {k: [e.to_dict() for e in self.layers[k]] for k in LAYERS},
                 "excluded": dict(self.excluded), "total": self.total}
+
+
+@dataclass(frozen=True)
+class WakeFact:
+    """A recent resonant fact of ``wake-fetch``: its creation day, label (fact type, else category) and text."""
+
+    id: str
+    date: str
+    label: str
+    resonance: int
+    content: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "date": self.date, "label": self.label, "resonance": self.resonance,
+                "content": self.content}
+
+
+@dataclass(frozen=True)
+class WakeFacts:
+    """The answer of ``wake-fetch``."""
+
+    facts: list[WakeFact]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"facts": [f.to_dict() for f in self.facts]}
 
 
 def need_agent(agent: str | None) -> str:
@@ -150,8 +182,9 @@ def bump_activation(repo: MemoryTx, rowids: list[int]) -> None:
 
 def cascade(svc: MemoryService, agent: str | None, *, limit: int = WAKE_LIMIT,
             min_resonance: int | None = None, days: int = WAKE_DAYS, activate: bool = True,
-            include_excluded: bool = False, basis: str | None = None) -> dict[str, Any]:
-    """``m1nd memory wake`` / the ``wake`` tool: the cascade as JSON."""
+            include_excluded: bool = False, basis: str | None = None) -> WakeSet:
+    """``m1nd memory wake`` / the ``wake`` tool: the cascade (its activation counts bumped unless ``activate`` is
+    false)."""
     ws = select(svc, agent, limit=limit, min_resonance=min_resonance, days=days,
                 include_excluded=include_excluded, basis=basis)
     rowids = [e.rowid for e in ws.entries()]
@@ -161,7 +194,7 @@ def cascade(svc: MemoryService, agent: str | None, *, limit: int = WAKE_LIMIT,
                 bump_activation(repo, rowids)
         except BusyError:
             log.warning("wake activation bookkeeping skipped: memory database busy")
-    return ws.to_json()
+    return ws
 
 
 def render_cascade(data: dict[str, Any]) -> list[str]:
@@ -193,8 +226,8 @@ def render_cascade(data: dict[str, Any]) -> list[str]:
 # =============================================================================================================
 def fetch(svc: MemoryService, agent: str | None, *, days: int = WAKE_FETCH_DAYS,
           limit: int = WAKE_FETCH_LIMIT, exclude_tags: list[str] | tuple[str, ...] = (),
-          basis: str | None = None) -> dict[str, Any]:
-    """Recent resonant facts for a wake presentation: ``{facts: [{id, date, label, resonance, content}]}``."""
+          basis: str | None = None) -> WakeFacts:
+    """Recent resonant facts for a wake presentation, newest first."""
     basis = basis or default_basis("decayed")
     if days < 1:
         raise InvalidInputError(f"--days must be a positive integer (got {days})")
@@ -208,8 +241,8 @@ def fetch(svc: MemoryService, agent: str | None, *, days: int = WAKE_FETCH_DAYS,
         rows = tx.wake.fetch(agent, now=now, since=format_ms(now - days * MS_PER_DAY), basis=basis,
                              exclude_prefixes=prefixes, limit=limit, min_resonance=FETCH_MIN_RESONANCE,
                              min_value=RECENT_MIN_RESONANCE)
-    return {"facts": [{"id": r[0], "date": r[1][:10], "label": r[2], "resonance": int(r[3]), "content": r[4] or ""}
-                      for r in rows]}
+    return WakeFacts([WakeFact(id=r[0], date=r[1][:10], label=r[2], resonance=int(r[3]), content=r[4] or "")
+                      for r in rows])
 
 
 def render_facts(data: dict[str, Any]) -> list[str]:

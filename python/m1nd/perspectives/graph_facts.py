@@ -24,7 +24,8 @@ from m1nd.graph.ranking import fuse, query_prior
 from m1nd.graph.schema import (
     CONTAINS,
 )
-from m1nd.graph.seeds import identifier_parts, lookup_sorted, run_starts, sorted_unique
+from m1nd.graph.seeds import lookup_sorted, run_starts, sorted_unique
+from m1nd.identifiers import identifier_parts
 from m1nd.lru import LRU
 from m1nd.timeutil import MS_PER_DAY
 

@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from m1nd.identifiers import HUMPS_ANY_SCRIPT
 from m1nd.store.db import Database
 
 _WORD = re.compile(r"\w+")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
 #: longer runs are hashes, base64 or minified code: not words anyone searches for
 MAX_TOKEN_CHARS = 64
 
@@ -52,7 +52,7 @@ def code_tokens(text: str) -> list[str]:
         append(whole)
         if run.isalpha() and (run.islower() or run.isupper() or (run[0].isupper() and run[1:].islower())):
             continue  # a plain word: no parts (fast path for prose and most keywords)
-        parts = [p.lower() for chunk in run.split("_") if chunk for p in _PART.findall(chunk)]
+        parts = [p.lower() for chunk in run.split("_") if chunk for p in HUMPS_ANY_SCRIPT.findall(chunk)]
         if len(parts) > 1:
             out.extend(p for p in parts if len(p) > 1)
     return out

@@ -13,6 +13,7 @@ from m1nd.defaults import RECENT_DAYS, RESONANCE_CAP
 from m1nd.errors import InvalidInputError
 from m1nd.tools.registry import TOOLS, Param, Tool, register
 from m1nd.memory.fields import FACT_TYPES, RESONANCE_TYPES
+from m1nd.memory.results import Added
 
 ID = Param("id", "string", "Entry id (kn-…; a unique prefix of ≥ 8 hex digits also works).", required=True,
            min_length=1, max_length=200)
@@ -151,11 +152,12 @@ def _add_raw(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory_add(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    raw = _add_raw(a)
-    res = ws.memory.add(raw, agent=a["agent_id"], default_source_type="agent_session")
-    data = dict(res.data)
-    if res.notes:
-        data["notes"] = res.notes
+    from m1nd.tools.memory_ops import embed_deferred_note
+
+    res = ws.memory.add(_add_raw(a), agent=a["agent_id"], default_source_type="agent_session")
+    data: dict[str, Any] = res.to_dict()
+    if isinstance(res, Added) and res.embed_deferred:
+        data["notes"] = [embed_deferred_note(res.id, res.embed_deferred)]
     return data
 
 
@@ -196,19 +198,19 @@ def _memory_add_batch(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     res = ws.memory.add_batch(good, agent=a["agent_id"], objects=True, no_embed=not a["embed"],
                               default_source_type="agent_session")
 
-    def re_index(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def re_index(rows: list[Any]) -> list[dict[str, Any]]:
         out = []
         for r in rows:
-            r = dict(r)
-            r["index"] = index_of[r.pop("line")]
-            out.append(r)
+            d = r.to_dict()
+            d["index"] = index_of[d.pop("line")]
+            out.append(d)
         return out
-    failed = sorted(pre_failed + re_index(res["failed"]), key=lambda r: r["index"])
-    added, saved = re_index(res["added"]), re_index(res["already_saved"])
-    out = {"added": added, "already_saved": saved, "failed": failed, "embedded": res["embedded"],
+    failed = sorted(pre_failed + re_index(res.failed), key=lambda r: r["index"])
+    added, saved = re_index(res.added), re_index(res.already_saved)
+    out = {"added": added, "already_saved": saved, "failed": failed, "embedded": res.embedded,
            "added_count": len(added), "already_saved_count": len(saved), "failed_count": len(failed)}
-    if "embed_deferred" in res:
-        out["embed_deferred"] = res["embed_deferred"]
+    if res.embed_deferred:
+        out["embed_deferred"] = res.embed_deferred
     return out
 
 
@@ -247,7 +249,7 @@ register(Tool(
 
 def _memory_list(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
     res = ws.memory.list_entries(_filters(a), agent=a["agent_id"], sort=a["sort"], limit=a["limit"], count=True)
-    return {"entries": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data], "total": res.extra["total"],
+    return {"entries": [_compact(e.to_json(), a["max_body_chars"]) for e in res.entries], "total": res.total,
             "resonance_basis": a["resonance_basis"]}
 
 
@@ -266,15 +268,15 @@ register(Tool(
 
 
 def _memory_search(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
-    mode = a.get("mode")
-    if mode is None:
-        mode = "hybrid" if getattr(ws.memory.vector_hook, "search", None) is not None else "keyword"
     res = ws.memory.search(a["query"], _filters(a), agent=a["agent_id"], limit=a["limit"], activate=a["activate"],
-                           mode=mode)
-    out = {"query": a["query"], "mode": res.extra["mode"],
-           "results": [_compact(e.to_json(), a["max_body_chars"]) for e in res.data],
+                           mode=a.get("mode"))
+    from m1nd.tools.memory_ops import search_notes
+
+    out = {"query": a["query"], "mode": res.mode,
+           "results": [_compact(e.to_json(), a["max_body_chars"]) for e in res.entries],
            "resonance_basis": a["resonance_basis"]}
-    notes = [n for n in res.notes if not n.startswith("note: ") or "private" not in n]
+    # the command line's note on hidden private entries is not for agents (include_private defaults to true here)
+    notes = [n for n in search_notes(res) if not n.startswith("note: ") or "private" not in n]
     if notes:
         out["notes"] = notes
     return out
@@ -413,8 +415,7 @@ register(Tool(
 
 
 def _memory_relate(ws: Any, a: dict[str, Any]) -> Any:
-    res = ws.memory.relate(a["from_id"], a["to_id"], a["type"], agent=a["agent_id"], reinforce=a["reinforce"])
-    return res.data
+    return ws.memory.relate(a["from_id"], a["to_id"], a["type"], agent=a["agent_id"], reinforce=a["reinforce"])
 
 
 register(Tool(

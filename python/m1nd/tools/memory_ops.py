@@ -22,13 +22,38 @@ from m1nd.memory.fields import read_content_file, split_list
 from m1nd.memory.ids import normalize_entry_id
 from m1nd.memory.waketext import NOTICE
 
-__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "filters", "migrate_to", "no_model_error",
-           "normalize_entry_id", "read_content_file", "render_cascade", "render_facts", "render_report", "render_rows",
-           "ritual_begin", "ritual_respond", "split_list", "terminal_only", "wake_cascade", "wake_fetch", "wake_log",
-           "wake_log_need_agent", "write_csv", "write_jsonl", "write_markdown", "write_out"]
+__all__ = ["FORMATS", "NOTICE", "check_out_path", "default_basis", "embed_deferred_note", "filters", "hidden_hint",
+           "migrate_to", "no_model_error", "normalize_entry_id", "read_content_file", "render_cascade", "render_facts",
+           "render_report", "render_rows", "ritual_begin", "ritual_respond", "search_notes", "split_list",
+           "terminal_only", "wake_cascade", "wake_fetch", "wake_log", "wake_log_need_agent", "write_csv", "write_jsonl",
+           "write_markdown", "write_out"]
+
+
+# -- writing: what a write whose embedding failed says ---------------------------------------------------------------
+def embed_deferred_note(entry_id: str, why: str) -> str:
+    """The note of an add or update whose vectors could not be computed (``embed_deferred``): the entry is written;
+    the ``memory_add`` tool lists it in ``notes``, the commands print it on stderr."""
+    return f"embedding deferred (entry durable, id={entry_id}): {why}"
 
 
 # -- reading: filters and the resonance basis ------------------------------------------------------------------------
+def hidden_hint(n: int) -> str:
+    """The note of a public-only list or search that left out ``n`` of the caller's own private entries."""
+    word, verb = ("entry", "is") if n == 1 else ("entries", "are")
+    return f"note: {n} private {word} of yours matched but {verb} hidden; use --include-private to see them"
+
+
+def search_notes(hits: Any) -> list[str]:
+    """The notes of a search (:class:`m1nd.memory.results.SearchHits`), in the order the commands print them: what
+    ran differently, the hidden private entries, the results marked as used."""
+    notes = list(hits.notes)
+    if hits.hidden_private:
+        notes.append(hidden_hint(hits.hidden_private))
+    if hits.activated:
+        notes.append(f"Activated {hits.activated} result(s)")
+    return notes
+
+
 def filters(**fields: Any) -> Any:
     """A :class:`m1nd.store.memory_contract.Filters` (what list, search and export select by)."""
     from m1nd.store.memory_contract import Filters
@@ -44,7 +69,7 @@ def default_basis(command_default: str) -> str:
 
 
 # -- wake and the ritual (memory.md §12) ----------------------------------------------------------------------------
-def wake_cascade(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
+def wake_cascade(ws: Any, agent: str | None, **options: Any) -> Any:
     """The identity cascade of ``agent`` (``options``: limit, min_resonance, days, activate, include_excluded,
     basis)."""
     from m1nd.memory import wake
@@ -53,7 +78,7 @@ def wake_cascade(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
     return wake.cascade(ws.memory, agent, **options)
 
 
-def wake_fetch(ws: Any, agent: str | None, **options: Any) -> dict[str, Any]:
+def wake_fetch(ws: Any, agent: str | None, **options: Any) -> Any:
     """Recent resonant facts for a wake presentation (``options``: days, limit, exclude_tags, basis)."""
     from m1nd.memory import wake
 
@@ -144,8 +169,9 @@ def wake_log(ws: Any, view: str, agent: str | None, **options: Any) -> Any:
 
 
 # -- moving the memory -----------------------------------------------------------------------------------------------
-def migrate_to(ws: Any, to: str, **options: Any) -> dict[str, Any]:
-    """Copy the workspace's memory to the store ``to`` (``options``: replace, progress, on_start)."""
+def migrate_to(ws: Any, to: str, **options: Any) -> Any:
+    """Copy the workspace's memory to the store ``to`` (``options``: replace, progress, on_start): a
+    :class:`m1nd.memory.results.Migrated`."""
     from m1nd.memory.migration import migrate_to as copy
 
     return copy(ws.memory, to, **options)

@@ -31,7 +31,7 @@ def _cascade_kw(a: dict[str, Any]) -> dict[str, Any]:
             "include_excluded": a["include_excluded"], "basis": a["resonance_basis"], "activate": a["activate"]}
 
 
-def _wake(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _wake(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.tools.memory_ops import wake_cascade
 
     return wake_cascade(ws, a["agent_id"], **_cascade_kw(a))
@@ -90,7 +90,7 @@ register(Tool(
 ))
 
 
-def _wake_fetch(ws: Any, a: dict[str, Any]) -> dict[str, Any]:
+def _wake_fetch(ws: Any, a: dict[str, Any]) -> Any:
     from m1nd.tools.memory_ops import wake_fetch
 
     return wake_fetch(ws, a["agent_id"], days=a["days"], limit=a["limit"],

@@ -10,6 +10,7 @@ import click
 
 from m1nd.cli.memory.common import (acting_agent, emit_json, exclusive, handled, json_option, memory_group,
                                     note, open_service, out, usage)
+from m1nd.tools.memory_ops import embed_deferred_note
 
 
 FACT_FORBIDDEN = {"category": "--category", "title": "--title", "anchors": "--anchors",
@@ -76,47 +77,45 @@ def add_cmd(as_json: bool, no_auto_anchor: bool, no_embed: bool, **kw: Any) -> N
         raw["code_refs"] = list(raw["code_refs"])
     if fact is not None:
         raw["type"] = fact
-    svc = open_service()
-    res = svc.add(raw, agent=acting_agent(), no_embed=no_embed, no_auto_anchor=no_auto_anchor)
-    for n in res.notes:
-        note(n)
-    js, kind = res.data, res.extra["kind"]
-    if kind == "added" or kind == "fact":
-        bypass = js.get("dedup") == "bypassed_no_session"
+    res = open_service().add(raw, agent=acting_agent(), no_embed=no_embed, no_auto_anchor=no_auto_anchor)
+    if res.kind == "skipped":  # an identical entry of the session (m1nd.memory.results.AlreadySaved)
         if as_json:
-            emit_json(js)
-            return
-        if bypass:
-            note("  (dedup bypassed: no --session-id provided)")
-        if kind == "fact":
-            out(f"Added fact: {js['id']}")
-            out(f"  Type: {js['fact_type']}")
-            out(f"  Category: {js['category']}")
-            out(f"  Content: {preview_keep(res.extra['body'], 200)}")
-            return
-        out(f"Added entry: {js['id']}")
-        out(f"  Category: {js['category']}")
-        out(f"  Title: {js['title']}")
-        out(f"  Visibility: {js['visibility']}")
-        if js["owner"]:
-            out(f"  Owner: {js['owner']}")
-        if js["resonance"]:
-            out(f"  Resonance: {js['resonance']}")
-        for label, key in (("Resonance Type", "resonance_type"), ("Tags", "tags"), ("Applicability", "applicability"),
-                           ("Anchors", "anchors"), ("Wake Phrases", "wake_phrases"), ("Code refs", "code_refs")):
-            v = js.get(key)
-            if v:
-                out(f"  {label}: {', '.join(v) if isinstance(v, list) else v}")
-    elif kind == "skipped":
-        if as_json:
-            emit_json(js)
+            emit_json(res.to_dict())
         else:
-            out(f"Already saved as {js['id']} (identical entry this session — nothing to do).")
-    else:  # closed
+            out(f"Already saved as {res.id} (identical entry this session — nothing to do).")
+        return
+    if res.kind == "closed":  # ThreadClosed
         if as_json:
-            emit_json(js)
+            emit_json(res.to_dict())
         else:
-            out(f"Closed thread: {js['id']}")
+            out(f"Closed thread: {res.id}")
+        return
+    if res.embed_deferred:
+        note(embed_deferred_note(res.id, res.embed_deferred))
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    if res.dedup == "bypassed_no_session":
+        note("  (dedup bypassed: no --session-id provided)")
+    if res.fact:
+        out(f"Added fact: {res.id}")
+        out(f"  Type: {res.fact_type}")
+        out(f"  Category: {res.category}")
+        out(f"  Content: {preview_keep(res.body, 200)}")
+        return
+    out(f"Added entry: {res.id}")
+    out(f"  Category: {res.category}")
+    out(f"  Title: {res.title}")
+    out(f"  Visibility: {res.visibility}")
+    if res.owner:
+        out(f"  Owner: {res.owner}")
+    if res.resonance:
+        out(f"  Resonance: {res.resonance}")
+    for label, v in (("Resonance Type", res.resonance_type), ("Tags", res.tags),
+                     ("Applicability", res.applicability), ("Anchors", res.anchors),
+                     ("Wake Phrases", res.wake_phrases), ("Code refs", res.code_refs)):
+        if v:
+            out(f"  {label}: {', '.join(v) if isinstance(v, list) else v}")
 
 
 def preview_keep(text: str, n: int) -> str:
@@ -152,34 +151,29 @@ def add_batch_cmd(file: str | None, no_embed: bool, no_auto_anchor: bool, as_jso
     res = svc.add_batch(lines, agent=acting_agent(), base_dir=base, no_embed=no_embed,
                         no_auto_anchor=no_auto_anchor,
                         progress=progress if total_lines >= 2000 else None)
-    for n in res["bypassed"]:
+    for n in res.bypassed:
         note(f"  line {n}: (dedup bypassed: no session provided)")
-    failed = res["failed"]
     if as_json:
-        data = {"added": res["added"], "already_saved": res["already_saved"], "failed": failed,
-                "embedded": res["embedded"]}
-        if "embed_deferred" in res:
-            data["embed_deferred"] = res["embed_deferred"]
-        emit_json(data)
+        emit_json(res.to_dict())
     else:
-        for n, kind, item in sorted(res["events"], key=lambda e: e[0]):
-            if kind == "added":
-                out(f"  [{n}] Added entry: {item['id']} ({item['title']})")
-            elif kind == "fact":
-                out(f"  [{n}] Added fact: {item['id']}")
-            elif kind == "closed":
-                out(f"  [{n}] Closed thread: {item['id']}")
+        for item in res.events:
+            if item.kind == "added":
+                out(f"  [{item.line}] Added entry: {item.id} ({item.title})")
+            elif item.kind == "fact":
+                out(f"  [{item.line}] Added fact: {item.id}")
+            elif item.kind == "closed":
+                out(f"  [{item.line}] Closed thread: {item.id}")
             else:
-                out(f"  [{n}] Already saved: {item['id']} ({item['title']}) — identical this session, no action")
-    if failed:
-        note(f"\nBatch errors ({len(failed)} of {total_lines} entries failed):")
-        for f_ in failed:
-            note(f"  line {f_['line']}: {f_['error']}")
-    n_new = sum(1 for a in res["added"] if a["kind"] in ("added", "fact"))
-    if n_new and res["embedded"] < n_new:
-        note(f"\n(embed skipped for {n_new - res['embedded']} entries — run `m1nd memory embed --all` to embed)")
+                out(f"  [{item.line}] Already saved: {item.id} ({item.title}) — identical this session, no action")
+    if res.failed:
+        note(f"\nBatch errors ({len(res.failed)} of {total_lines} entries failed):")
+        for f_ in res.failed:
+            note(f"  line {f_.line}: {f_.error}")
+    n_new = sum(1 for a in res.added if a.kind in ("added", "fact"))
+    if n_new and res.embedded < n_new:
+        note(f"\n(embed skipped for {n_new - res.embedded} entries — run `m1nd memory embed --all` to embed)")
     if not as_json:
-        out(f"\nBatch complete: {len(res['added'])} added, {len(res['already_saved'])} already saved "
-            f"(no action needed), {len(failed)} failed.")
-    if failed:
+        out(f"\nBatch complete: {len(res.added)} added, {len(res.already_saved)} already saved "
+            f"(no action needed), {len(res.failed)} failed.")
+    if res.failed:
         raise SystemExit(1)

@@ -28,11 +28,10 @@ def copy_to(to: str, *, replace: bool, as_json: bool) -> None:
     result = migrate_to(memory_workspace(), to, replace=replace, progress=progress,
                         on_start=lambda a, b: note(f"migrate: {a} -> {b}"))
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
-    counts = result["tables"]
-    out(f"Copied {result['entries']} entries and {sum(counts.values()) - result['entries']} other rows "
-        f"to {result['to']} (row counts verified).")
+    out(f"Copied {result.entries} entries and {sum(result.tables.values()) - result.entries} other rows "
+        f"to {result.target} (row counts verified).")
 
 
 @memory_group.command("migrate")

@@ -13,6 +13,7 @@ import click
 from m1nd.cli.memory.common import (acting_agent, emit_json, exclusive, handled, json_option, memory_group,
                                     note, open_service, out, preview, usage)
 from m1nd.defaults import LIST_LIMIT, RECENT_DAYS, RECENT_LIMIT, SEARCH_LIMIT
+from m1nd.tools.memory_ops import hidden_hint, search_notes
 
 
 def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -141,16 +142,16 @@ def list_cmd(sort: str, limit: int, as_json: bool, **kw: Any) -> None:
     """List entries (public by default; --include-private / --mine for yours)."""
     f = build_filters(kw)
     res = open_service().list_entries(f, agent=acting_agent(), sort=sort, limit=limit)
-    for n in res.notes:
-        note(n)
+    if res.hidden_private:
+        note(hidden_hint(res.hidden_private))
     if as_json:
-        emit_json([e.to_json() for e in res.data])
-    elif not res.data:
+        emit_json([e.to_json() for e in res.entries])
+    elif not res.entries:
         out("No entries found")
     else:
-        out(f"Found {len(res.data)} entries:")
+        out(f"Found {len(res.entries)} entries:")
         out()
-        render_blocks(res.data)
+        render_blocks(res.entries)
 
 
 @memory_group.command("search")
@@ -169,16 +170,16 @@ def search_cmd(query: str, semantic: bool, hybrid: bool, activate: bool, limit: 
     f = build_filters(kw)
     mode = "semantic" if semantic else ("hybrid" if hybrid else "keyword")
     res = open_service().search(query, f, agent=acting_agent(), limit=limit, activate=activate, mode=mode)
-    for n in res.notes:
+    for n in search_notes(res):
         note(n)
     if as_json:
-        emit_json([e.to_json() for e in res.data])
-    elif not res.data:
+        emit_json([e.to_json() for e in res.entries])
+    elif not res.entries:
         out(f"No results for '{query}'")
     else:
-        out(f"Found {len(res.data)} results:")
+        out(f"Found {len(res.entries)} results:")
         out()
-        render_blocks(res.data)
+        render_blocks(res.entries)
 
 
 @memory_group.command("recent")

@@ -45,10 +45,9 @@ def rel_list_cmd(entry_id: str, as_json: bool) -> None:
 @handled
 def rel_add_cmd(from_id: str, to_id: str, rel_type: str, no_reinforce: bool, as_json: bool) -> None:
     """Link two entries; the target gains +1 resonance (cap 10) unless contradicts/supersedes."""
-    res = open_service().relate(from_id, to_id, rel_type, agent=acting_agent(), reinforce=not no_reinforce)
-    for n in res.notes:
-        note(n)
-    d = res.data
+    d = open_service().relate(from_id, to_id, rel_type, agent=acting_agent(), reinforce=not no_reinforce)
+    if d.reinforced:
+        note(f"  reinforced {d.to_id} (+1)")
     if as_json:
         emit_json(d.to_dict())
     elif d.existing:

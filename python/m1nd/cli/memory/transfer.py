@@ -24,11 +24,11 @@ def seed_agents_cmd(path: str | None) -> None:
     """Register agents from markdown files with front matter (name, description, domain)."""
     d = Path(path).expanduser() if path else root_obj().settings.home / "memory" / "seed" / "agents"
     res = open_service().seed_agents(d)
-    for n in res["notes"]:
+    for n in res.notes:
         note(n)
-    if res["seeded"]:
-        out(f"Seeded {len(res['seeded'])} agents:")
-        for name in res["seeded"]:
+    if res.seeded:
+        out(f"Seeded {len(res.seeded)} agents:")
+        for name in res.seeded:
             out(f"  {name}")
     else:
         out(f"No agents seeded from {d}")
@@ -60,12 +60,12 @@ def seed_knowledge_cmd(path: str | None, overwrite: bool) -> None:
             note(f"Error: {f}: {e.message}")
             errors += 1
             continue
-        for n in res["notes"]:
+        for n in res.notes:
             note(n)
-        if res["skipped"]:
-            note(f"  skipped {res['skipped']} existing entries (use --overwrite to replace them)")
-        out(f"Imported {res['imported']} entries from {f}")
-        total += res["imported"]
+        if res.skipped:
+            note(f"  skipped {res.skipped} existing entries (use --overwrite to replace them)")
+        out(f"Imported {res.imported} entries from {f}")
+        total += res.imported
     if len(files) > 1:
         out(f"Total: {total}")
     if errors:

@@ -10,6 +10,7 @@ import click
 
 from m1nd.cli.memory.common import (acting_agent, emit_json, exclusive, handled, json_option, memory_group,
                                     note, open_service, out, read_stdin_or, usage)
+from m1nd.tools.memory_ops import embed_deferred_note
 
 
 @memory_group.command("update")
@@ -107,7 +108,7 @@ def update_cmd(entry_id: str, as_json: bool, no_auto_anchor: bool, no_embed: boo
     res = open_service().update(entry_id, ch, agent=acting_agent(), no_embed=no_embed,
                                 no_auto_anchor=no_auto_anchor)
     if res.embed_deferred:
-        note(f"embedding deferred (entry durable, id={res.id}): {res.embed_deferred}")
+        note(embed_deferred_note(res.id, res.embed_deferred))
     if as_json:
         emit_json({"id": res.id, "changes": res.changes})
     elif not res.changes:
@@ -203,7 +204,7 @@ def restore_cmd(entry_id: str, list_: bool, backup_id: str | None, no_auto_ancho
     res = svc.restore(entry_id, agent=acting_agent(), backup_id=backup_id, no_embed=no_embed,
                       no_auto_anchor=no_auto_anchor)
     if res.embed_deferred:
-        note(f"embedding deferred (entry durable, id={res.id}): {res.embed_deferred}")
+        note(embed_deferred_note(res.id, res.embed_deferred))
     if as_json:
         emit_json(res.to_dict())
     else:

@@ -80,7 +80,7 @@ def wake_cmd(limit: int | None, min_resonance: int | None, days: int | None, no_
     except M1ndError as e:
         _ritual_fail(e)
     try:
-        data = wake_cascade(memory_workspace(), agent, activate=not no_activate, **cascade_kw)
+        data = wake_cascade(memory_workspace(), agent, activate=not no_activate, **cascade_kw).to_dict()
     except M1ndError as e:
         fail(e, as_json)
     if as_json:
@@ -107,7 +107,7 @@ def wake_fetch_cmd(days: int, limit: int, exclude_tags: tuple[str, ...], resonan
 
     prefixes = [p for p in (exclude_tags[0].split(",") if exclude_tags else []) if p.strip()]
     data = wake_fetch(memory_workspace(), acting_agent(), days=days, limit=limit, exclude_tags=prefixes,
-                      basis=resonance_basis)
+                      basis=resonance_basis).to_dict()
     if as_json:
         emit_json(data)
     else:
