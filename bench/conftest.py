@@ -3,7 +3,8 @@
 The ``heavy`` mark (issue 16 item 8) is set here, per module, on the benchmarks that take most of that pass: real
 corpora (the whole standard library, the Django sdist, the ctags coverage corpora, git mirrors) or the embedding
 model. ``pytest bench --benchmark-disable -m "not heavy"`` is the quick pass (the rest: ~2 minutes of the ~34 of the
-whole pass, measured on the shared 2-core machine); CI runs everything.
+whole pass, measured on the shared 2-core machine). CI runs the quick pass (``M1ND_CI_HEAVY=1`` adds the heavy tier);
+``ci/bench.sh`` runs both.
 """
 
 from __future__ import annotations

@@ -3,13 +3,14 @@
 #   1. builds the sdist, then the wheel from that sdist (so the sdist is known to build): one cp311-abi3 wheel;
 #      on Linux auditwheel repairs it to a manylinux tag; abi3audit checks it uses only the stable ABI;
 #   2. installs the wheel into a fresh virtualenv per CPython (3.11 and 3.13) and runs the suite from a directory
-#      where the source tree is not importable (the tests assert m1nd comes from site-packages): everything
-#      (tests/ and bench/ as correctness checks) on the first Python, the core, graph and MCP tests on the others;
+#      where the source tree is not importable (the tests assert m1nd comes from site-packages): tests/ and bench/'s
+#      quick tier (a correctness check) on the first Python, the core, graph and MCP tests on the others;
 #   3. a checked build (bounds and initialisation checks compiled into the kernels), built from the same sdist
 #      while step 2 runs, installed into the first virtualenv: the fast tests again.
 # Before the suite, the first virtualenv runs the static checks: ruff and mypy (configured in pyproject.toml).
 # Settings: M1ND_CI_PYTHONS (default "3.11 3.13"), M1ND_CI_DIR (default build/ci; wiped first),
-# M1ND_SKIP_CHECKED=1 (no checked build).
+# M1ND_SKIP_CHECKED=1 (no checked build), M1ND_CI_HEAVY=1 (bench/'s heavy tier too: the benchmarks on large corpora
+# and the embedding model, ~30 of the pass's ~34 minutes on a 2-core machine; ci/bench.sh always runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -88,7 +89,9 @@ for i in "${!PYTHONS[@]}"; do
     "$OUT/venv-$v/bin/python" -m pip install -q "$WHEEL[lint]"
     (cd "$ROOT" && "$OUT/venv-$v/bin/ruff" check python tests bench tools && "$OUT/venv-$v/bin/mypy")
     echo "== CPython $v: whole suite against the installed wheel (release build)" >&2
-    M1ND_EXPECT_BOUNDSCHECK=0 run_suite "$v" tests bench --benchmark-disable
+    tier=(-m "not heavy")
+    [ "${M1ND_CI_HEAVY:-0}" = 1 ] && tier=()
+    M1ND_EXPECT_BOUNDSCHECK=0 run_suite "$v" tests bench --benchmark-disable "${tier[@]}"
   else
     echo "== CPython $v: fresh virtualenv, the same wheel" >&2
     make_venv "$v" test
