@@ -211,6 +211,21 @@ def test_a_conventional_scope_says_where_the_type_word_does_not() -> None:
     assert R.wants("fix(tests): flaky timeout") == (True, False)
 
 
+def test_a_query_about_types_lifts_the_declaration_prior() -> None:
+    # "types: …" names where the change is made, so here the conventional type word counts, unlike for tests/docs
+    assert R.wants_declarations("types: allow port to be null in the request definition")
+    assert R.wants_declarations("feat(types): add missing error types")
+    assert R.wants_declarations("fix(ts): align router options")
+    assert not R.wants_declarations("fix: error.code not present on some routing errors")
+    assert not R.wants_declarations("Fix search of annotated type parameters")  # a type is not a declaration file
+    prior = np.array([1.0, R.DECLARATION_PRIOR, R.DECLARATION_PRIOR * R.DIR_PRIOR, R.TEST_PRIOR], np.float32)
+    testy, docsy, idx = np.zeros(4, bool), np.zeros(4, bool), np.arange(4)
+    plain = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False)
+    asked = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False, decls_wanted=True)
+    np.testing.assert_array_equal(plain, prior)
+    np.testing.assert_array_equal(asked, np.array([1.0, 1.0, prior[2], prior[3]], np.float32))
+
+
 def test_files_under_test_directories_are_tests_in_every_language() -> None:
     from m1nd.evaluation import is_source
 

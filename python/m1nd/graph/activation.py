@@ -97,15 +97,15 @@ def ranking_priors(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pr
 
 
-def dense_prior(g: Graph, tests_wanted: bool, docs_wanted: bool) -> np.ndarray:
+def dense_prior(g: Graph, tests_wanted: bool, docs_wanted: bool, decls_wanted: bool = False) -> np.ndarray:
     """prior(n) for every node, one array per (tests wanted, docs wanted) and generation: the semantic scores of a
     query cover every node, and this keeps that product off a per-query pass over the path priors."""
-    key = ("dense_prior", tests_wanted, docs_wanted)
+    key = ("dense_prior", tests_wanted, docs_wanted, decls_wanted)
     p = g.extra.get(key)
     if p is None:
         prior, testy, docsy = ranking_priors(g)
         p = g.extra[key] = R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=tests_wanted,
-                                         docs_wanted=docs_wanted)
+                                         docs_wanted=docs_wanted, decls_wanted=decls_wanted)
     return p
 
 
@@ -127,9 +127,10 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     tokens = tokenize(query)
     direct = direct_hits(g.seeds, query)
     tests_wanted, docs_wanted = R.wants(query)
+    decls_wanted = R.wants_declarations(query)
     prior, testy, docsy = ranking_priors(g)
     rv = R.relevance(lexicon_of(g), t, prior, query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
-                     testy=testy, docsy=docsy, history=g.history, before=history_before)
+                     testy=testy, docsy=docsy, history=g.history, before=history_before, decls_wanted=decls_wanted)
     if callable(semantic):
         semantic = semantic()
     cand, rel = rv.nodes, rv.values
@@ -140,7 +141,7 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
         rel[np.searchsorted(cand, d)] = 1.0
     lex = scatter_dense(g.n, cand, rel)
     if semantic is not None:
-        sem = (semantic * dense_prior(g, tests_wanted, docs_wanted)).astype(np.float32)
+        sem = (semantic * dense_prior(g, tests_wanted, docs_wanted, decls_wanted)).astype(np.float32)
         seed = R.sem_join(lex, sem)
         cand = np.flatnonzero(seed > 0)
     else:
@@ -240,7 +241,8 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     support = sorted_unique(np.concatenate([rel_nodes, hist_files, *[sparse[d][0] for d in used]]))
     prior, testy, docsy = ranking_priors(g)
     tests_wanted, docs_wanted = R.wants(query)
-    p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
+    p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+                      decls_wanted=R.wants_declarations(query))
     h = None
     if seeds.history is not None:  # H of each node's file (a file node is its own file)
         fo = t.file_of[support].astype(np.int64)

@@ -53,6 +53,9 @@ _DOCS_DIRS = re.compile(r"(^|/)(docs?|examples?|samples?|demos?|tutorials?|bench
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|node_modules)/")
 _GENERATED = re.compile(r"(_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.js$|(^|/)generated/|\.gen\.|_generated\.)")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "unittest", "pytest", "fixture", "fixtures"})
+#: words that ask for type declarations (``.d.ts``): a change to "types" is made in the declaration files, which the
+#: declaration prior would otherwise rank below the JavaScript that implements the same names
+_DECL_WORDS = frozenset({"types", "typings", "typing", "typescript", "ts", "dts", "tsd", "declaration", "declarations"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "example", "examples", "readme", "tutorial", "changelog",
                         "benchmark", "benchmarks", "bench"})
 
@@ -132,7 +135,7 @@ class Relevance:
 
 def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, tests_wanted: bool,
               docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray, history: HistoryIndex | None = None,
-              before: int | None = None) -> Relevance:
+              before: int | None = None, decls_wanted: bool = False) -> Relevance:
     """rel(n) on the nodes some query term reaches, and H(file) of the history field when ``history`` is given
     (counting only commits older than ``before``, in seconds, when that is given); see the module docstring."""
     weighted = weighted_query_terms(query)
@@ -148,7 +151,8 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
     ni, fi = ni.astype(np.int64), fi.astype(np.int64)
     # priors first, then each grain divided by its best: a changelog that repeats every word must not set the scale
     # that the implementation files are measured against
-    qp = functools.partial(query_prior, prior, testy, docsy, tests_wanted=tests_wanted, docs_wanted=docs_wanted)
+    qp = functools.partial(query_prior, prior, testy, docsy, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+                           decls_wanted=decls_wanted)
     ns = ns * qp(ni)
     fs = fs * qp(fi)
     hs = hs * qp(hi)
@@ -172,9 +176,12 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
 
 
 def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np.ndarray, *, tests_wanted: bool,
-                docs_wanted: bool) -> np.ndarray:
-    """prior(n) at the given nodes for this query: tests and docs keep full weight when the query asks for them."""
+                docs_wanted: bool, decls_wanted: bool = False) -> np.ndarray:
+    """prior(n) at the given nodes for this query: tests, docs and type declarations keep full weight when the query
+    asks for them."""
     p = prior[idx].copy()
+    if decls_wanted:  # only declaration files carry exactly this prior (priors(): every other factor differs)
+        p[p == np.float32(DECLARATION_PRIOR)] = 1.0
     if not tests_wanted:
         p[testy[idx]] *= TEST_PRIOR
     if docs_wanted:
@@ -194,6 +201,12 @@ def wants(query: str) -> tuple[bool, bool]:
         query = f"{m.group(2) or ''} {query[m.end():]}"
     s = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
     return bool(s & _TEST_WORDS), bool(s & _DOC_WORDS)
+
+
+def wants_declarations(query: str) -> bool:
+    """Does the query ask for type declarations? Unlike :func:`wants`, a conventional-commit type word counts here:
+    ``types: …`` says where the change is made (the declaration files), not only what kind of change it is."""
+    return bool({w.casefold() for w in re.findall(r"[A-Za-z]+", query)} & _DECL_WORDS)
 
 
 def fuse(rel: np.ndarray, dims: dict[str, np.ndarray], used: list[str], pagerank: np.ndarray,
