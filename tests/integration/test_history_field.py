@@ -55,3 +55,28 @@ def test_activate_fuses_the_history_only_as_of_the_given_time(tmp_path: Path) ->
         assert bad.is_error and bad.structured["error"]["code"] == "invalid_argument"
     finally:
         ws.close()
+
+
+
+def test_a_reworded_subject_reaches_the_index_though_no_node_changes(tmp_path: Path) -> None:
+    """A commit subject reworded (same files, same dates) changes the history field but no node or edge: the
+    ingest must still move the graph's generation, or the cached graph keeps answering from the old subjects. The
+    same holds when an upgrade reads subjects further back."""
+    root = history_repo(tmp_path / "r")
+    ws = make_ws(tmp_path / "home", root)
+    try:
+        args = {"agent_id": "t", "path": str(root), "embed": "skip"}
+        assert not call_tool(ws, "ingest", args).is_error
+        q = {"agent_id": "t", "query": "levy when reserving stock", "top_k": 50, "coactivation_ltp": False,
+             "max_per_file": 0}
+        before = file_score(call_tool(ws, "activate", q).structured, "src/shop/pricing.py")
+        for n, incremental in enumerate((True, False)):
+            git(root, "commit", "-q", "--amend", "-m", f"pricing: levy for bulk orders, take {n}",
+                date="2026-01-04T12:00:00Z")
+            report = call_tool(ws, "ingest", {**args, "incremental": incremental}).structured
+            assert report["nodes"]["created"] == report["nodes"]["removed"] == report["nodes"]["updated"] == 0
+            assert report["changed"], incremental
+            now = file_score(call_tool(ws, "activate", q).structured, "src/shop/pricing.py")
+            assert now > before, incremental  # the reworded subject's "levy" now points at pricing.py
+    finally:
+        ws.close()

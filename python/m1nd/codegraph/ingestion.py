@@ -88,6 +88,18 @@ def _git_from_json(d: Any) -> Any:
     return GitData(**d)
 
 
+def _history_moved(store: GraphStore, root_id: int, git: Any) -> bool:
+    """Whether the commit subjects the history field is built from differ from the stored ones. They feed the
+    graph's history index but no node or edge: a commit touching only files outside the graph, or a longer subject
+    window, would otherwise leave the generation (and so the cached index) as it was."""
+    new = getattr(git, "history", None) or []
+    old = (store.root_git_blob(root_id) or {}).get("history") or []
+    if len(new) != len(old):
+        return True
+    # the stored copy went through JSON: compare in that form
+    return bool(new) and json.dumps(new, separators=(",", ":")) != json.dumps(old, separators=(",", ":"))
+
+
 def git_status(root: Path) -> dict[str, Any]:
     from m1nd.ingest import gitdata
 
@@ -382,7 +394,8 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
             new_edges[(s, d, int(e.relation))] = (float(e.w0), int(e.count))
         ts = now_ms()
         ins, gone, rebased = write_edge_diff(store, old_edges, new_edges)
-        changed = bool(created or removed_ids or updated or ins or gone or rebased or other_roots_removed)
+        changed = bool(created or removed_ids or updated or ins or gone or rebased or other_roots_removed
+                       or _history_moved(store, rid, git))
         if changed:
             store.bump("graph_generation")
         total_nodes, total_edges = store.counts()
