@@ -122,7 +122,7 @@ def searched_store(request, tmp_path_factory, source_store, pg_cluster):
     t = time.perf_counter()
     report = migrate_to(src, url)
     migrate_s = time.perf_counter() - t
-    assert report["verified"] and report["entries"] == src.stats(agent="bench").total, report
+    assert report.verified and report.entries == src.stats(agent="bench").total, report
     where = tmp_path_factory.mktemp(f"pg-bench-{store.replace('+', '-')}")
     svc = MemoryService(url, vector_hook=vector_hook_for(where / "memory.db", url=url))
     load = {"load": "migrate", "load_s": round(migrate_s, 1)}
