@@ -229,10 +229,7 @@ def _send_big_ahead() -> bool:
     return not sending.is_alive()
 
 
-@pytest.mark.parametrize("method", [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()])
-def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
-    """The ingest child keeps no copy of the cache child's end of the pipe (a forked one inherits it): when no cache
-    child reads (it died, or never started), the send fails at once and the write can finish."""
+def _rows_sent_ahead_to_no_reader(method: str) -> bool:
     from m1nd.codegraph import ingest_process
 
     ctx = multiprocessing.get_context(method)
@@ -242,7 +239,15 @@ def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
         fut = pool.submit(_send_big_ahead)
         send.close()
         receive.close()  # this process's copies: nobody reads now
-        assert fut.result(timeout=120)
+        return fut.result(timeout=120)
+
+
+@pytest.mark.parametrize("method", [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()])
+def test_rows_sent_ahead_to_no_reader_fail_instead_of_waiting(method) -> None:
+    """The ingest child keeps no copy of the cache child's end of the pipe (a forked one inherits it): when no cache
+    child reads (it died, or never started), the send fails at once and the write can finish. Forked from a fresh
+    process, as m1nd forks: this test process may hold ONNX Runtime's threads by now (m1nd.fork_safety)."""
+    assert _in_fresh_process(_rows_sent_ahead_to_no_reader, method)
 
 
 def test_the_ingest_child_starts_from_its_parents_walk_of_the_same_tree(tmp_path) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from m1nd.codegraph.ingestion import run_ingest
 from m1nd.codegraph.results import IngestReport
+from m1nd.fork_safety import fork_is_safe
 
 if TYPE_CHECKING:
     from m1nd.config import Settings
@@ -174,7 +175,7 @@ def _ingest_context(spawn: Any, fork: bool) -> Any:
     it inherits and ends with ``os._exit``, as do the extraction workers it forks itself."""
     import multiprocessing
 
-    if fork and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    if fork and fork_is_safe():
         return multiprocessing.get_context("fork")
     return spawn
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from m1nd.fork_safety import fork_is_safe
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.semantic import TrigramIndex
@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 
 def can_fork() -> bool:
-    """Whether forking is safe here: available, and no other thread whose locks the fork could inherit held."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    """Whether forking is safe here (:func:`m1nd.fork_safety.fork_is_safe`)."""
+    return fork_is_safe()
 
 
 def build(nodes: NodeTable, lexicon: Callable[[], TermIndex], *, side_by_side: bool) -> tuple[TrigramIndex, TermIndex]:

@@ -79,11 +79,11 @@ import gc
 import logging
 import multiprocessing
 import os
-import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from m1nd.fork_safety import fork_is_safe
 from m1nd.ingest.extract import _common
 from m1nd.ingest.terms import TERMS_VERSION, attach_terms
 
@@ -205,7 +205,7 @@ def extract_many(items: list[tuple[str, bytes, str]], workers: int | None = None
     try:
         # fork is fastest but unsafe in a multi-threaded process (a server): then forkserver / spawn
         methods = multiprocessing.get_all_start_methods()
-        if threading.active_count() == 1 and "fork" in methods:
+        if fork_is_safe():
             method = "fork"
         else:
             method = "forkserver" if "forkserver" in methods else "spawn"
