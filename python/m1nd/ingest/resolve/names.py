@@ -220,6 +220,19 @@ class NameLookup(ResolverCore):
         got = self.derived_memo.get(key)
         if got is not None:
             return got
+        found, _ = self.derived_definitions(t, name, want)
+        if len(found) == 1:
+            res = (next(iter(found)), False)
+        elif found:
+            res = (AMBIG, False)
+        else:
+            res = (NOTFOUND, True)
+        self.derived_memo[key] = res
+        return res
+
+    def derived_definitions(self, t: int, name: str, want: frozenset[int]) -> tuple[frozenset[int], bool]:
+        """The definitions of ``name`` the types derived from ``t`` have (their own or inherited), over at most
+        256 of them (:meth:`derived_member`), and whether every derived type was seen."""
         derived = self.derived
         if derived is None:
             derived = self.derived = {}
@@ -227,6 +240,8 @@ class NameLookup(ResolverCore):
                 for b in bs:
                     derived.setdefault(b, []).append(c)
         found: set[int] = set()
+        if not name:
+            return frozenset(), False
         seen = {t}
         queue = list(derived.get(t, ()))
         while queue and len(seen) < 256:
@@ -240,14 +255,7 @@ class NameLookup(ResolverCore):
             if m >= 0:
                 found.add(m)
             queue.extend(derived.get(c, ()))
-        if len(found) == 1:
-            res = (next(iter(found)), False)
-        elif found:
-            res = (AMBIG, False)
-        else:
-            res = (NOTFOUND, True)
-        self.derived_memo[key] = res
-        return res
+        return frozenset(found), not any(c not in seen for c in queue)
 
     def has_outside_base(self, t: int) -> bool:
         """Does the type hierarchy of ``t`` reach a base outside the graph (or one that did not resolve)?"""

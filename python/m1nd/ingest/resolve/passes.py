@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.receivers import SET_FACTOR
+from m1nd.ingest.resolve.receivers import SET_FACTOR, SET_MAX
 from m1nd.ingest.resolve.tables import (
     AMBIG,
     BASE_KINDS,
@@ -72,26 +72,47 @@ class ReferencePasses(ResolverCore):
                     continue
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
-    def _union_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
-        """The one method ``meth`` of every type the receiver may hold (``eval_set``); EXTERNAL when they all
-        lie outside the graph; NOTFOUND when they differ or one is not known."""
+    def _union_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
+        """The definitions of method ``meth`` over every type the receiver may hold (``eval_set``), sorted, with
+        ``EXTERNAL`` for the types outside the graph (or inheriting the method from outside it): a call may call
+        each (see :meth:`_link_targets`). ``()`` when one type is not known or lacks the method (a stored
+        callable, a method the graph does not see); ``(AMBIG,)`` when a type is not known in a way no name-based
+        guess would mend, or there are more than ``SET_MAX`` definitions."""
         alts = self.eval_set(f, owner, texpr, 0)
         if not alts:
-            return NOTFOUND, 0.0
+            return ()
         if AMBIG in alts:
-            return AMBIG, 0.0
+            return (AMBIG,)
         targets = set()
         for t in alts:
             if t >= 0 and self.stores_attr(t, meth):
-                return NOTFOUND, 0.0  # ``getstate = _notimplemented``: a stored callable may replace the method
+                return ()  # ``getstate = _notimplemented``: a stored callable may replace the method
             got = self.member(t, meth, FN_KINDS) if t >= 0 else t
             if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
-                return NOTFOUND, 0.0
+                return ()
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
-        if len(targets) != 1:
-            return AMBIG, 0.0  # every type known, several definitions: ambiguous, no name-based guess
-        got = next(iter(targets))
-        return got, (SET_FACTOR if got >= 0 else 0.0)
+        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
+
+    def _link_targets(self, owner: int, targets: tuple[int, ...], n: int) -> bool:
+        """Edges of a call whose receiver may be of several known types, to the method of each (``targets``:
+        sorted definitions, ``EXTERNAL`` for those outside the graph). A call edge means "may call", as in a
+        class-hierarchy analysis: each definition the receiver's possible types give is a callee, and those
+        outside the graph have no node to link (the C twin of a class the stdlib tests in its Python version).
+        The weight ``SET_FACTOR`` is shared among the definitions. False when ``targets`` names none (not
+        known: the caller decides)."""
+        if not targets:
+            return False
+        if targets[0] == AMBIG:
+            self.typed_stats[2] += n
+            self._count(AMBIG, n)
+            return True
+        linked = [t for t in targets if t >= 0]
+        if linked:
+            self.typed_stats[0] += n
+            factor = SET_FACTOR / len(targets)
+            for t in linked:
+                self.edge(owner, t, CALLS, factor, n)
+        return True
 
     def _count(self, res: int, n: int) -> None:
         if res in (NOTFOUND, BROKEN):
@@ -154,6 +175,12 @@ class ReferencePasses(ResolverCore):
                         return
                     if got >= 0:
                         self.edge(owner, got, CALLS, 0.9, n)
+                    elif got == AMBIG:  # the derived types define it differently: each may be called
+                        found, complete = self.derived_definitions(t, name, FN_KINDS)
+                        if not complete or len(found) > SET_MAX:
+                            self._count(AMBIG, n)
+                        else:
+                            self._link_targets(owner, tuple(sorted(found)), n)
                     else:
                         self._count(got, n)
                     return
@@ -188,18 +215,10 @@ class ReferencePasses(ResolverCore):
                 # mixin standing for each derived type): they may still agree on the method (the same definition,
                 # e.g. inherited from one base) or all lie outside the graph
                 if texpr[0] == "^":
-                    got, factor = self.subtypes_target(f, owner, texpr, meth)
+                    targets = self.subtypes_targets(f, owner, texpr, meth)
                 else:
-                    got, factor = self._union_target(f, owner, texpr, meth)
-                if got == EXTERNAL:
-                    return
-                if got == AMBIG:
-                    self.typed_stats[2] += n
-                    self._count(AMBIG, n)
-                    return
-                if got >= 0:
-                    self.typed_stats[0] += n
-                    self.edge(owner, got, CALLS, factor, n)
+                    targets = self._union_targets(f, owner, texpr, meth)
+                if self._link_targets(owner, targets, n):
                     return
             if t == EXTERNAL:
                 return  # a method of a type outside the graph (builtins, imported libraries)

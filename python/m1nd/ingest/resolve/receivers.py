@@ -73,7 +73,13 @@ class ReceiverTypes(ResolverCore):
             return (EXTERNAL if self.has_outside_base(t) else NOTFOUND), 0.0
         if self.kind[m] != K_FN:
             return m, 1.0
+        if self._returns_self(m):
+            return t, 1.0  # (an inherited ``return self``: the receiver's own type, not the base's)
         return self.returned_type(m, depth)
+
+    def _returns_self(self, m: int) -> bool:
+        ex = self.extra[m]
+        return ex is not None and ex.get("ret") == "@"
 
     def _eval_type(self, f: FileState, owner: int, texpr: str, depth: int) -> tuple[int, float]:
         if "|" in texpr:  # a union: one type when every alternative names it (or all lie outside the graph)
@@ -83,7 +89,7 @@ class ReceiverTypes(ResolverCore):
                 t = next(iter(types))
                 return t, min(fac for _, fac in got)
             return NOTFOUND, 0.0
-        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_target`` decides)
+        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_targets`` decides)
             t, _ = self.eval_type(f, owner, texpr[1:], depth)
             return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
         base, *fields = texpr.split(">")
@@ -200,7 +206,7 @@ class ReceiverTypes(ResolverCore):
         """A mixin's ``self.x`` that only the types derived from it assign (``setUp`` of the concrete test
         case): their one type when every derived type that assigns it agrees, else not known."""
         if self.derived is None:
-            self.derived_member(t, "", frozenset())  # builds the index
+            self.derived_definitions(t, "", frozenset())  # builds the index
         derived = self.derived or {}
         found: set[int] = set()
         factor = 1.0
@@ -373,6 +379,9 @@ class ReceiverTypes(ResolverCore):
                 if self.kind[m] != K_FN:
                     out.add(m)
                     continue
+                if not poly and self._returns_self(m):
+                    out.add(c)  # (as method_return)
+                    continue
                 got = self._returned_set(m, depth)
                 if got is None:
                     return None
@@ -499,10 +508,11 @@ class ReceiverTypes(ResolverCore):
                 out.add(k)
         return frozenset(out) if 0 < len(out) <= SET_MAX else None
 
-    def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
-        """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,
-        ``^A|^B``: an ``isinstance`` test): the one definition every such type of the graph has, EXTERNAL when
-        they all lie outside it, AMBIG when they differ, NOTFOUND when one is not known."""
+    def subtypes_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
+        """The definitions of method ``meth`` a receiver known to be an instance of ``T`` or of a type derived
+        from it (``^T``, ``^A|^B``: an ``isinstance`` test) may call: over every such type of the graph, sorted,
+        ``EXTERNAL`` for those outside it (as ``passes._union_targets``); ``()`` when one is not known or lacks
+        the method, ``(AMBIG,)`` when there are more than ``SET_MAX``."""
         targets: set[int] = set()
         for alt in texpr.split("|"):
             t, _ = self.eval_type(f, owner, alt[1:], 0)
@@ -510,26 +520,23 @@ class ReceiverTypes(ResolverCore):
                 targets.add(EXTERNAL)
                 continue
             if t < 0:
-                return NOTFOUND, 0.0
+                return ()
             closure = self._derived_closure(t)
             if len(closure) >= 255:
-                return NOTFOUND, 0.0  # (not every derived type was seen)
+                return ()  # (not every derived type was seen)
             for c in (t, *closure):
                 if self.stores_attr(c, meth):
-                    return NOTFOUND, 0.0
+                    return ()
                 got = self.member(c, meth, FN_KINDS)
                 if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
-                    return NOTFOUND, 0.0
+                    return ()
                 targets.add(got if got >= 0 else EXTERNAL)
-        if len(targets) != 1:
-            return (AMBIG if targets else NOTFOUND), 0.0  # (every type known, several definitions: no guess)
-        got = next(iter(targets))
-        return got, (SET_FACTOR if got >= 0 else 0.0)
+        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
 
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
         if self.derived is None:
-            self.derived_member(t, "", frozenset())  # builds the index
+            self.derived_definitions(t, "", frozenset())  # builds the index
         derived = self.derived or {}
         seen = {t}
         out: list[int] = []
