@@ -390,7 +390,8 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
     collect_types(caps, defs, owners, types, aliases)
-    module_alias, module_vars = module_aliases(caps, owners.owner, types.assigned, heads, types)
+    module_alias, module_vars = module_aliases(caps, owners.owner, types.assigned, heads, types,
+                                               any(imp.get("star") for imp in imports))
     container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count

@@ -146,7 +146,14 @@ class NameLookup(ResolverCore):
     def alias_target(self, f: FileState, target: str, want: frozenset[int], depth: int) -> int:
         """What a module-level alias of file ``f`` names (``extra.aliases``: ``Lock = _allocate_lock``), looked
         up as the module's own name (a definition, an import, another alias, a star import) then member by member;
-        never by a graph-wide guess: NOTFOUND when it names nothing found so."""
+        never by a graph-wide guess: NOTFOUND when it names nothing found so. A union (``a.b|c.d``: bound under
+        ``if`` / ``try``) names what every alternative names, EXTERNAL when they all lie outside the graph, else
+        AMBIG (:meth:`~m1nd.ingest.resolve.receivers.ReceiverTypes.alias_alternatives` lists them)."""
+        if "|" in target:
+            got = {self.alias_target(f, alt, want, depth) for alt in target.split("|")}
+            if len(got) == 1:
+                return next(iter(got))
+            return NOTFOUND if NOTFOUND in got else AMBIG
         head, *rest = target.split(".")
         cur = self.member(f.idx, head, ANY_SYMBOL if rest else want, depth + 1)
         for i, seg in enumerate(rest):

@@ -152,6 +152,10 @@ class ReferencePasses(ResolverCore):
                     return
                 if held >= 0:
                     got, factor = held, fac2
+            if got == AMBIG and f.fam == "py":  # an alias bound under ``if`` / ``try`` to different ones: each
+                alts = self.alias_alternatives(f, name, classes=False)
+                if alts is not None and self._link_targets(owner, tuple(sorted(alts)), n):
+                    return
             if got == BROKEN:  # `Model.objects.create()`: a method call on a receiver of unknown type
                 last = name.rsplit(".", 1)[-1]
                 if last in STOPLIST or (last.startswith("__") and last.endswith("__")):
@@ -227,6 +231,8 @@ class ReferencePasses(ResolverCore):
                 if got < 0:
                     if got == EXTERNAL or self.has_outside_base(t) or meth.startswith("__"):
                         return
+                    if texpr.endswith(">__class__"):
+                        return  # (``self.__class__.mro()``: a method of the metaclass, ``type``)
                     self.typed_stats[1] += n
                     self._count(NOTFOUND, n)
                     return

@@ -128,8 +128,8 @@ class ReceiverTypes(ResolverCore):
                 return NOTFOUND, 0.0
         taken = -1
         for i, attr in enumerate(fields):
-            if i == taken:
-                continue  # (an item taken with the call before it)
+            if i == taken or attr == "__class__":
+                continue  # (an item taken with the call before it; the class's attributes are its instances')
             if attr.endswith("()"):
                 nxt = fields[i + 1] if i + 1 < len(fields) else ""
                 m = self.member(t, attr[:-2], CALL_KINDS) if nxt[:1] == "#" or nxt == "__enter__()" else NOTFOUND
@@ -270,8 +270,10 @@ class ReceiverTypes(ResolverCore):
         elif base.endswith("()"):
             cur = set()
             t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
-            if t == AMBIG:  # star imports giving different classes (one per platform): an instance of either
-                got = self.star_alternatives(f, owner, base[:-2])
+            if t == AMBIG:  # star imports or an alias giving different classes (one per platform): either's
+                got = self.alias_alternatives(f, base[:-2])
+                if got is None:
+                    got = self.star_alternatives(f, owner, base[:-2])
                 if got is None:
                     return None
                 cur |= got
@@ -295,6 +297,8 @@ class ReceiverTypes(ResolverCore):
                 return frozenset((t,))
             cur = {t}
         for attr in fields:
+            if attr == "__class__":
+                continue  # (``self.__class__.Task()``: the class's attributes are its instances')
             nxt: set[int] = set()
             for t in cur:
                 if t == EXTERNAL:
@@ -338,6 +342,35 @@ class ReceiverTypes(ResolverCore):
                         return None
                     out.add(got)
         return frozenset(out) if 1 < len(out) <= SET_MAX else None
+
+    def alias_alternatives(self, f: FileState, name: str, classes: bool = True) -> frozenset[int] | None:
+        """The classes (``classes``, else the classes or functions) a (dotted, or imported) name may denote when it
+        is a module-level alias bound under ``if`` / ``try`` to different ones (``DefaultSelector =
+        KqueueSelector`` / ``= EpollSelector``): each alternative, ``EXTERNAL`` for one outside the graph; None when
+        it is no such alias or one alternative is something else or not known."""
+        head, _, last = name.rpartition(".")
+        if head:
+            mod = self.bindings_of(f).get(head.split(".")[0], NOTFOUND)
+            for seg in head.split(".")[1:]:
+                mod = self.member(mod, seg, ANY_SYMBOL) if mod >= 0 else NOTFOUND
+        elif f.aliases and last in f.aliases:
+            mod = f.idx
+        else:  # ``from .futures import _CFuture``
+            mod, last = self.py_import_source(f, last)
+        if mod >= 0 and self.kind[mod] == K_DIR:
+            mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+        mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        al = mf.aliases.get(last) if mf is not None and mf.aliases else None
+        if al is None or "|" not in al:
+            return None
+        out: set[int] = set()
+        for alt in al.split("|"):
+            got = self.alias_target(mf, alt, CALL_KINDS, 0)
+            if got == EXTERNAL or (got >= 0 and self.kind[got] in (CLASSLIKE if classes else CALL_KINDS)):
+                out.add(got)
+            else:
+                return None
+        return frozenset(out) if len(out) <= SET_MAX else None
 
     def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
         ex = self.extra[fn]
