@@ -91,6 +91,12 @@ class ReferencePasses(ResolverCore):
             if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
                 return ()
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
+        if EXTERNAL in targets and len(targets) > 1 and "|" in texpr:
+            # a local variable bound to an object from outside the graph here and to a graph type there is most
+            # often a name used again for another object (``f = self.FileIO(...)`` ... ``with open(...) as f``):
+            # the flow-insensitive union would link calls meant for the outside one (no guess either)
+            if any(self.eval_set(f, owner, alt, 0) == {EXTERNAL} for alt in texpr.split("|")):
+                return (AMBIG,)
         return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
 
     def _link_targets(self, owner: int, targets: tuple[int, ...], n: int) -> bool:
