@@ -34,7 +34,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 14
+EXTRACTOR_VERSION = 15
 LANG = "python"
 
 

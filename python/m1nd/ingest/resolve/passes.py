@@ -99,6 +99,31 @@ class ReferencePasses(ResolverCore):
                 return (AMBIG,)
         return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
 
+    def subtypes_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
+        """The definitions of method ``meth`` a receiver known to be an instance of ``T`` or of a type derived
+        from it (``^T``, ``^A|^B``: an ``isinstance`` test) may call: over every such type of the graph, sorted,
+        ``EXTERNAL`` for those outside it (as :meth:`_union_targets`); ``()`` when one is not known or lacks
+        the method, ``(AMBIG,)`` when there are more than ``SET_MAX``."""
+        targets: set[int] = set()
+        for alt in texpr.split("|"):
+            t, _ = self.eval_type(f, owner, alt[1:], 0)
+            if t == EXTERNAL:
+                targets.add(EXTERNAL)
+                continue
+            if t < 0:
+                return ()
+            closure = self._derived_closure(t)
+            if len(closure) >= 255:
+                return ()  # (not every derived type was seen)
+            for c in (t, *closure):
+                if self.stores_attr(c, meth):
+                    return ()
+                got = self.member(c, meth, FN_KINDS)
+                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
+                    return ()
+                targets.add(got if got >= 0 else EXTERNAL)
+        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
+
     def _link_targets(self, owner: int, targets: tuple[int, ...], n: int) -> bool:
         """Edges of a call whose receiver may be of several known types, to the method of each (``targets``:
         sorted definitions, ``EXTERNAL`` for those outside the graph). A call edge means "may call", as in a

@@ -89,7 +89,7 @@ class ReceiverTypes(ResolverCore):
                 t = next(iter(types))
                 return t, min(fac for _, fac in got)
             return NOTFOUND, 0.0
-        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_targets`` decides)
+        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``passes.subtypes_targets`` decides)
             t, _ = self.eval_type(f, owner, texpr[1:], depth)
             return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
         base, *fields = texpr.split(">")
@@ -540,31 +540,6 @@ class ReceiverTypes(ResolverCore):
                     return None
                 out.add(k)
         return frozenset(out) if 0 < len(out) <= SET_MAX else None
-
-    def subtypes_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
-        """The definitions of method ``meth`` a receiver known to be an instance of ``T`` or of a type derived
-        from it (``^T``, ``^A|^B``: an ``isinstance`` test) may call: over every such type of the graph, sorted,
-        ``EXTERNAL`` for those outside it (as ``passes._union_targets``); ``()`` when one is not known or lacks
-        the method, ``(AMBIG,)`` when there are more than ``SET_MAX``."""
-        targets: set[int] = set()
-        for alt in texpr.split("|"):
-            t, _ = self.eval_type(f, owner, alt[1:], 0)
-            if t == EXTERNAL:
-                targets.add(EXTERNAL)
-                continue
-            if t < 0:
-                return ()
-            closure = self._derived_closure(t)
-            if len(closure) >= 255:
-                return ()  # (not every derived type was seen)
-            for c in (t, *closure):
-                if self.stores_attr(c, meth):
-                    return ()
-                got = self.member(c, meth, FN_KINDS)
-                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
-                    return ()
-                targets.add(got if got >= 0 else EXTERNAL)
-        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
 
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
