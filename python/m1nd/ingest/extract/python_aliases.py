@@ -31,16 +31,23 @@ def module_aliases(caps: dict[str, list[Any]], owner: Any, assigned: dict[str, l
     # name -> its module-scope bindings by assignment: (offset, dotted target / "" for None / None for other, top)
     found: dict[str, list[tuple[int, str | None, bool]]] = {}
     for node in caps.get("aname", ()):
+        if owner(node.start_byte) >= 0:
+            continue  # (first: a function's ``a = b = ... = z`` chain of 800 names stays linear)
         asg = node.parent
         right = asg.child_by_field_name("right")
         if right is None or asg.child_by_field_name("type") is not None:
             continue
-        while right is not None and right.type == "assignment":  # ``Future = _CFuture = _asyncio.Future``
-            right = right.child_by_field_name("right")
         stmt = asg.parent
-        while stmt is not None and stmt.type == "assignment":
+        steps = 0  # ``Future = _CFuture = _asyncio.Future``: the value at the chain's end, the statement at its top
+        while right is not None and right.type == "assignment" and steps < _CHAIN:
+            right = right.child_by_field_name("right")
+            steps += 1
+        while stmt is not None and stmt.type == "assignment" and steps < _CHAIN:
             stmt = stmt.parent
-        if stmt is None or stmt.type != "expression_statement" or owner(node.start_byte) >= 0:
+            steps += 1
+        if steps >= _CHAIN:
+            continue  # (a longer chain: no alias; bound so, the name is no alias anywhere)
+        if stmt is None or stmt.type != "expression_statement":
             continue
         name = node.text.decode("utf-8", "replace")
         if name in heads:
@@ -86,6 +93,8 @@ def module_aliases(caps: dict[str, list[Any]], owner: Any, assigned: dict[str, l
     return out, held
 
 
+#: longest ``a = b = ... = value`` chain whose names may be aliases (longer: linear time, no alias)
+_CHAIN = 16
 #: statements and clauses a module-scope assignment may sit in and still bind a module variable under a condition
 _CONDITIONAL = frozenset({"block", "if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
                           "except_group_clause", "finally_clause"})
