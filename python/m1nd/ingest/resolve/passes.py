@@ -124,6 +124,10 @@ class ReferencePasses(ResolverCore):
                 targets.add(got if got >= 0 else EXTERNAL)
         return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
 
+    def _derived_stores(self, t: int, name: str) -> bool:
+        """Does a type derived from ``t`` assign attribute ``name`` (a value in place of a method)?"""
+        return any(name in ((self.extra[c] or {}).get("attrs") or ()) for c in self._derived_closure(t))
+
     def _link_targets(self, owner: int, targets: tuple[int, ...], n: int) -> bool:
         """Edges of a call whose receiver may be of several known types, to the method of each (``targets``:
         sorted definitions, ``EXTERNAL`` for those outside the graph). A call edge means "may call", as in a
@@ -212,7 +216,8 @@ class ReferencePasses(ResolverCore):
                         self.edge(owner, got, CALLS, 0.9, n)
                     elif got == AMBIG:  # the derived types define it differently: each may be called
                         found, complete = self.derived_definitions(t, name, FN_KINDS)
-                        if not complete or len(found) > SET_MAX:
+                        if not complete or len(found) > SET_MAX or self._derived_stores(t, name):
+                            # (one derived type holds a value there, ``ioclass = StringIO``: not a definition)
                             self._count(AMBIG, n)
                         else:
                             self._link_targets(owner, tuple(sorted(found)), n)
