@@ -120,6 +120,26 @@ FILES = {
             def ping(self):
                 pass
         """,
+    "pkg/dyn.py": """
+        import importlib
+
+        from test_support import import_helper
+
+        pyimpl = import_helper.import_module("pkg.pyimpl")
+        py_twin = import_helper.import_fresh_module("pkg.pyimpl", blocked=["_ext_impl"])
+        c_twin = import_helper.import_fresh_module("pkg.pyimpl", fresh=["_ext_impl"])
+        other = importlib.import_module("pkg.decoy")
+        twice = importlib.import_module("pkg.pyimpl")
+        twice = importlib.import_module("pkg.decoy")
+
+
+        def use():
+            pyimpl.Writer().write()
+            py_twin.Stream().read()
+            c_twin.Stream().close()
+            twice.Decoy().ping()
+            other.Decoy().ping()
+        """,
     "pkg/tests.py": """
         import _ext_impl
 
@@ -338,3 +358,15 @@ def test_more_definitions_than_set_max_give_no_edge(g) -> None:
 def test_class_attribute_through_dunder_class_and_literal_getattr(g) -> None:
     # self.__class__.Task(): the Task attribute of self's type (the graph's PyTask, or getattr(_ext_impl, "Task"))
     assert f"{T}::class::PyTask::fn::done" in g.targets(f"{T}::class::TaskTests::fn::test_done", "calls")
+
+
+def test_module_from_import_module_with_a_literal_name(g) -> None:
+    # ``pyimpl = import_helper.import_module("pkg.pyimpl")`` at the top level: the module, as ``import pkg.pyimpl``
+    calls = g.targets("file::pkg/dyn.py::fn::use", "calls")
+    assert {WRITE, f"{P}::class::Writer", READ, f"{P}::class::Stream"} <= calls
+    assert "file::pkg/decoy.py::class::Decoy::fn::ping" in calls  # other = importlib.import_module("pkg.decoy")
+    # the C accelerator's fresh module (``fresh=[...]``) is not the graph's: Stream().close() there links nothing,
+    # and a name bound twice is no module
+    assert g.edge("file::pkg/dyn.py::fn::use", "file::pkg/decoy.py::class::Decoy::fn::ping", "calls").count == 1
+    assert CLOSE not in calls
+    assert P in g.targets("file::pkg/dyn.py", "imports")

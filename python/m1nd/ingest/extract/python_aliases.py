@@ -5,6 +5,7 @@ is another name of what that name denotes, so other modules that import it, star
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from m1nd.ingest.extract._common import ScopeTypes
@@ -91,6 +92,52 @@ def module_aliases(caps: dict[str, list[Any]], owner: Any, assigned: dict[str, l
             continue
         out[name] = "|".join(sorted({v for v in vals if v}))
     return out, held
+
+
+#: functions that return the module their first argument names (``importlib.import_module``, the stdlib tests'
+#: ``import_helper.import_module`` / ``import_fresh_module``, ``warnings_helper.import_deprecated``)
+_IMPORTERS = frozenset({"import_module", "import_fresh_module", "import_deprecated"})
+_MODULE_STRING = re.compile(rb"""(['"])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\1""")
+
+
+def dynamic_imports(caps: dict[str, list[Any]], owner: Any) -> dict[str, tuple[str, int, int]]:
+    """``name -> (module, line, offset)`` of each top-level ``name = import_module("a.b")`` (or another of
+    ``_IMPORTERS``, dotted or not, with the module's absolute name as a string literal first): the module object,
+    as ``import a.b as name`` would bind it; not ``import_fresh_module(..., fresh=[...])``, whose names are the C
+    accelerator's (the graph's module has the Python ones). The caller keeps it only when nothing else binds
+    ``name`` in the module scope (:func:`keep_dynamic_imports`)."""
+    out: dict[str, tuple[str, int, int]] = {}
+    for node in caps.get("aname", ()):
+        if owner(node.start_byte) >= 0:
+            continue
+        asg = node.parent
+        right = asg.child_by_field_name("right")
+        stmt = asg.parent
+        if (right is None or right.type != "call" or asg.child_by_field_name("type") is not None or stmt is None
+                or stmt.type != "expression_statement" or stmt.parent is None or stmt.parent.type != "module"):
+            continue
+        fn = right.child_by_field_name("function")
+        callee = dotted(fn) if fn is not None and fn.type in _NAME_NODES else None
+        args = right.child_by_field_name("arguments")
+        if callee is None or callee.rpartition(".")[2] not in _IMPORTERS or args is None or not args.named_child_count:
+            continue
+        if any(a.type == "keyword_argument" and a.child_by_field_name("name").text == b"fresh"
+               for a in args.named_children):
+            continue  # ``import_fresh_module("decimal", fresh=["_decimal"])``: the C version, outside the graph
+        first = args.named_child(0)
+        got = _MODULE_STRING.fullmatch(first.text) if first.type == "string" else None
+        if got is not None:
+            name = node.text.decode("utf-8", "replace")
+            out[name] = (got.group(2).decode(), node.start_point[0] + 1, node.start_byte)
+    return out
+
+
+def keep_dynamic_imports(found: dict[str, tuple[str, int, int]], assigned: dict[str, list[int]],
+                         owner: Any) -> dict[str, tuple[str, int, int]]:
+    """The names of :func:`dynamic_imports` that the module scope binds nowhere else (a function's local of the
+    same name aside; no ``global`` declaration)."""
+    return {name: v for name, v in found.items()
+            if not any(p < 0 or (p != v[2] and owner(p) < 0) for p in assigned.get(name, ()))}
 
 
 #: longest ``a = b = ... = value`` chain whose names may be aliases (longer: linear time, no alias)
