@@ -213,6 +213,42 @@ FILES = {
             make = _ext_impl.factory
 
 
+        class SessionMixin:
+            backend = None
+
+            def setUp(self):
+                self.session = self.backend()
+
+
+        class BufferedCase(SessionMixin):
+            backend = Buffered
+
+            def test_read(self):
+                self.session.read()
+
+
+        class WriterCase(SessionMixin):
+            backend = Writer
+
+
+        class LoopBase:
+            def new_stream(self):
+                raise NotImplementedError
+
+            def go(self):
+                self.new_stream().read()
+
+
+        class BufferedLoop(LoopBase):
+            def new_stream(self):
+                return Buffered()
+
+
+        class PlainLoop(LoopBase):
+            def new_stream(self):
+                return Stream()
+
+
         def differ(flag):
             s = Buffered()
             if flag:
@@ -370,3 +406,14 @@ def test_module_from_import_module_with_a_literal_name(g) -> None:
     assert g.edge("file::pkg/dyn.py::fn::use", "file::pkg/decoy.py::class::Decoy::fn::ping", "calls").count == 1
     assert CLOSE not in calls
     assert P in g.targets("file::pkg/dyn.py", "imports")
+
+
+def test_mixin_attribute_is_read_for_the_receiver_s_own_type(g) -> None:
+    # SessionMixin assigns self.session = self.backend(): in BufferedCase that is a Buffered (its backend), not every
+    # backend of every case mixing SessionMixin in (Writer's inherited Stream.read)
+    assert g.targets(f"{T}::class::BufferedCase::fn::test_read", "calls") & {READ, BUF_READ} == {BUF_READ}
+
+
+def test_an_abstract_method_leaves_the_answer_to_the_overrides(g) -> None:
+    # LoopBase.new_stream only raises NotImplementedError: self.new_stream() is what the overrides return
+    assert g.targets(f"{T}::class::LoopBase::fn::go", "calls") & ({READ, BUF_READ} | DECOY) == {READ, BUF_READ}

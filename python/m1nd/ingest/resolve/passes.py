@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.receivers import SET_FACTOR, SET_MAX
 from m1nd.ingest.resolve.tables import (
+    SET_FACTOR,
+    SET_MAX,
     AMBIG,
     BASE_KINDS,
     BROKEN,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
+    SET_FACTOR,
+    SET_MAX,
     AMBIG,
     ANY_SYMBOL,
     CALL_KINDS,
@@ -18,11 +20,6 @@ from m1nd.ingest.resolve.tables import (
     TYPE_KINDS,
     FileState,
 )
-
-#: most types a receiver's evaluation may hold (more: not known)
-SET_MAX = 8
-#: weight factor of an edge found through several possible receiver types that agree on the method
-SET_FACTOR = 0.9
 
 
 class ReceiverTypes(ResolverCore):
@@ -194,6 +191,10 @@ class ReceiverTypes(ResolverCore):
             if texpr[0] == "!":  # a class object (``theclass = date``): its methods are the class's
                 held = self.held_classes(t, attr)
                 return (next(iter(held)), SET_FACTOR) if held and len(held) == 1 else (NOTFOUND, 0.0)
+            if c != t and texpr[0] == "@" and "|" not in texpr:  # (as _holder_set)
+                got = self.eval_type(self.file_by_idx[self.file_of[t]], t, texpr, depth + 1)
+                if got[0] != NOTFOUND:
+                    return got
             cf = self.file_by_idx[self.file_of[c]]
             return self.eval_type(cf, c, texpr, depth + 1)
         # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
@@ -343,35 +344,6 @@ class ReceiverTypes(ResolverCore):
                     out.add(got)
         return frozenset(out) if 1 < len(out) <= SET_MAX else None
 
-    def alias_alternatives(self, f: FileState, name: str, classes: bool = True) -> frozenset[int] | None:
-        """The classes (``classes``, else the classes or functions) a (dotted, or imported) name may denote when it
-        is a module-level alias bound under ``if`` / ``try`` to different ones (``DefaultSelector =
-        KqueueSelector`` / ``= EpollSelector``): each alternative, ``EXTERNAL`` for one outside the graph; None when
-        it is no such alias or one alternative is something else or not known."""
-        head, _, last = name.rpartition(".")
-        if head:
-            mod = self.bindings_of(f).get(head.split(".")[0], NOTFOUND)
-            for seg in head.split(".")[1:]:
-                mod = self.member(mod, seg, ANY_SYMBOL) if mod >= 0 else NOTFOUND
-        elif f.aliases and last in f.aliases:
-            mod = f.idx
-        else:  # ``from .futures import _CFuture``
-            mod, last = self.py_import_source(f, last)
-        if mod >= 0 and self.kind[mod] == K_DIR:
-            mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
-        mf = self.file_by_idx.get(mod) if mod >= 0 else None
-        al = mf.aliases.get(last) if mf is not None and mf.aliases else None
-        if al is None or "|" not in al:
-            return None
-        out: set[int] = set()
-        for alt in al.split("|"):
-            got = self.alias_target(mf, alt, CALL_KINDS, 0)
-            if got == EXTERNAL or (got >= 0 and self.kind[got] in (CLASSLIKE if classes else CALL_KINDS)):
-                out.add(got)
-            else:
-                return None
-        return frozenset(out) if len(out) <= SET_MAX else None
-
     def _returned_set(self, fn: int, depth: int) -> frozenset[int] | None:
         ex = self.extra[fn]
         ret = ex.get("ret") if ex is not None else None
@@ -415,6 +387,8 @@ class ReceiverTypes(ResolverCore):
                 if not poly and self._returns_self(m):
                     out.add(c)  # (as method_return)
                     continue
+                if (self.extra[m] or {}).get("abstract"):
+                    continue  # (``raise NotImplementedError``: returns nothing, the derived types' overrides do)
                 got = self._returned_set(m, depth)
                 if got is None:
                     return None
@@ -438,11 +412,30 @@ class ReceiverTypes(ResolverCore):
             texpr = attrs[attr]
             if not texpr:
                 return None
-            got = self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth + 1)
+            got = self._holder_set(c, h, texpr, depth + 1)
             if got is None:
                 return None
             out |= got
         return frozenset(out) if out else None
+
+    def _holder_set(self, t: int, h: int, texpr: str, depth: int) -> frozenset[int] | None:
+        """:meth:`eval_set` of what class ``h`` (``t`` or a base of it) assigns to an attribute of a ``t``: an
+        alternative about ``self`` (``self.session = self.backend()`` in a mixin) is read from ``t``, whose own and
+        derived types' ``backend`` count, not every type mixing ``h`` in (when that is known); the others from ``h``,
+        where they are written."""
+        wide = self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
+        if t == h or "@" not in texpr:
+            return wide
+        out: set[int] = set()
+        for alt in texpr.split("|"):
+            c = t if alt[0] == "@" else h
+            got = self.eval_set(self.file_by_idx[self.file_of[c]], c, alt, depth)
+            if got is None:
+                # (from ``t`` not known, e.g. ``t`` inherits from outside the graph a method only its derived types
+                # define: every type mixing ``h`` in, a wider set that holds ``t``'s)
+                return wide
+            out |= got
+        return frozenset(out)
 
     def _called_objects(self, t: int, name: str, depth: int) -> frozenset[int] | None | bool:
         """What calling attribute ``name`` of type ``t`` gives when it holds classes or functions (``factory =
