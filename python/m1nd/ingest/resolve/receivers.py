@@ -423,9 +423,8 @@ class ReceiverTypes(ResolverCore):
         alternative about ``self`` (``self.session = self.backend()`` in a mixin) is read from ``t``, whose own and
         derived types' ``backend`` count, not every type mixing ``h`` in (when that is known); the others from ``h``,
         where they are written."""
-        wide = self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
         if t == h or "@" not in texpr:
-            return wide
+            return self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
         out: set[int] = set()
         for alt in texpr.split("|"):
             c = t if alt[0] == "@" else h
@@ -433,7 +432,7 @@ class ReceiverTypes(ResolverCore):
             if got is None:
                 # (from ``t`` not known, e.g. ``t`` inherits from outside the graph a method only its derived types
                 # define: every type mixing ``h`` in, a wider set that holds ``t``'s)
-                return wide
+                return self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
             out |= got
         return frozenset(out)
 
