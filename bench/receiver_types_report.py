@@ -12,7 +12,8 @@ the baseline by (file, owner, called name):
 - **ambiguous** / **unresolved**: still so.
 
 Resolved share = (linked + settled) / baseline. ``--sample N`` prints N random newly linked references with
-``file:line`` and the edge's target, for checking by hand.
+``file:line`` and the edges' targets (several when the receiver may be of several types that define the method
+differently: each is a possible callee), for checking by hand.
 
 Run: ``python bench/receiver_types_report.py [--sample 50]`` or ``pytest bench/test_receiver_types_stdlib.py -s``.
 """
@@ -44,7 +45,7 @@ class Outcomes:
     ambiguous: int = 0
     unresolved: int = 0
     by_kind: Counter = field(default_factory=Counter)  # (reference kind, outcome) -> count, whole graph
-    #: (file, owner, kind, name, edge target) of baseline references that are now linked
+    #: (file, owner, kind, name, edge targets) of baseline references that are now linked
     newly_linked: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
     @property
@@ -63,7 +64,8 @@ def _called(kind: str, name: str) -> str:
 
 def record_outcomes(root: Path) -> list[tuple[str, str, str, str, int, str, str | None]]:
     """Ingest ``root`` and return each reference's outcome: (file, owner local id, kind, name, count, outcome,
-    edge target). The resolver is the real one; a subclass only watches ``_resolve_ref`` and ``edge``."""
+    edge targets, space-separated: a receiver of several possible types calls each one's method). The resolver is
+    the real one; a subclass only watches ``_resolve_ref`` and ``edge``."""
     from m1nd.ingest.extract import extract_many
     from m1nd.ingest.walker import read_text, walk
 
@@ -77,21 +79,22 @@ def record_outcomes(root: Path) -> list[tuple[str, str, str, str, int, str, str 
     rows: list[tuple[str, str, str, str, int, str, str | None]] = []
 
     class Watching(base):  # type: ignore[misc, valid-type]
-        last: int | None = None
+        targets: list[int] = []
 
         def edge(self, src: int, dst: int, rel: int, factor: float, n: int = 1) -> None:
-            self.last = dst if src >= 0 and dst >= 0 and src != dst else None
+            if src >= 0 and dst >= 0 and src != dst:
+                self.targets.append(dst)
             super().edge(src, dst, rel, factor, n)
 
         def _resolve_ref(self, f: Any, owner: int, kind: str, name: str, n: int) -> None:
             amb, unres = self.ambiguous, self.unresolved
-            self.last = None
+            self.targets = []
             super()._resolve_ref(f, owner, kind, name, n)
             if self.ambiguous > amb:
                 oc = "ambiguous"
             elif self.unresolved > unres:
                 oc = "unresolved"
-            elif self.last is not None:
+            elif self.targets:
                 oc = "linked"
             else:
                 oc = "settled"
@@ -105,7 +108,7 @@ def record_outcomes(root: Path) -> list[tuple[str, str, str, str, int, str, str 
                     name,
                     n,
                     oc,
-                    self.ext[self.last] if oc == "linked" and self.last is not None else None,
+                    " ".join(self.ext[t] for t in self.targets) if oc == "linked" else None,
                 )
             )
 
@@ -206,7 +209,8 @@ def main() -> None:
             res.newly_linked, min(args.sample, len(res.newly_linked))
         ):
             line, txt = source_line(STDLIB, rel, owner, _called(kind, name))
-            print(f"{rel}:{line} | {kind} {name} -> {(dst or '').removeprefix('file::')} | {txt[:100]}")
+            shown = " ".join(t.removeprefix("file::") for t in (dst or "").split())
+            print(f"{rel}:{line} | {kind} {name} -> {shown} | {txt[:100]}")
 
 
 if __name__ == "__main__":

@@ -199,10 +199,12 @@ def test_type_outside_the_graph_settles_the_call(g) -> None:
         assert f"{DECOY}::fn::{meth}" not in calls
 
 
-def test_union_links_only_where_every_alternative_agrees(g) -> None:
+def test_union_links_each_alternative_s_method(g) -> None:
     calls = g.targets(f"{U}::fn::union", "calls")
     assert "file::shapes.py::class::A::fn::area" in calls  # B inherits A's
-    assert not any(c.endswith("::fn::draw") for c in calls)  # A and B each define their own
+    # A and B each define their own: either may be called
+    assert {c for c in calls if c.endswith("::fn::draw")} == {"file::shapes.py::class::A::fn::draw",
+                                                              "file::shapes.py::class::B::fn::draw"}
     assert f"{DECOY}::fn::area" not in calls
 
 

@@ -1,7 +1,8 @@
 """Receivers that may hold one of several types (issue 12 item 5): a name, an attribute or a returned value bound to
 values of several known types is their union; ``self`` in a mixin or a base stands for every type derived from it.
-A call links only when every possible type gives the same method definition (one inherited from a common base, say);
-when they differ or one is not known there is no edge, and when all of them lie outside the graph the call is
+A call edge means "may call" (as in a class-hierarchy analysis): when every possible type is known, the call links to
+the method definition of each (once when they share it, inherited from a common base, say; the weight shared among
+them when they differ); when one is not known there is no edge, and when all of them lie outside the graph the call is
 settled without a guess. ``run`` and ``count`` are defined by unrelated classes too, so a name-based guess would
 link them: every edge below comes from the receiver's types."""
 
@@ -173,9 +174,12 @@ def test_union_of_locals_agreeing_on_the_method(g) -> None:
     assert g.targets(f"{U}::fn::agree", "calls") & RUNS == {RUN}
 
 
-def test_union_that_disagrees_or_is_partly_unknown_gives_no_edge(g) -> None:
-    # OwnLoop overrides run: two definitions, no guess; a parameter of unknown type: no guess either
-    assert not g.targets(f"{U}::fn::differ", "calls") & RUNS
+def test_union_that_disagrees_links_each_and_partly_unknown_none(g) -> None:
+    # OwnLoop overrides run: two definitions, either may be called, the weight shared between them
+    assert g.targets(f"{U}::fn::differ", "calls") & RUNS == {RUN, OWN_RUN}
+    whole = g.edge(f"{U}::fn::agree", RUN, "calls").w0
+    assert g.edge(f"{U}::fn::differ", RUN, "calls").w0 == g.edge(f"{U}::fn::differ", OWN_RUN, "calls").w0 < whole
+    # a parameter of unknown type: no edge at all, not even to the known alternative's method, and no guess
     assert not g.targets(f"{U}::fn::partly_unknown", "calls") & RUNS
     # StubLoop replaces run with a stored callable (``start = run = _nope``): not Loop.run there
     assert not g.targets(f"{U}::fn::stored", "calls") & RUNS
@@ -188,8 +192,9 @@ def test_union_outside_the_graph_is_settled(g) -> None:
 
 def test_union_of_returned_types(g) -> None:
     calls = g.targets(f"{U}::fn::returned", "calls")
-    assert calls & RUNS == {RUN}
-    assert g.edge(f"{U}::fn::returned", RUN, "calls").count == 1  # pick_differ(...).run(): no edge
+    assert calls & RUNS == {RUN, OWN_RUN}  # pick_differ(...).run(): either
+    assert g.edge(f"{U}::fn::returned", RUN, "calls").count == 2
+    assert g.edge(f"{U}::fn::returned", OWN_RUN, "calls").count == 1
 
 
 def test_attribute_assigned_in_several_methods(g) -> None:
@@ -200,5 +205,5 @@ def test_self_in_a_mixin_stands_for_every_derived_type(g) -> None:
     # the loop each derived case creates: a SelectorLoop or a ProactorLoop, both with Loop.run
     assert g.targets(f"{U}::class::Mixin::fn::go", "calls") & RUNS == {RUN}
     assert g.targets(f"{U}::class::Mixin::fn::go_direct", "calls") & RUNS == {RUN}
-    # one derived case creates an OwnLoop: two definitions, no edge
-    assert not g.targets(f"{U}::class::SplitMixin::fn::go", "calls") & RUNS
+    # one derived case creates an OwnLoop: two definitions, either may be called
+    assert g.targets(f"{U}::class::SplitMixin::fn::go", "calls") & RUNS == {RUN, OWN_RUN}

@@ -19,7 +19,7 @@ content hash are unchanged. It is plain JSON (str / int / bool / None / list / d
     ``attrs``: a type's attribute / field name → type expression, ``""`` when assigned values of different or
     unknown types; ``ret``: a function's declared (Python: or inferred) return type expression; Python ``items``:
     the type expression of each position of the tuples a function returns, ``""`` unknown; ``yields``: what a
-    ``@contextmanager`` generator yields).
+    ``@contextmanager`` generator yields; ``abstract``: a body that only raises ``NotImplementedError``).
 ``references``
     unresolved references ``[kind, name, owner, count]``, one per distinct (kind, name, owner) with its number
     of occurrences; ``owner`` is the index of the innermost enclosing definition (-1 = the file); ``kind`` is

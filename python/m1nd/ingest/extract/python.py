@@ -20,7 +20,7 @@ from m1nd.ingest.extract._common import (
     sha256,
     signature,
 )
-from m1nd.ingest.extract.python_aliases import module_aliases
+from m1nd.ingest.extract.python_aliases import dynamic_imports, keep_dynamic_imports, module_aliases
 from m1nd.ingest.extract.python_flow import container_writes, narrowed_type
 from m1nd.ingest.extract.python_returns import infer_returns
 from m1nd.ingest.extract.python_types import (
@@ -34,7 +34,7 @@ from m1nd.ingest.extract.python_types import (
     value_type,
 )
 
-EXTRACTOR_VERSION = 14
+EXTRACTOR_VERSION = 15
 LANG = "python"
 
 
@@ -389,8 +389,17 @@ def extract(relpath: str, data: bytes) -> dict[str, Any]:
     top_names = {d["name"] for d in defs if d["parent"] < 0}
     heads = bound | top_names
     aliases: dict[tuple[int, str], list[str | None]] = {}
+    # ``ssl = import_helper.import_module("ssl")`` at the top level: the module, as ``import ssl`` (not typed as a
+    # variable, so ``ssl.SSLContext()`` stays a dotted name the resolver follows through the import)
+    dynamic = dynamic_imports(caps, owners.owner)
+    wanted.difference_update(n for n in dynamic if n not in heads)
     collect_types(caps, defs, owners, types, aliases)
-    module_alias, module_vars = module_aliases(caps, owners.owner, types.assigned, heads, types)
+    for name, (mod, line, _) in keep_dynamic_imports(dynamic, types.assigned, owners.owner).items():
+        if name not in heads:
+            imports.append(import_binding(mod, line, alias=name))
+            heads.add(name)
+    module_alias, module_vars = module_aliases(caps, owners.owner, types.assigned, heads, types,
+                                               any(imp.get("star") for imp in imports))
     container_writes(caps, acall_texts, owners, types, data)
     infer_returns(caps, defs, owners, types, fn_nodes)
     # references deduplicated per (kind, name, owner) with an occurrence count

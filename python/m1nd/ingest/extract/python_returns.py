@@ -78,6 +78,27 @@ def infer_returns(
         cols = [union_of(set(col)) if all(col) else UNKNOWN for col in zip(*rows)]
         if any(cols):
             defs[o]["items"] = cols
+    for o, fn in fn_nodes.items():
+        if o not in rets and defs[o]["kind"] == "fn" and _only_raises_not_implemented(fn):
+            defs[o]["abstract"] = True
+
+
+def _only_raises_not_implemented(fn: Any) -> bool:
+    """Is the body of function ``fn`` only ``raise NotImplementedError[(...)]`` (a docstring aside)? Such a method
+    returns nothing: the types derived from its class give what ``self.m()`` returns."""
+    body = fn.child_by_field_name("body")
+    if body is None or body.named_child_count > 2:
+        return False
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    if len(stmts) == 2 and stmts[0].type == "expression_statement" and stmts[0].named_child_count == 1 \
+            and stmts[0].named_child(0).type == "string":
+        stmts = stmts[1:]
+    if len(stmts) != 1 or stmts[0].type != "raise_statement" or not stmts[0].named_child_count:
+        return False
+    exc = stmts[0].named_child(0)
+    if exc.type == "call":
+        exc = exc.child_by_field_name("function")
+    return exc is not None and exc.type == "identifier" and exc.text == b"NotImplementedError"
 
 
 _TUPLES = ("expression_list", "tuple")

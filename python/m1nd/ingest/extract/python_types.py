@@ -203,6 +203,23 @@ def value_type(node: Any, depth: int = 0, selfs: tuple[str, ...] = ("self", "cls
     return UNKNOWN
 
 
+_IDENT_STRING = re.compile(rb"""(['"])([A-Za-z_][A-Za-z0-9_]*)\1""")
+
+
+def _getattr_value(args: Any, selfs: tuple[str, ...]) -> str:
+    """``getattr(a.b, "c")`` / ``getattr(a.b, "c", None)``: what ``a.b.c`` is (``=a.b.c``), else UNKNOWN."""
+    if args is None or args.named_child_count not in (2, 3):
+        return UNKNOWN
+    obj, name = args.named_child(0), args.named_child(1)
+    if args.named_child_count == 3 and args.named_child(2).type != "none":
+        return UNKNOWN
+    got = _IDENT_STRING.fullmatch(name.text) if name.type == "string" else None
+    d = dotted(obj) if obj.type in ("identifier", "attribute") else None
+    if got is None or d is None or d.partition(".")[0] in selfs:
+        return UNKNOWN
+    return "=" + d + "." + got.group(2).decode()
+
+
 def _pattern_names(node: Any, out: list[Any]) -> None:
     """Identifier and ``self.x`` attribute targets inside a binding pattern."""
     stack = [node]
@@ -377,6 +394,9 @@ def collect_types(
             if right is None:
                 continue
             val = value_type(right, 0, rebound.get(o, SELF_NAMES)) if i not in own_names else UNKNOWN
+            if cls >= 0 and cls == o and val == "getattr()":
+                # a class body's ``SELECTOR = getattr(selectors, 'PollSelector', None)``: ``selectors.PollSelector``
+                val = _getattr_value(right.child_by_field_name("arguments"), rebound.get(o, SELF_NAMES))
         name = target.text.decode("utf-8", "replace")
         if cls >= 0:
             types.bind_attr(cls, name, val, o, declared=ty is not None)

@@ -146,7 +146,14 @@ class NameLookup(ResolverCore):
     def alias_target(self, f: FileState, target: str, want: frozenset[int], depth: int) -> int:
         """What a module-level alias of file ``f`` names (``extra.aliases``: ``Lock = _allocate_lock``), looked
         up as the module's own name (a definition, an import, another alias, a star import) then member by member;
-        never by a graph-wide guess: NOTFOUND when it names nothing found so."""
+        never by a graph-wide guess: NOTFOUND when it names nothing found so. A union (``a.b|c.d``: bound under
+        ``if`` / ``try``) names what every alternative names, EXTERNAL when they all lie outside the graph, else
+        AMBIG (:meth:`~m1nd.ingest.resolve.receivers.ReceiverTypes.alias_alternatives` lists them)."""
+        if "|" in target:
+            got = {self.alias_target(f, alt, want, depth) for alt in target.split("|")}
+            if len(got) == 1:
+                return next(iter(got))
+            return NOTFOUND if NOTFOUND in got else AMBIG
         head, *rest = target.split(".")
         cur = self.member(f.idx, head, ANY_SYMBOL if rest else want, depth + 1)
         for i, seg in enumerate(rest):
@@ -220,6 +227,19 @@ class NameLookup(ResolverCore):
         got = self.derived_memo.get(key)
         if got is not None:
             return got
+        found, _ = self.derived_definitions(t, name, want)
+        if len(found) == 1:
+            res = (next(iter(found)), False)
+        elif found:
+            res = (AMBIG, False)
+        else:
+            res = (NOTFOUND, True)
+        self.derived_memo[key] = res
+        return res
+
+    def derived_definitions(self, t: int, name: str, want: frozenset[int]) -> tuple[frozenset[int], bool]:
+        """The definitions of ``name`` the types derived from ``t`` have (their own or inherited), over at most
+        256 of them (:meth:`derived_member`), and whether every derived type was seen."""
         derived = self.derived
         if derived is None:
             derived = self.derived = {}
@@ -227,6 +247,8 @@ class NameLookup(ResolverCore):
                 for b in bs:
                     derived.setdefault(b, []).append(c)
         found: set[int] = set()
+        if not name:
+            return frozenset(), False
         seen = {t}
         queue = list(derived.get(t, ()))
         while queue and len(seen) < 256:
@@ -240,14 +262,7 @@ class NameLookup(ResolverCore):
             if m >= 0:
                 found.add(m)
             queue.extend(derived.get(c, ()))
-        if len(found) == 1:
-            res = (next(iter(found)), False)
-        elif found:
-            res = (AMBIG, False)
-        else:
-            res = (NOTFOUND, True)
-        self.derived_memo[key] = res
-        return res
+        return frozenset(found), not any(c not in seen for c in queue)
 
     def has_outside_base(self, t: int) -> bool:
         """Does the type hierarchy of ``t`` reach a base outside the graph (or one that did not resolve)?"""

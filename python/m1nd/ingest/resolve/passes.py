@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from m1nd.graph.schema import CALLS, IMPLEMENTS, INHERITS, REFERENCES
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.receivers import SET_FACTOR
 from m1nd.ingest.resolve.tables import (
+    SET_FACTOR,
+    SET_MAX,
     AMBIG,
     BASE_KINDS,
     BROKEN,
@@ -72,26 +73,82 @@ class ReferencePasses(ResolverCore):
                     continue
                 self._resolve_ref(f, owner, kind, ref[1], ref[3])
 
-    def _union_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
-        """The one method ``meth`` of every type the receiver may hold (``eval_set``); EXTERNAL when they all
-        lie outside the graph; NOTFOUND when they differ or one is not known."""
+    def _union_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
+        """The definitions of method ``meth`` over every type the receiver may hold (``eval_set``), sorted, with
+        ``EXTERNAL`` for the types outside the graph (or inheriting the method from outside it): a call may call
+        each (see :meth:`_link_targets`). ``()`` when one type is not known or lacks the method (a stored
+        callable, a method the graph does not see); ``(AMBIG,)`` when a type is not known in a way no name-based
+        guess would mend, or there are more than ``SET_MAX`` definitions."""
         alts = self.eval_set(f, owner, texpr, 0)
         if not alts:
-            return NOTFOUND, 0.0
+            return ()
         if AMBIG in alts:
-            return AMBIG, 0.0
+            return (AMBIG,)
         targets = set()
         for t in alts:
             if t >= 0 and self.stores_attr(t, meth):
-                return NOTFOUND, 0.0  # ``getstate = _notimplemented``: a stored callable may replace the method
+                return ()  # ``getstate = _notimplemented``: a stored callable may replace the method
             got = self.member(t, meth, FN_KINDS) if t >= 0 else t
             if got < 0 and got != EXTERNAL and (t < 0 or not self.has_outside_base(t) or meth.startswith("__")):
-                return NOTFOUND, 0.0
+                return ()
             targets.add(got if got >= 0 else EXTERNAL)  # (a method inherited from outside the graph)
-        if len(targets) != 1:
-            return AMBIG, 0.0  # every type known, several definitions: ambiguous, no name-based guess
-        got = next(iter(targets))
-        return got, (SET_FACTOR if got >= 0 else 0.0)
+        if EXTERNAL in targets and len(targets) > 1 and "|" in texpr:
+            # a local variable bound to an object from outside the graph here and to a graph type there is most
+            # often a name used again for another object (``f = self.FileIO(...)`` ... ``with open(...) as f``):
+            # the flow-insensitive union would link calls meant for the outside one (no guess either)
+            if any(self.eval_set(f, owner, alt, 0) == {EXTERNAL} for alt in texpr.split("|")):
+                return (AMBIG,)
+        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
+
+    def subtypes_targets(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, ...]:
+        """The definitions of method ``meth`` a receiver known to be an instance of ``T`` or of a type derived
+        from it (``^T``, ``^A|^B``: an ``isinstance`` test) may call: over every such type of the graph, sorted,
+        ``EXTERNAL`` for those outside it (as :meth:`_union_targets`); ``()`` when one is not known or lacks
+        the method, ``(AMBIG,)`` when there are more than ``SET_MAX``."""
+        targets: set[int] = set()
+        for alt in texpr.split("|"):
+            t, _ = self.eval_type(f, owner, alt[1:], 0)
+            if t == EXTERNAL:
+                targets.add(EXTERNAL)
+                continue
+            if t < 0:
+                return ()
+            closure = self._derived_closure(t)
+            if len(closure) >= 255:
+                return ()  # (not every derived type was seen)
+            for c in (t, *closure):
+                if self.stores_attr(c, meth):
+                    return ()
+                got = self.member(c, meth, FN_KINDS)
+                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
+                    return ()
+                targets.add(got if got >= 0 else EXTERNAL)
+        return tuple(sorted(targets)) if len(targets) <= SET_MAX else (AMBIG,)
+
+    def _derived_stores(self, t: int, name: str) -> bool:
+        """Does a type derived from ``t`` assign attribute ``name`` (a value in place of a method)?"""
+        return any(name in ((self.extra[c] or {}).get("attrs") or ()) for c in self._derived_closure(t))
+
+    def _link_targets(self, owner: int, targets: tuple[int, ...], n: int) -> bool:
+        """Edges of a call whose receiver may be of several known types, to the method of each (``targets``:
+        sorted definitions, ``EXTERNAL`` for those outside the graph). A call edge means "may call", as in a
+        class-hierarchy analysis: each definition the receiver's possible types give is a callee, and those
+        outside the graph have no node to link (the C twin of a class the stdlib tests in its Python version).
+        The weight ``SET_FACTOR`` is shared among the definitions. False when ``targets`` names none (not
+        known: the caller decides)."""
+        if not targets:
+            return False
+        if targets[0] == AMBIG:
+            self.typed_stats[2] += n
+            self._count(AMBIG, n)
+            return True
+        linked = [t for t in targets if t >= 0]
+        if linked:
+            self.typed_stats[0] += n
+            factor = SET_FACTOR / len(targets)
+            for t in linked:
+                self.edge(owner, t, CALLS, factor, n)
+        return True
 
     def _count(self, res: int, n: int) -> None:
         if res in (NOTFOUND, BROKEN):
@@ -131,6 +188,10 @@ class ReferencePasses(ResolverCore):
                     return
                 if held >= 0:
                     got, factor = held, fac2
+            if got == AMBIG and f.fam == "py":  # an alias bound under ``if`` / ``try`` to different ones: each
+                alts = self.alias_alternatives(f, name, classes=False)
+                if alts is not None and self._link_targets(owner, tuple(sorted(alts)), n):
+                    return
             if got == BROKEN:  # `Model.objects.create()`: a method call on a receiver of unknown type
                 last = name.rsplit(".", 1)[-1]
                 if last in STOPLIST or (last.startswith("__") and last.endswith("__")):
@@ -154,6 +215,13 @@ class ReferencePasses(ResolverCore):
                         return
                     if got >= 0:
                         self.edge(owner, got, CALLS, 0.9, n)
+                    elif got == AMBIG:  # the derived types define it differently: each may be called
+                        found, complete = self.derived_definitions(t, name, FN_KINDS)
+                        if not complete or len(found) > SET_MAX or self._derived_stores(t, name):
+                            # (one derived type holds a value there, ``ioclass = StringIO``: not a definition)
+                            self._count(AMBIG, n)
+                        else:
+                            self._link_targets(owner, tuple(sorted(found)), n)
                     else:
                         self._count(got, n)
                     return
@@ -188,18 +256,10 @@ class ReferencePasses(ResolverCore):
                 # mixin standing for each derived type): they may still agree on the method (the same definition,
                 # e.g. inherited from one base) or all lie outside the graph
                 if texpr[0] == "^":
-                    got, factor = self.subtypes_target(f, owner, texpr, meth)
+                    targets = self.subtypes_targets(f, owner, texpr, meth)
                 else:
-                    got, factor = self._union_target(f, owner, texpr, meth)
-                if got == EXTERNAL:
-                    return
-                if got == AMBIG:
-                    self.typed_stats[2] += n
-                    self._count(AMBIG, n)
-                    return
-                if got >= 0:
-                    self.typed_stats[0] += n
-                    self.edge(owner, got, CALLS, factor, n)
+                    targets = self._union_targets(f, owner, texpr, meth)
+                if self._link_targets(owner, targets, n):
                     return
             if t == EXTERNAL:
                 return  # a method of a type outside the graph (builtins, imported libraries)
@@ -208,6 +268,8 @@ class ReferencePasses(ResolverCore):
                 if got < 0:
                     if got == EXTERNAL or self.has_outside_base(t) or meth.startswith("__"):
                         return
+                    if texpr.endswith(">__class__"):
+                        return  # (``self.__class__.mro()``: a method of the metaclass, ``type``)
                     self.typed_stats[1] += n
                     self._count(NOTFOUND, n)
                     return

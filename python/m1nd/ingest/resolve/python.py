@@ -8,7 +8,17 @@ from typing import Any
 
 from m1nd.graph.schema import IMPORTS, REEXPORTS
 from m1nd.ingest.resolve.core import ResolverCore
-from m1nd.ingest.resolve.tables import ANY_SYMBOL, EXTERNAL, NOTFOUND, FileState, common_prefix_len
+from m1nd.ingest.resolve.tables import (
+    ANY_SYMBOL,
+    CALL_KINDS,
+    CLASSLIKE,
+    EXTERNAL,
+    K_DIR,
+    NOTFOUND,
+    SET_MAX,
+    FileState,
+    common_prefix_len,
+)
 
 
 class PythonResolution(ResolverCore):
@@ -176,3 +186,32 @@ class PythonResolution(ResolverCore):
     @staticmethod
     def _under(path: str, d: str) -> bool:
         return not d or path == d or path.startswith(d + "/")
+
+    def alias_alternatives(self, f: FileState, name: str, classes: bool = True) -> frozenset[int] | None:
+        """The classes (``classes``, else the classes or functions) a (dotted, or imported) name may denote when it
+        is a module-level alias bound under ``if`` / ``try`` to different ones (``DefaultSelector =
+        KqueueSelector`` / ``= EpollSelector``): each alternative, ``EXTERNAL`` for one outside the graph; None when
+        it is no such alias or one alternative is something else or not known."""
+        head, _, last = name.rpartition(".")
+        if head:
+            mod = self.bindings_of(f).get(head.split(".")[0], NOTFOUND)
+            for seg in head.split(".")[1:]:
+                mod = self.member(mod, seg, ANY_SYMBOL) if mod >= 0 else NOTFOUND
+        elif f.aliases and last in f.aliases:
+            mod = f.idx
+        else:  # ``from .futures import _CFuture``
+            mod, last = self.py_import_source(f, last)
+        if mod >= 0 and self.kind[mod] == K_DIR:
+            mod = self.py_init_of_dir.get(self.src_path[mod], NOTFOUND)
+        mf = self.file_by_idx.get(mod) if mod >= 0 else None
+        al = mf.aliases.get(last) if mf is not None and mf.aliases else None
+        if al is None or "|" not in al:
+            return None
+        out: set[int] = set()
+        for alt in al.split("|"):
+            got = self.alias_target(mf, alt, CALL_KINDS, 0)
+            if got == EXTERNAL or (got >= 0 and self.kind[got] in (CLASSLIKE if classes else CALL_KINDS)):
+                out.add(got)
+            else:
+                return None
+        return frozenset(out) if len(out) <= SET_MAX else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from m1nd.ingest.resolve.core import ResolverCore
 from m1nd.ingest.resolve.tables import (
+    SET_FACTOR,
+    SET_MAX,
     AMBIG,
     ANY_SYMBOL,
     CALL_KINDS,
@@ -18,11 +20,6 @@ from m1nd.ingest.resolve.tables import (
     TYPE_KINDS,
     FileState,
 )
-
-#: most types a receiver's evaluation may hold (more: not known)
-SET_MAX = 8
-#: weight factor of an edge found through several possible receiver types that agree on the method
-SET_FACTOR = 0.9
 
 
 class ReceiverTypes(ResolverCore):
@@ -73,7 +70,13 @@ class ReceiverTypes(ResolverCore):
             return (EXTERNAL if self.has_outside_base(t) else NOTFOUND), 0.0
         if self.kind[m] != K_FN:
             return m, 1.0
+        if self._returns_self(m):
+            return t, 1.0  # (an inherited ``return self``: the receiver's own type, not the base's)
         return self.returned_type(m, depth)
+
+    def _returns_self(self, m: int) -> bool:
+        ex = self.extra[m]
+        return ex is not None and ex.get("ret") == "@"
 
     def _eval_type(self, f: FileState, owner: int, texpr: str, depth: int) -> tuple[int, float]:
         if "|" in texpr:  # a union: one type when every alternative names it (or all lie outside the graph)
@@ -83,7 +86,7 @@ class ReceiverTypes(ResolverCore):
                 t = next(iter(types))
                 return t, min(fac for _, fac in got)
             return NOTFOUND, 0.0
-        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``subtypes_target`` decides)
+        if texpr[0] == "^":  # ``isinstance(x, T)``: T or a type derived from it (``passes.subtypes_targets`` decides)
             t, _ = self.eval_type(f, owner, texpr[1:], depth)
             return (EXTERNAL if t == EXTERNAL else NOTFOUND), 0.0
         base, *fields = texpr.split(">")
@@ -122,8 +125,8 @@ class ReceiverTypes(ResolverCore):
                 return NOTFOUND, 0.0
         taken = -1
         for i, attr in enumerate(fields):
-            if i == taken:
-                continue  # (an item taken with the call before it)
+            if i == taken or attr == "__class__":
+                continue  # (an item taken with the call before it; the class's attributes are its instances')
             if attr.endswith("()"):
                 nxt = fields[i + 1] if i + 1 < len(fields) else ""
                 m = self.member(t, attr[:-2], CALL_KINDS) if nxt[:1] == "#" or nxt == "__enter__()" else NOTFOUND
@@ -188,6 +191,10 @@ class ReceiverTypes(ResolverCore):
             if texpr[0] == "!":  # a class object (``theclass = date``): its methods are the class's
                 held = self.held_classes(t, attr)
                 return (next(iter(held)), SET_FACTOR) if held and len(held) == 1 else (NOTFOUND, 0.0)
+            if c != t and texpr[0] == "@" and "|" not in texpr:  # (as _holder_set)
+                got = self.eval_type(self.file_by_idx[self.file_of[t]], t, texpr, depth + 1)
+                if got[0] != NOTFOUND:
+                    return got
             cf = self.file_by_idx[self.file_of[c]]
             return self.eval_type(cf, c, texpr, depth + 1)
         # ``self.conn.query()`` where ``conn`` is a method: only a property (or a cached one) reads that way
@@ -200,7 +207,7 @@ class ReceiverTypes(ResolverCore):
         """A mixin's ``self.x`` that only the types derived from it assign (``setUp`` of the concrete test
         case): their one type when every derived type that assigns it agrees, else not known."""
         if self.derived is None:
-            self.derived_member(t, "", frozenset())  # builds the index
+            self.derived_definitions(t, "", frozenset())  # builds the index
         derived = self.derived or {}
         found: set[int] = set()
         factor = 1.0
@@ -264,8 +271,10 @@ class ReceiverTypes(ResolverCore):
         elif base.endswith("()"):
             cur = set()
             t, factor = self.lookup(f, owner, base[:-2], CALL_KINDS, "call")
-            if t == AMBIG:  # star imports giving different classes (one per platform): an instance of either
-                got = self.star_alternatives(f, owner, base[:-2])
+            if t == AMBIG:  # star imports or an alias giving different classes (one per platform): either's
+                got = self.alias_alternatives(f, base[:-2])
+                if got is None:
+                    got = self.star_alternatives(f, owner, base[:-2])
                 if got is None:
                     return None
                 cur |= got
@@ -289,6 +298,8 @@ class ReceiverTypes(ResolverCore):
                 return frozenset((t,))
             cur = {t}
         for attr in fields:
+            if attr == "__class__":
+                continue  # (``self.__class__.Task()``: the class's attributes are its instances')
             nxt: set[int] = set()
             for t in cur:
                 if t == EXTERNAL:
@@ -373,6 +384,11 @@ class ReceiverTypes(ResolverCore):
                 if self.kind[m] != K_FN:
                     out.add(m)
                     continue
+                if not poly and self._returns_self(m):
+                    out.add(c)  # (as method_return)
+                    continue
+                if (self.extra[m] or {}).get("abstract"):
+                    continue  # (``raise NotImplementedError``: returns nothing, the derived types' overrides do)
                 got = self._returned_set(m, depth)
                 if got is None:
                     return None
@@ -396,11 +412,29 @@ class ReceiverTypes(ResolverCore):
             texpr = attrs[attr]
             if not texpr:
                 return None
-            got = self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth + 1)
+            got = self._holder_set(c, h, texpr, depth + 1)
             if got is None:
                 return None
             out |= got
         return frozenset(out) if out else None
+
+    def _holder_set(self, t: int, h: int, texpr: str, depth: int) -> frozenset[int] | None:
+        """:meth:`eval_set` of what class ``h`` (``t`` or a base of it) assigns to an attribute of a ``t``: an
+        alternative about ``self`` (``self.session = self.backend()`` in a mixin) is read from ``t``, whose own and
+        derived types' ``backend`` count, not every type mixing ``h`` in (when that is known); the others from ``h``,
+        where they are written."""
+        if t == h or "@" not in texpr:
+            return self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
+        out: set[int] = set()
+        for alt in texpr.split("|"):
+            c = t if alt[0] == "@" else h
+            got = self.eval_set(self.file_by_idx[self.file_of[c]], c, alt, depth)
+            if got is None:
+                # (from ``t`` not known, e.g. ``t`` inherits from outside the graph a method only its derived types
+                # define: every type mixing ``h`` in, a wider set that holds ``t``'s)
+                return self.eval_set(self.file_by_idx[self.file_of[h]], h, texpr, depth)
+            out |= got
+        return frozenset(out)
 
     def _called_objects(self, t: int, name: str, depth: int) -> frozenset[int] | None | bool:
         """What calling attribute ``name`` of type ``t`` gives when it holds classes or functions (``factory =
@@ -499,37 +533,10 @@ class ReceiverTypes(ResolverCore):
                 out.add(k)
         return frozenset(out) if 0 < len(out) <= SET_MAX else None
 
-    def subtypes_target(self, f: FileState, owner: int, texpr: str, meth: str) -> tuple[int, float]:
-        """Method ``meth`` of a receiver known to be an instance of ``T`` or of a type derived from it (``^T``,
-        ``^A|^B``: an ``isinstance`` test): the one definition every such type of the graph has, EXTERNAL when
-        they all lie outside it, AMBIG when they differ, NOTFOUND when one is not known."""
-        targets: set[int] = set()
-        for alt in texpr.split("|"):
-            t, _ = self.eval_type(f, owner, alt[1:], 0)
-            if t == EXTERNAL:
-                targets.add(EXTERNAL)
-                continue
-            if t < 0:
-                return NOTFOUND, 0.0
-            closure = self._derived_closure(t)
-            if len(closure) >= 255:
-                return NOTFOUND, 0.0  # (not every derived type was seen)
-            for c in (t, *closure):
-                if self.stores_attr(c, meth):
-                    return NOTFOUND, 0.0
-                got = self.member(c, meth, FN_KINDS)
-                if got < 0 and got != EXTERNAL and (not self.has_outside_base(c) or meth.startswith("__")):
-                    return NOTFOUND, 0.0
-                targets.add(got if got >= 0 else EXTERNAL)
-        if len(targets) != 1:
-            return (AMBIG if targets else NOTFOUND), 0.0  # (every type known, several definitions: no guess)
-        got = next(iter(targets))
-        return got, (SET_FACTOR if got >= 0 else 0.0)
-
     def _derived_closure(self, t: int) -> list[int]:
         """Every type derived from ``t`` (breadth first, at most 256)."""
         if self.derived is None:
-            self.derived_member(t, "", frozenset())  # builds the index
+            self.derived_definitions(t, "", frozenset())  # builds the index
         derived = self.derived or {}
         seen = {t}
         out: list[int] = []

@@ -173,7 +173,12 @@ JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 CONFIG_BASENAME_MIN = 5
 
 #: definition extras the resolver keeps (Go receiver, Rust impl, outside bases, receiver-type tables)
-EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret", "items", "yields")
+EXTRA_KEYS = ("recv", "impl_type", "impl_trait", "ext_base", "attrs", "ret", "items", "yields", "abstract")
+
+#: most types a receiver's evaluation may hold (more: not known)
+SET_MAX = 8
+#: weight factor of an edge found through several possible receiver types that agree on the method
+SET_FACTOR = 0.9
 
 NOTFOUND = -1
 EXTERNAL = -2
