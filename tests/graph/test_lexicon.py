@@ -219,9 +219,13 @@ def test_a_query_about_types_lifts_the_declaration_prior() -> None:
     assert not R.wants_declarations("fix: error.code not present on some routing errors")
     assert not R.wants_declarations("Fix search of annotated type parameters")  # a type is not a declaration file
     prior = np.array([1.0, R.DECLARATION_PRIOR, R.DECLARATION_PRIOR * R.DIR_PRIOR, R.TEST_PRIOR], np.float32)
-    testy, docsy, idx = np.zeros(4, bool), np.zeros(4, bool), np.arange(4)
-    plain = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False)
-    asked = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False, decls_wanted=True)
+    # the last node is a test whose factor happens to equal the declaration prior's: not lifted by "types"
+    prior[3] = R.DECLARATION_PRIOR
+    pr = R.Priors(prior, np.array([False, False, False, True]), np.zeros(4, bool),
+                  np.array([False, True, False, False]))
+    idx = np.arange(4)
+    plain = R.query_prior(pr, idx, tests_wanted=True, docs_wanted=False)
+    asked = R.query_prior(pr, idx, tests_wanted=True, docs_wanted=False, decls_wanted=True)
     np.testing.assert_array_equal(plain, prior)
     np.testing.assert_array_equal(asked, np.array([1.0, 1.0, prior[2], prior[3]], np.float32))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -96,19 +97,30 @@ def implementation_mask(t: NodeTable) -> np.ndarray:
     return out
 
 
-def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(prior for ordinary queries, is-test mask, is-docs mask), float32/bool per node, computed per unique path."""
+class Priors(NamedTuple):
+    """Path priors per node, computed once per graph generation (and cached with it)."""
+
+    prior: np.ndarray  # float32: the factor for ordinary queries
+    testy: np.ndarray  # bool: a test (the graph's rule or a test directory)
+    docsy: np.ndarray  # bool: documentation, examples, benchmarks
+    declsy: np.ndarray  # bool: in a type-declaration file (``.d.ts``) ranked at DECLARATION_PRIOR, which a query
+    # about types lifts to 1
+
+
+def priors(t: NodeTable) -> Priors:
+    """The path priors of every node (:class:`Priors`), computed per unique path."""
     n = t.n
     prior = np.ones(n, np.float32)
     testy = np.asarray(t.is_test, bool).copy()
     docsy = np.zeros(n, bool)
-    by_path: dict[str, tuple[float, bool, bool]] = {}
+    declsy = np.zeros(n, bool)
+    by_path: dict[str, tuple[float, bool, bool, bool]] = {}
     paths = t.source_path
     for i in range(n):
         p = paths[i]
         hit = by_path.get(p)
         if hit is None:
-            f, is_t, is_d = 1.0, in_test_dir(p), False
+            f, is_t, is_d, is_decl = 1.0, in_test_dir(p), False, False
             base = p.rsplit("/", 1)[-1]
             if _DOCS_DIRS.search(p) or base.lower().endswith((".md", ".rst", ".txt")):
                 is_d = True
@@ -116,13 +128,19 @@ def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if _VENDOR.search(p) or _GENERATED.search(p):
                 f = min(f, GENERATED_PRIOR)
             if base.endswith((".d.ts", ".d.mts", ".d.cts")):
+                # the declaration prior is the one a query about types lifts; a vendored or documentation
+                # declaration file keeps its lower factor
+                is_decl = f > DECLARATION_PRIOR
                 f = min(f, DECLARATION_PRIOR)
-            hit = by_path[p] = (f, is_t, is_d)
+            hit = by_path[p] = (f, is_t, is_d, is_decl)
         prior[i] = hit[0]
         testy[i] |= hit[1]
         docsy[i] = hit[2]
-    prior[t.kind == DIR] *= DIR_PRIOR  # a directory is reached by containment, rarely the answer itself
-    return prior, testy, docsy
+        declsy[i] = hit[3]
+    dirs = t.kind == DIR
+    prior[dirs] *= DIR_PRIOR  # a directory is reached by containment, rarely the answer itself
+    declsy[dirs] = False
+    return Priors(prior, testy, docsy, declsy)
 
 
 @dataclass
@@ -133,8 +151,8 @@ class Relevance:
     history: tuple[np.ndarray, np.ndarray] | None = None  # (ascending file nodes, H(file) in (0, 1])
 
 
-def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, tests_wanted: bool,
-              docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray, history: HistoryIndex | None = None,
+def relevance(lex: TermIndex, t: NodeTable, pr: Priors, query: str, *, tests_wanted: bool,
+              docs_wanted: bool, history: HistoryIndex | None = None,
               before: int | None = None, decls_wanted: bool = False) -> Relevance:
     """rel(n) on the nodes some query term reaches, and H(file) of the history field when ``history`` is given
     (counting only commits older than ``before``, in seconds, when that is given); see the module docstring."""
@@ -151,7 +169,7 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
     ni, fi = ni.astype(np.int64), fi.astype(np.int64)
     # priors first, then each grain divided by its best: a changelog that repeats every word must not set the scale
     # that the implementation files are measured against
-    qp = functools.partial(query_prior, prior, testy, docsy, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+    qp = functools.partial(query_prior, pr, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
                            decls_wanted=decls_wanted)
     ns = ns * qp(ni)
     fs = fs * qp(fi)
@@ -175,17 +193,17 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
     return Relevance(cand[keep], rel[keep], terms, hist)
 
 
-def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np.ndarray, *, tests_wanted: bool,
-                docs_wanted: bool, decls_wanted: bool = False) -> np.ndarray:
+def query_prior(pr: Priors, idx: np.ndarray, *, tests_wanted: bool, docs_wanted: bool,
+                decls_wanted: bool = False) -> np.ndarray:
     """prior(n) at the given nodes for this query: tests, docs and type declarations keep full weight when the query
     asks for them."""
-    p = prior[idx].copy()
-    if decls_wanted:  # only declaration files carry exactly this prior (priors(): every other factor differs)
-        p[p == np.float32(DECLARATION_PRIOR)] = 1.0
+    p = pr.prior[idx].copy()
+    if decls_wanted:
+        p[pr.declsy[idx]] = 1.0
     if not tests_wanted:
-        p[testy[idx]] *= TEST_PRIOR
+        p[pr.testy[idx]] *= TEST_PRIOR
     if docs_wanted:
-        d = docsy[idx]
+        d = pr.docsy[idx]
         p[d] = np.maximum(p[d], 1.0)
     return p
 
