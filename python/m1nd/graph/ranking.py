@@ -8,8 +8,11 @@ Relevance of node n for a query (all terms folded, stopwords out, each distinct 
     rel(n) = prior(n) · (A_NODE · N(n) + A_FILE · F(file(n)))
 
 where N is the node-grain BM25F score and F the file-grain one (:mod:`m1nd.graph.lexicon`), each divided by its
-maximum over the graph for this query, and ``prior`` demotes tests, docs/examples, vendored and generated code unless
-the query asks for them. A direct hit (an external id or a path in the query) has rel 1. With code embeddings,
+maximum over the graph for this query, and their query weights routed: a term's weight is multiplied by
+``clip(idf_hist(t) / idf_file(t), ROUTE_MIN, 1)`` (:func:`route_weights`: words that commit subjects use far more
+than the code, such as "fix" or "support", describe the change, not the code), and ``prior`` demotes tests,
+docs/examples, vendored and generated code unless the query asks for them. A direct hit (an external id or a path in
+the query) has rel 1. With code embeddings,
 ``sem(n)`` joins by noisy-OR: ``rel' = 1 − (1 − rel)(1 − S_SEM·sem)``.
 
 Fusion (no saturating cap: scores stay ordered):
@@ -18,9 +21,10 @@ Fusion (no saturating cap: scores stay ordered):
 
 over the dimensions in use (structural spread, semantic, temporal, causal from activation.md §2–§5). ``H`` is the
 history field (:mod:`m1nd.graph.history`): BM25 of the query against the subjects of the commits that touched the
-file, divided by its best for this query, after priors; it joins at the fusion and not in rel(n), so it never takes
-a seed's place (as a seed it lifted MRR by 0.013 on the 15-project set, at the fusion by 0.023). Everything is a sum
-of non-negative terms with fixed weights: deterministic, and a better match always moves up.
+file, after priors, divided by the mean of its HIST_TOP (2) best for this query; it joins at the fusion and not in
+rel(n), so it never takes a seed's place (as a seed it lifted MRR by 0.013 on the 15-project set, at the fusion by
+0.023). Everything is a sum of non-negative terms with fixed weights: deterministic, and a better match always moves
+up.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ from m1nd.graph.seeds import lookup_sorted, sorted_unique
 A_NODE = 0.6
 A_FILE = 0.4
 W_HIST = 0.4
+#: H is divided by the mean of its HIST_TOP best values for the query (N and F by their best)
+HIST_TOP = 2
+#: the least share of its query weight a term keeps in the code grains (:func:`route_weights`)
+ROUTE_MIN = 0.25
 S_SEM = 0.6
 DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.3, "temporal": 0.05, "causal": 0.15}
 PR = 0.002
@@ -159,6 +167,8 @@ def relevance(lex: TermIndex, t: NodeTable, pr: Priors, query: str, *, tests_wan
     weighted = weighted_query_terms(query)
     terms = list(weighted)
     keys, qw = lex.keys_weighted(weighted)
+    if history is not None and len(keys) and history.commits:
+        qw = route_weights(lex, history, keys, qw, before)
     empty = np.zeros(0, np.int64), np.zeros(0, np.float32)
     ni, ns = lex.score_nodes(keys, qw) if len(keys) else empty
     fi, fs = lex.score_files(keys, qw) if len(keys) else empty
@@ -174,9 +184,11 @@ def relevance(lex: TermIndex, t: NodeTable, pr: Priors, query: str, *, tests_wan
     ns = ns * qp(ni)
     fs = fs * qp(fi)
     hs = hs * qp(hi)
-    ns = ns / max(float(ns.max(initial=0.0)), 1e-9)
-    fs = fs / max(float(fs.max(initial=0.0)), 1e-9)
-    hs = hs / max(float(hs.max(initial=0.0)), 1e-9)
+    ns = by_best(ns)
+    fs = by_best(fs)
+    # the history field by the mean of its two best: a file whose history stands out from the next counts up to
+    # twice, two files the history cannot tell apart count as with the best as the scale
+    hs = by_best(hs, HIST_TOP)
     if len(hi):
         hist = (hi, hs.astype(np.float32))
     if not len(ni) and not len(fi):
@@ -191,6 +203,33 @@ def relevance(lex: TermIndex, t: NodeTable, pr: Priors, query: str, *, tests_wan
     rel = (A_NODE * own + A_FILE * in_file).astype(np.float32)
     keep = rel > 0
     return Relevance(cand[keep], rel[keep], terms, hist)
+
+
+def route_weights(lex: TermIndex, history: HistoryIndex, keys: np.ndarray, qw: np.ndarray, before: int | None
+                  ) -> np.ndarray:
+    """Query weights of the code grains, each term's weight times ``idf_hist / idf_code`` clipped to
+    [ROUTE_MIN, 1]: a word that commit subjects use far more often than the code does ("fix", "support",
+    "improve", a release chore's words) describes the change rather than naming the code, and keeps its full
+    weight in the history field only. Terms no older subject holds keep their weight."""
+    hidf = history.term_idf([lex.terms[k] for k in keys.tolist()], before)
+    if not hidf:
+        return qw
+    out = qw.copy()
+    for j, k in enumerate(keys.tolist()):
+        h = hidf.get(lex.terms[k])
+        if h is not None:
+            out[j] = qw[j] * min(1.0, max(h / max(float(lex.file_idf[k]), 1e-6), ROUTE_MIN))
+    return out
+
+
+def by_best(x: np.ndarray, k: int = 1) -> np.ndarray:
+    """``x`` divided by the mean of its ``k`` best values (by its best when k is 1): the best value becomes at most
+    ``k``, the more so the further it stands above the next ones."""
+    if not len(x):
+        return x
+    k = min(k, len(x))
+    top = np.partition(x, len(x) - k)[len(x) - k:]
+    return x / max(float(top.mean()), 1e-9)
 
 
 def query_prior(pr: Priors, idx: np.ndarray, *, tests_wanted: bool, docs_wanted: bool,
