@@ -28,8 +28,7 @@ def test_fusion_formula(small_graph) -> None:
     g = small_graph
     run = A.run_activation(g, "render page", A.ActivationParams())
     w = {d: R.DIM_WEIGHTS[d] for d in run.used}
-    prior, testy, docsy = A.ranking_priors(g)
-    p = R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=False, docs_wanted=False)
+    p = R.query_prior(A.ranking_priors(g), np.arange(g.n), tests_wanted=False, docs_wanted=False)
     fused = p * (run.seeds.lex + sum(w[d] * run.dims[d] for d in run.used)) / (1 + sum(w.values()))
     expected = np.where(fused > 0, fused + R.PR * g.nodes.pagerank, 0.0)
     support = np.flatnonzero(run.score)

@@ -123,3 +123,30 @@ def test_an_empty_history_scores_nothing() -> None:
     files, scores = idx.score(weighted_query_terms("router"))
     assert len(files) == 0 and len(scores) == 0
     assert H.HistoryIndex.from_arrays(idx.arrays()).commits == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(histories())
+def test_term_idf_is_the_idf_of_the_files_histories_as_of_the_time(case) -> None:
+    commits, query, before = case
+    t = table(FILES)
+    idx = H.HistoryIndex.build(t, [(1, commits)])
+    terms = list(weighted_query_terms(query))
+    got = idx.term_idf(terms, before)
+    docs: dict[str, set[str]] = {}  # file -> its words as of the time
+    for when, subject, paths in commits:
+        words = set(weighted_query_terms(subject))
+        if (before is not None and when >= before) or not words:
+            continue
+        for p in paths:
+            if p in FILES:
+                docs.setdefault(p, set()).update(words)
+    n = len(docs)
+    want = {}
+    for w in terms:
+        df = sum(1 for d in docs.values() if w in d)
+        if df:
+            want[w] = math.log1p((n - df + 0.5) / (df + 0.5))
+    assert got.keys() == want.keys()
+    for w in want:
+        assert math.isclose(got[w], want[w], rel_tol=1e-5), (w, got[w], want[w])

@@ -219,9 +219,13 @@ def test_a_query_about_types_lifts_the_declaration_prior() -> None:
     assert not R.wants_declarations("fix: error.code not present on some routing errors")
     assert not R.wants_declarations("Fix search of annotated type parameters")  # a type is not a declaration file
     prior = np.array([1.0, R.DECLARATION_PRIOR, R.DECLARATION_PRIOR * R.DIR_PRIOR, R.TEST_PRIOR], np.float32)
-    testy, docsy, idx = np.zeros(4, bool), np.zeros(4, bool), np.arange(4)
-    plain = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False)
-    asked = R.query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False, decls_wanted=True)
+    # the last node is a test whose factor happens to equal the declaration prior's: not lifted by "types"
+    prior[3] = R.DECLARATION_PRIOR
+    pr = R.Priors(prior, np.array([False, False, False, True]), np.zeros(4, bool),
+                  np.array([False, True, False, False]))
+    idx = np.arange(4)
+    plain = R.query_prior(pr, idx, tests_wanted=True, docs_wanted=False)
+    asked = R.query_prior(pr, idx, tests_wanted=True, docs_wanted=False, decls_wanted=True)
     np.testing.assert_array_equal(plain, prior)
     np.testing.assert_array_equal(asked, np.array([1.0, 1.0, prior[2], prior[3]], np.float32))
 
@@ -233,3 +237,29 @@ def test_files_under_test_directories_are_tests_in_every_language() -> None:
     assert not R.in_test_dir("lib/adapters/http.js") and not R.in_test_dir("src/contest/x.py")
     assert not is_source("test/unit/adapters/http.js", "javascript")
     assert is_source("lib/adapters/http.js", "javascript")
+
+
+def test_words_commit_subjects_use_more_than_the_code_weigh_less_in_the_code_grains() -> None:
+    from types import SimpleNamespace
+
+    from m1nd.graph import history as H
+    from tests.graph.test_history import FILES, table
+
+    # "fix" is in the subject of every commit (idf low there) but rare in the code (idf high): routed to history
+    idx = H.HistoryIndex.build(table(FILES), [(1, [(100, "fix router", ["a.py"]), (200, "fix cookie", ["b.py"]),
+                                                   (300, "fix header", ["c.py"])])])
+    hidf = idx.term_idf(["fix", "router"])
+    lex = SimpleNamespace(terms=["fix", "router", "parse"], file_idf=np.array([4.0, hidf["router"], 2.0], np.float32))
+    keys, qw = np.array([0, 1, 2]), np.array([1.0, 2.0, 1.0], np.float32)
+    got = R.route_weights(lex, idx, keys, qw, None)  # type: ignore[arg-type]
+    assert got[0] == np.float32(max(hidf["fix"] / 4.0, R.ROUTE_MIN))  # clipped at ROUTE_MIN at most
+    assert got[1] == 2.0 and got[2] == 1.0  # as common in both: unchanged; never in a subject: unchanged
+    assert R.route_weights(lex, idx, keys, qw, 50)[0] == 1.0  # as of before every commit: no history, no routing
+
+
+def test_by_best_divides_by_the_mean_of_the_best_values() -> None:
+    x = np.array([1.0, 4.0, 2.0], np.float32)
+    np.testing.assert_allclose(R.by_best(x), x / 4.0)
+    np.testing.assert_allclose(R.by_best(x, 2), x / 3.0)  # a clear winner counts more than 1
+    np.testing.assert_allclose(R.by_best(np.array([3.0, 3.0]), 2), [1.0, 1.0])
+    assert len(R.by_best(np.zeros(0, np.float32), 2)) == 0

@@ -35,7 +35,7 @@ from m1nd.graph.history import HistoryIndex
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.model import PAGERANK_MASK, Graph
 from m1nd.graph.nodes import NodeTable
-from m1nd.graph.ranking import priors
+from m1nd.graph.ranking import Priors, priors
 from m1nd.graph.seeds import SeedIndex
 from m1nd.graph.semantic import TrigramIndex
 from m1nd.store.graph_repo import GraphStore
@@ -177,7 +177,8 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                       lexicon=TermIndex.from_arrays(hit["lex"]), history=HistoryIndex.from_arrays(hit["hist"]))
             if "rank" in hit:
                 r = hit["rank"]
-                g.extra["priors"] = (r["prior"], r["testy"].astype(bool), r["docsy"].astype(bool))
+                g.extra["priors"] = Priors(r["prior"], r["testy"].astype(bool), r["docsy"].astype(bool),
+                                           r["declsy"].astype(bool))
             self._watermark_ms = int(meta["watermark_ms"][0])
             self._weights_generation = int(meta["weights_generation"][0])
             self._graph = g
@@ -513,8 +514,9 @@ def build_cache_in_child(settings: Settings, prebuilt: Any = None) -> None:
 
 
 def _priors_arrays(g: Graph) -> dict[str, np.ndarray]:
-    prior, testy, docsy = g.extra.get("priors") or priors(g.nodes)
-    return {"prior": prior, "testy": testy.astype(np.uint8), "docsy": docsy.astype(np.uint8)}
+    pr = g.extra.get("priors") or priors(g.nodes)
+    return {"prior": pr.prior, "testy": pr.testy.astype(np.uint8), "docsy": pr.docsy.astype(np.uint8),
+            "declsy": pr.declsy.astype(np.uint8)}
 
 
 def _standard_code_vectors(cg: CodeGraph, current: Any) -> Any:

@@ -89,7 +89,7 @@ def scatter_dense(n: int, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
-def ranking_priors(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ranking_priors(g: Graph) -> R.Priors:
     """Per-generation path priors (tests, docs, vendored, generated), cached on the graph."""
     pr = g.extra.get("priors")
     if pr is None:
@@ -103,8 +103,7 @@ def dense_prior(g: Graph, tests_wanted: bool, docs_wanted: bool, decls_wanted: b
     key = ("dense_prior", tests_wanted, docs_wanted, decls_wanted)
     p = g.extra.get(key)
     if p is None:
-        prior, testy, docsy = ranking_priors(g)
-        p = g.extra[key] = R.query_prior(prior, testy, docsy, np.arange(g.n), tests_wanted=tests_wanted,
+        p = g.extra[key] = R.query_prior(ranking_priors(g), np.arange(g.n), tests_wanted=tests_wanted,
                                          docs_wanted=docs_wanted, decls_wanted=decls_wanted)
     return p
 
@@ -128,9 +127,8 @@ def query_seeds(g: Graph, query: str, *, max_seeds: int = 24, per_file: int = 4,
     direct = direct_hits(g.seeds, query)
     tests_wanted, docs_wanted = R.wants(query)
     decls_wanted = R.wants_declarations(query)
-    prior, testy, docsy = ranking_priors(g)
-    rv = R.relevance(lexicon_of(g), t, prior, query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
-                     testy=testy, docsy=docsy, history=g.history, before=history_before, decls_wanted=decls_wanted)
+    rv = R.relevance(lexicon_of(g), t, ranking_priors(g), query, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+                     history=g.history, before=history_before, decls_wanted=decls_wanted)
     if callable(semantic):
         semantic = semantic()
     cand, rel = rv.nodes, rv.values
@@ -239,9 +237,8 @@ def run_activation(g: Graph, query: str, params: ActivationParams, *, boosts: di
     rel_nodes = np.flatnonzero(seeds.lex > 0)
     hist_files = seeds.history[0] if seeds.history is not None else rel_nodes[:0]
     support = sorted_unique(np.concatenate([rel_nodes, hist_files, *[sparse[d][0] for d in used]]))
-    prior, testy, docsy = ranking_priors(g)
     tests_wanted, docs_wanted = R.wants(query)
-    p = R.query_prior(prior, testy, docsy, support, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+    p = R.query_prior(ranking_priors(g), support, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
                       decls_wanted=R.wants_declarations(query))
     h = None
     if seeds.history is not None:  # H of each node's file (a file node is its own file)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 log = logging.getLogger(__name__)
-MAGIC = b"M1NDGC04"
+MAGIC = b"M1NDGC05"  # 05: the rank group holds the declaration mask
 ALIGN = 64
 
 

@@ -167,6 +167,26 @@ class HistoryIndex:
             self._now = (PostingLists(f_of, off, self.n, weight), idf)
         return self._now
 
+    def term_idf(self, terms: Iterable[str], before: int | None = None) -> dict[str, float]:
+        """idf of each given term over the files' histories (as of ``before``, in seconds, when given); terms no
+        commit subject holds are left out."""
+        ids = [(w, self.term_id[w]) for w in terms if w in self.term_id]
+        if not ids or not self.commits:
+            return {}
+        if before is None:
+            idf = self._now_index()[1]
+            return {w: float(idf[k]) for w, k in ids}
+        n_docs = self._lengths(before)[2]
+        out = {}
+        for w, k in ids:
+            commits = self.tc_commit[int(self.tc_off[k]):int(self.tc_off[k + 1])]
+            commits = commits[self.c_time[commits] < before]
+            if not len(commits):
+                continue
+            df = len(np.unique(self._expand(commits.astype(np.int64))[0]))
+            out[w] = float(np.log1p((n_docs - df + 0.5) / (df + 0.5)))
+        return out
+
     def score(self, weighted: Mapping[str, float], before: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of every file whose history holds a query term: (ascending int64 file nodes, float32 scores);
         ``weighted`` is term → query weight (:func:`weighted_query_terms`), ``before`` a time in seconds."""

@@ -8,8 +8,11 @@ Relevance of node n for a query (all terms folded, stopwords out, each distinct 
     rel(n) = prior(n) · (A_NODE · N(n) + A_FILE · F(file(n)))
 
 where N is the node-grain BM25F score and F the file-grain one (:mod:`m1nd.graph.lexicon`), each divided by its
-maximum over the graph for this query, and ``prior`` demotes tests, docs/examples, vendored and generated code unless
-the query asks for them. A direct hit (an external id or a path in the query) has rel 1. With code embeddings,
+maximum over the graph for this query, and their query weights routed: a term's weight is multiplied by
+``clip(idf_hist(t) / idf_file(t), ROUTE_MIN, 1)`` (:func:`route_weights`: words that commit subjects use far more
+than the code, such as "fix" or "support", describe the change, not the code), and ``prior`` demotes tests,
+docs/examples, vendored and generated code unless the query asks for them. A direct hit (an external id or a path in
+the query) has rel 1. With code embeddings,
 ``sem(n)`` joins by noisy-OR: ``rel' = 1 − (1 − rel)(1 − S_SEM·sem)``.
 
 Fusion (no saturating cap: scores stay ordered):
@@ -18,9 +21,10 @@ Fusion (no saturating cap: scores stay ordered):
 
 over the dimensions in use (structural spread, semantic, temporal, causal from activation.md §2–§5). ``H`` is the
 history field (:mod:`m1nd.graph.history`): BM25 of the query against the subjects of the commits that touched the
-file, divided by its best for this query, after priors; it joins at the fusion and not in rel(n), so it never takes
-a seed's place (as a seed it lifted MRR by 0.013 on the 15-project set, at the fusion by 0.023). Everything is a sum
-of non-negative terms with fixed weights: deterministic, and a better match always moves up.
+file, after priors, divided by the mean of its HIST_TOP (2) best for this query; it joins at the fusion and not in
+rel(n), so it never takes a seed's place (as a seed it lifted MRR by 0.013 on the 15-project set, at the fusion by
+0.023). Everything is a sum of non-negative terms with fixed weights: deterministic, and a better match always moves
+up.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +44,10 @@ from m1nd.graph.seeds import lookup_sorted, sorted_unique
 A_NODE = 0.6
 A_FILE = 0.4
 W_HIST = 0.4
+#: H is divided by the mean of its HIST_TOP best values for the query (N and F by their best)
+HIST_TOP = 2
+#: the least share of its query weight a term keeps in the code grains (:func:`route_weights`)
+ROUTE_MIN = 0.25
 S_SEM = 0.6
 DIM_WEIGHTS = {"structural": 0.35, "semantic": 0.3, "temporal": 0.05, "causal": 0.15}
 PR = 0.002
@@ -96,19 +105,30 @@ def implementation_mask(t: NodeTable) -> np.ndarray:
     return out
 
 
-def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(prior for ordinary queries, is-test mask, is-docs mask), float32/bool per node, computed per unique path."""
+class Priors(NamedTuple):
+    """Path priors per node, computed once per graph generation (and cached with it)."""
+
+    prior: np.ndarray  # float32: the factor for ordinary queries
+    testy: np.ndarray  # bool: a test (the graph's rule or a test directory)
+    docsy: np.ndarray  # bool: documentation, examples, benchmarks
+    declsy: np.ndarray  # bool: in a type-declaration file (``.d.ts``) ranked at DECLARATION_PRIOR, which a query
+    # about types lifts to 1
+
+
+def priors(t: NodeTable) -> Priors:
+    """The path priors of every node (:class:`Priors`), computed per unique path."""
     n = t.n
     prior = np.ones(n, np.float32)
     testy = np.asarray(t.is_test, bool).copy()
     docsy = np.zeros(n, bool)
-    by_path: dict[str, tuple[float, bool, bool]] = {}
+    declsy = np.zeros(n, bool)
+    by_path: dict[str, tuple[float, bool, bool, bool]] = {}
     paths = t.source_path
     for i in range(n):
         p = paths[i]
         hit = by_path.get(p)
         if hit is None:
-            f, is_t, is_d = 1.0, in_test_dir(p), False
+            f, is_t, is_d, is_decl = 1.0, in_test_dir(p), False, False
             base = p.rsplit("/", 1)[-1]
             if _DOCS_DIRS.search(p) or base.lower().endswith((".md", ".rst", ".txt")):
                 is_d = True
@@ -116,13 +136,19 @@ def priors(t: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if _VENDOR.search(p) or _GENERATED.search(p):
                 f = min(f, GENERATED_PRIOR)
             if base.endswith((".d.ts", ".d.mts", ".d.cts")):
+                # the declaration prior is the one a query about types lifts; a vendored or documentation
+                # declaration file keeps its lower factor
+                is_decl = f > DECLARATION_PRIOR
                 f = min(f, DECLARATION_PRIOR)
-            hit = by_path[p] = (f, is_t, is_d)
+            hit = by_path[p] = (f, is_t, is_d, is_decl)
         prior[i] = hit[0]
         testy[i] |= hit[1]
         docsy[i] = hit[2]
-    prior[t.kind == DIR] *= DIR_PRIOR  # a directory is reached by containment, rarely the answer itself
-    return prior, testy, docsy
+        declsy[i] = hit[3]
+    dirs = t.kind == DIR
+    prior[dirs] *= DIR_PRIOR  # a directory is reached by containment, rarely the answer itself
+    declsy[dirs] = False
+    return Priors(prior, testy, docsy, declsy)
 
 
 @dataclass
@@ -133,14 +159,16 @@ class Relevance:
     history: tuple[np.ndarray, np.ndarray] | None = None  # (ascending file nodes, H(file) in (0, 1])
 
 
-def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, tests_wanted: bool,
-              docs_wanted: bool, testy: np.ndarray, docsy: np.ndarray, history: HistoryIndex | None = None,
+def relevance(lex: TermIndex, t: NodeTable, pr: Priors, query: str, *, tests_wanted: bool,
+              docs_wanted: bool, history: HistoryIndex | None = None,
               before: int | None = None, decls_wanted: bool = False) -> Relevance:
     """rel(n) on the nodes some query term reaches, and H(file) of the history field when ``history`` is given
     (counting only commits older than ``before``, in seconds, when that is given); see the module docstring."""
     weighted = weighted_query_terms(query)
     terms = list(weighted)
     keys, qw = lex.keys_weighted(weighted)
+    if history is not None and len(keys) and history.commits:
+        qw = route_weights(lex, history, keys, qw, before)
     empty = np.zeros(0, np.int64), np.zeros(0, np.float32)
     ni, ns = lex.score_nodes(keys, qw) if len(keys) else empty
     fi, fs = lex.score_files(keys, qw) if len(keys) else empty
@@ -151,14 +179,16 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
     ni, fi = ni.astype(np.int64), fi.astype(np.int64)
     # priors first, then each grain divided by its best: a changelog that repeats every word must not set the scale
     # that the implementation files are measured against
-    qp = functools.partial(query_prior, prior, testy, docsy, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
+    qp = functools.partial(query_prior, pr, tests_wanted=tests_wanted, docs_wanted=docs_wanted,
                            decls_wanted=decls_wanted)
     ns = ns * qp(ni)
     fs = fs * qp(fi)
     hs = hs * qp(hi)
-    ns = ns / max(float(ns.max(initial=0.0)), 1e-9)
-    fs = fs / max(float(fs.max(initial=0.0)), 1e-9)
-    hs = hs / max(float(hs.max(initial=0.0)), 1e-9)
+    ns = by_best(ns)
+    fs = by_best(fs)
+    # the history field by the mean of its two best: a file whose history stands out from the next counts up to
+    # twice, two files the history cannot tell apart count as with the best as the scale
+    hs = by_best(hs, HIST_TOP)
     if len(hi):
         hist = (hi, hs.astype(np.float32))
     if not len(ni) and not len(fi):
@@ -175,17 +205,44 @@ def relevance(lex: TermIndex, t: NodeTable, prior: np.ndarray, query: str, *, te
     return Relevance(cand[keep], rel[keep], terms, hist)
 
 
-def query_prior(prior: np.ndarray, testy: np.ndarray, docsy: np.ndarray, idx: np.ndarray, *, tests_wanted: bool,
-                docs_wanted: bool, decls_wanted: bool = False) -> np.ndarray:
+def route_weights(lex: TermIndex, history: HistoryIndex, keys: np.ndarray, qw: np.ndarray, before: int | None
+                  ) -> np.ndarray:
+    """Query weights of the code grains, each term's weight times ``idf_hist / idf_code`` clipped to
+    [ROUTE_MIN, 1]: a word that commit subjects use far more often than the code does ("fix", "support",
+    "improve", a release chore's words) describes the change rather than naming the code, and keeps its full
+    weight in the history field only. Terms no older subject holds keep their weight."""
+    hidf = history.term_idf([lex.terms[k] for k in keys.tolist()], before)
+    if not hidf:
+        return qw
+    out = qw.copy()
+    for j, k in enumerate(keys.tolist()):
+        h = hidf.get(lex.terms[k])
+        if h is not None:
+            out[j] = qw[j] * min(1.0, max(h / max(float(lex.file_idf[k]), 1e-6), ROUTE_MIN))
+    return out
+
+
+def by_best(x: np.ndarray, k: int = 1) -> np.ndarray:
+    """``x`` divided by the mean of its ``k`` best values (by its best when k is 1): the best value becomes at most
+    ``k``, the more so the further it stands above the next ones."""
+    if not len(x):
+        return x
+    k = min(k, len(x))
+    top = np.partition(x, len(x) - k)[len(x) - k:]
+    return x / max(float(top.mean()), 1e-9)
+
+
+def query_prior(pr: Priors, idx: np.ndarray, *, tests_wanted: bool, docs_wanted: bool,
+                decls_wanted: bool = False) -> np.ndarray:
     """prior(n) at the given nodes for this query: tests, docs and type declarations keep full weight when the query
     asks for them."""
-    p = prior[idx].copy()
-    if decls_wanted:  # only declaration files carry exactly this prior (priors(): every other factor differs)
-        p[p == np.float32(DECLARATION_PRIOR)] = 1.0
+    p = pr.prior[idx].copy()
+    if decls_wanted:
+        p[pr.declsy[idx]] = 1.0
     if not tests_wanted:
-        p[testy[idx]] *= TEST_PRIOR
+        p[pr.testy[idx]] *= TEST_PRIOR
     if docs_wanted:
-        d = docsy[idx]
+        d = pr.docsy[idx]
         p[d] = np.maximum(p[d], 1.0)
     return p
 

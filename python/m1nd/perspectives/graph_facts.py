@@ -279,8 +279,7 @@ class Fused:
             return np.zeros(len(idx), np.float32)
         rel = lookup_sorted(self.rel_idx, self.rel_val, idx)
         dims = {d: self.value_at(d, idx) for d in self.used}
-        prior, testy, docsy = ranking_priors(g)
-        p = query_prior(prior, testy, docsy, idx, tests_wanted=False, docs_wanted=False)
+        p = query_prior(ranking_priors(g), idx, tests_wanted=False, docs_wanted=False)
         return fuse(rel, dims, self.used, g.nodes.pagerank[idx], p)
 
 
