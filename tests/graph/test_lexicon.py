@@ -243,7 +243,7 @@ def test_words_commit_subjects_use_more_than_the_code_weigh_less_in_the_code_gra
     from types import SimpleNamespace
 
     from m1nd.graph import history as H
-    from tests.graph.test_history import FILES, table
+    from test_history import FILES, table  # tests/graph is on sys.path (rootdir import mode), as ingest_helpers is
 
     # "fix" is in the subject of every commit (idf low there) but rare in the code (idf high): routed to history
     idx = H.HistoryIndex.build(table(FILES), [(1, [(100, "fix router", ["a.py"]), (200, "fix cookie", ["b.py"]),
