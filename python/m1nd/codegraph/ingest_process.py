@@ -181,7 +181,7 @@ def _ingest_context(spawn: Any, fork: bool) -> Any:
 
 
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
-                        build_cache: Callable[[Settings, Any], None] | None = None,
+                        build_cache: Callable[[Settings, Any, tuple[int, int] | None], None] | None = None,
                         prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None = None,
                         process: str | None = None, live: Any = None, fork: bool = False) -> IngestReport:
     """Run the ingest in a short-lived child process.
@@ -192,7 +192,8 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     or ``inprocess``. ``build_cache`` (a module-level function, run in a second child after a changed ingest)
     builds the new generation's arrays; the graph service passes it, so this module never imports that service.
     ``prebuild(node rows, term blobs)`` (module-level too) runs in that child while the ingest child writes a fresh
-    graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead).
+    graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead), its third is
+    :func:`written_whole` of the ingest.
     ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
     ``fork``: the child may be forked from this process (see :func:`_ingest_context`).
     """
@@ -251,7 +252,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                     nodes_in.close()  # the cache child has its own copy; without one, the ingest child's send fails
             out = fut.result()
         if build_cache is not None and "report" in out and out["report"].changed:
-            (cache_child or CacheChild(ctx, build_cache)).run(settings, died)
+            (cache_child or CacheChild(ctx, build_cache)).run(settings, died, written_whole(out["report"]))
             cache_child = None
     except concurrent.futures.process.BrokenProcessPool as e:
         raise died from e
@@ -268,12 +269,19 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     return report
 
 
+def written_whole(report: IngestReport) -> tuple[int, int] | None:
+    """(generation, node count) of an ingest whose write created every node of the table (a fresh graph), so the
+    table holds exactly the rows it sent ahead (if it sent any: :meth:`ChildHooks.send_ahead`); else None."""
+    n = report.nodes
+    return (report.graph_generation, int(n["total"])) if n.get("created") == n.get("total") else None
+
+
 class CacheChild:
     """The process that builds the new generation's cache (``build_cache``), started before it is needed: the
     function reaches it pickled, so its module and what that imports are loaded while the ingest child works; it
-    then waits for the settings (or for the pipe to close: nothing to build)."""
+    then waits for the settings (or for the pipe to close: nothing to build), and ends at once when it is done."""
 
-    def __init__(self, ctx: Any, build_cache: Callable[[Settings, Any], None],
+    def __init__(self, ctx: Any, build_cache: Callable[[Settings, Any, tuple[int, int] | None], None],
                  prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None = None,
                  nodes_in: Any = None) -> None:
         self._conn, theirs = ctx.Pipe()
@@ -282,10 +290,11 @@ class CacheChild:
         self._proc.start()
         theirs.close()
 
-    def run(self, settings: Settings, died: Exception) -> None:
-        """Build the cache now; ``died`` is raised when the process ends without saying it is done."""
+    def run(self, settings: Settings, died: Exception, written: tuple[int, int] | None = None) -> None:
+        """Build the cache now; ``died`` is raised when the process ends without saying it is done. ``written``:
+        :func:`written_whole` of the ingest."""
         try:
-            self._conn.send(settings)
+            self._conn.send((settings, written))
             self._conn.recv()
         except (EOFError, OSError) as e:
             raise died from e
@@ -297,7 +306,7 @@ class CacheChild:
         self._proc.join()
 
 
-def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any], None],
+def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any, tuple[int, int] | None], None],
                       prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None, nodes_in: Any) -> None:
     prebuilt = None
     if nodes_in is not None:
@@ -314,8 +323,15 @@ def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any], None],
                 log.exception("indexing the rows sent ahead failed; the cache is built from the store")
             del ahead
     try:
-        settings = conn.recv()
+        settings, written = conn.recv()
     except EOFError:
         return
-    build_cache(settings, prebuilt)  # never raises: it logs its own failure (the graph is served without a cache)
+    # never raises: it logs its own failure (the graph is served without a cache)
+    build_cache(settings, prebuilt, written)
     conn.send("done")
+    # The parent waits for this process to end: interpreter finalisation would first free what the build left
+    # (the prebuilt table and indexes: ~0.07 s on the stdlib). Everything is written and closed by now.
+    conn.close()
+    from m1nd.process_exit import exit_process
+
+    exit_process(0)
