@@ -386,3 +386,46 @@ def test_reads_back_as_written_is_what_sqlite_gives_back(tmp_path) -> None:
             assert got == accepted == same, change
     finally:
         store.close()
+
+
+def test_the_ingest_child_says_the_rows_sent_ahead_were_written_only_when_they_were() -> None:
+    """Rows sent ahead before the write (as soon as the resolver built the nodes, with the root id the write was
+    expected to give) count as the committed table only when the write inserted those very rows under that root id
+    and they are the whole table."""
+    from m1nd.codegraph.ingest_process import ChildHooks
+
+    rows = {f"n{k}": (f"n{k}", 1, f"label {k}") for k in range(5)}
+
+    def told(rid, written_rows, total, every_row_created=True):
+        receive, send = multiprocessing.Pipe(duplex=False)
+        hooks = ChildHooks(None, send)
+        sending = hooks.send_ahead(1, rows, [], True)
+        assert receive.recv_bytes()
+        sending.join()
+        assert hooks.send_ahead(rid, written_rows, [], True) is sending  # sent once: the write joins that thread
+        hooks.written(rid, written_rows, 7, total, every_row_created=every_row_created)
+        receive.close()
+        return hooks.sent_as_written
+
+    assert told(1, rows, 5) == (7, 5)
+    assert told(1, dict(rows), 5) == (7, 5)  # equal rows made again by the write
+    assert told(2, rows, 5) is None  # another root id than expected
+    assert told(1, {**rows, "n0": ("n0", 1, "other")}, 5) is None
+    assert told(1, rows, 6) is None  # other rows in the table too
+    assert told(1, rows, 5, every_row_created=False) is None
+    hooks = ChildHooks(None, None)  # nothing sent (no cache child reads)
+    assert hooks.send_ahead(1, rows, [], True) is None
+    hooks.written(1, rows, 7, 5, every_row_created=True)
+    assert hooks.sent_as_written is None
+
+
+def test_the_resolver_hands_over_its_final_node_records_before_resolving_references(repo) -> None:
+    from m1nd.ingest.resolve import resolve
+
+    items = [(p.relative_to(repo).as_posix(), p.read_bytes(), "python") for p in sorted(repo.rglob("*.py"))]
+    extracts = {rel: blob for (rel, _, _), blob in zip(items, extract_many(items, workers=1))}
+    seen = []
+    parts = resolve(extracts, on_nodes=lambda nodes: seen.append((nodes, [repr(n) for n in nodes])))
+    assert len(seen) == 1 and seen[0][0] is parts.nodes and parts.edges
+    assert seen[0][1] == [repr(n) for n in parts.nodes]  # not changed by the reference passes
+    assert [repr(n) for n in resolve(extracts).nodes] == seen[0][1]

@@ -38,6 +38,10 @@ class ChildHooks:
         self._nodes_out = nodes_out  # the pipe to the cache child (None: no cache child reads)
         self._walked = walked  # (walk arguments, WalkResult) of the parent's walk (_looks_large)
         self._kept: list[Any] = []
+        self._sent: tuple[int, dict[str, tuple[Any, ...]]] | None = None  # (root id, rows) sent ahead
+        self._sending: threading.Thread | None = None
+        #: (generation, node count) of the commit when the rows sent ahead are exactly the table it committed
+        self.sent_as_written: tuple[int, int] | None = None
 
     def walked(self, *key: Any) -> Any:
         """The parent's walk of the tree (it walked it to decide on this child) when it was made with the same
@@ -53,15 +57,18 @@ class ChildHooks:
 
     def send_ahead(self, rid: int, new_nodes: dict[str, tuple[Any, ...]], file_rows: list[list[Any]],
                    whole: bool) -> threading.Thread | None:
-        """Give the cache child the node rows and term blobs being written (``whole``: they are the entire graph
-        once committed), else None; once per ingest. It builds the text indexes from them during the write (the
-        write uses one core) and keeps them only if the table it reads back after the commit is this one. Returns
-        the sending thread (joined before the commit's end) or None."""
+        """Give the cache child the node rows and term blobs about to be written (``whole``: they are the entire
+        graph once committed), else None; once per ingest (sent as soon as the resolver has built the nodes, or at
+        the write). It builds the text indexes from them meanwhile (the ingest child uses one core) and keeps them
+        only if the table is this one once committed (:meth:`written`, else it reads the table back). Returns the
+        sending thread (joined before the commit's end; the one started earlier when sent already) or None."""
         import pickle
 
         out, self._nodes_out = self._nodes_out, None
         if out is None:
-            return None
+            return self._sending
+        if whole:
+            self._sent = (rid, new_nodes)
         payload = pickle.dumps((list(new_nodes.values()), [(rid, row[0], row[10]) for row in file_rows]) if whole
                                else None, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -76,7 +83,17 @@ class ChildHooks:
         # the pipe drains as the cache child reads; meanwhile this thread waits without the GIL and the write goes on
         thread = threading.Thread(target=send, name="m1nd-send-ahead", daemon=True)
         thread.start()
+        self._sending = thread
         return thread
+
+    def written(self, rid: int, new_nodes: dict[str, tuple[Any, ...]], gen: int, total: int, *,
+                every_row_created: bool) -> None:
+        """The write of generation ``gen`` (in its transaction) inserted ``new_nodes`` under root ``rid``, and
+        with ``every_row_created`` they are the whole table of ``total`` nodes: when they are the rows sent ahead,
+        the cache child is told so (:attr:`sent_as_written`) and skips reading the table back."""
+        sent = self._sent
+        same = sent is not None and sent[0] == rid and (sent[1] is new_nodes or sent[1] == new_nodes)
+        self.sent_as_written = (gen, total) if same and every_row_created and total == len(new_nodes) else None
 
     def retain(self, *built: Any) -> None:
         self._kept.append(built)
@@ -134,7 +151,7 @@ def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[s
                 "kind": "M1ndError"}
     finally:
         store.close()
-    return {"report": report}
+    return {"report": report, "sent_as_written": _HOOKS.sent_as_written if _HOOKS is not None else None}
 
 
 def _report_peak(what: str) -> None:
@@ -193,7 +210,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     builds the new generation's arrays; the graph service passes it, so this module never imports that service.
     ``prebuild(node rows, term blobs)`` (module-level too) runs in that child while the ingest child writes a fresh
     graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead), its third is
-    :func:`written_whole` of the ingest.
+    :attr:`ChildHooks.sent_as_written` of the ingest child.
     ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
     ``fork``: the child may be forked from this process (see :func:`_ingest_context`).
     """
@@ -252,7 +269,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                     nodes_in.close()  # the cache child has its own copy; without one, the ingest child's send fails
             out = fut.result()
         if build_cache is not None and "report" in out and out["report"].changed:
-            (cache_child or CacheChild(ctx, build_cache)).run(settings, died, written_whole(out["report"]))
+            (cache_child or CacheChild(ctx, build_cache)).run(settings, died, out.get("sent_as_written"))
             cache_child = None
     except concurrent.futures.process.BrokenProcessPool as e:
         raise died from e
@@ -267,13 +284,6 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
         raise cls(e["message"], recover=e.get("recover"), details=e.get("details"), code=e.get("code"))
     report: IngestReport = out["report"]
     return report
-
-
-def written_whole(report: IngestReport) -> tuple[int, int] | None:
-    """(generation, node count) of an ingest whose write created every node of the table (a fresh graph), so the
-    table holds exactly the rows it sent ahead (if it sent any: :meth:`ChildHooks.send_ahead`); else None."""
-    n = report.nodes
-    return (report.graph_generation, int(n["total"])) if n.get("created") == n.get("total") else None
 
 
 class CacheChild:
@@ -292,7 +302,7 @@ class CacheChild:
 
     def run(self, settings: Settings, died: Exception, written: tuple[int, int] | None = None) -> None:
         """Build the cache now; ``died`` is raised when the process ends without saying it is done. ``written``:
-        :func:`written_whole` of the ingest."""
+        :attr:`ChildHooks.sent_as_written` of the ingest child."""
         try:
             self._conn.send((settings, written))
             self._conn.recv()
