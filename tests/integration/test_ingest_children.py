@@ -389,9 +389,8 @@ def test_reads_back_as_written_is_what_sqlite_gives_back(tmp_path) -> None:
 
 
 def test_the_ingest_child_says_the_rows_sent_ahead_were_written_only_when_they_were() -> None:
-    """Rows sent ahead before the write (as soon as the resolver built the nodes, with the root id the write was
-    expected to give) count as the committed table only when the write inserted those very rows under that root id
-    and they are the whole table."""
+    """Rows sent ahead of the write count as the committed table only when the write inserted those very rows (or
+    equal ones) under that root id and they are the whole table."""
     from m1nd.codegraph.ingest_process import ChildHooks
 
     rows = {f"n{k}": (f"n{k}", 1, f"label {k}") for k in range(5)}
@@ -418,14 +417,3 @@ def test_the_ingest_child_says_the_rows_sent_ahead_were_written_only_when_they_w
     hooks.written(1, rows, 7, 5, every_row_created=True)
     assert hooks.sent_as_written is None
 
-
-def test_the_resolver_hands_over_its_final_node_records_before_resolving_references(repo) -> None:
-    from m1nd.ingest.resolve import resolve
-
-    items = [(p.relative_to(repo).as_posix(), p.read_bytes(), "python") for p in sorted(repo.rglob("*.py"))]
-    extracts = {rel: blob for (rel, _, _), blob in zip(items, extract_many(items, workers=1))}
-    seen = []
-    parts = resolve(extracts, on_nodes=lambda nodes: seen.append((nodes, [repr(n) for n in nodes])))
-    assert len(seen) == 1 and seen[0][0] is parts.nodes and parts.edges
-    assert seen[0][1] == [repr(n) for n in parts.nodes]  # not changed by the reference passes
-    assert [repr(n) for n in resolve(extracts).nodes] == seen[0][1]

@@ -57,11 +57,11 @@ class ChildHooks:
 
     def send_ahead(self, rid: int, new_nodes: dict[str, tuple[Any, ...]], file_rows: list[list[Any]],
                    whole: bool) -> threading.Thread | None:
-        """Give the cache child the node rows and term blobs about to be written (``whole``: they are the entire
-        graph once committed), else None; once per ingest (sent as soon as the resolver has built the nodes, or at
-        the write). It builds the text indexes from them meanwhile (the ingest child uses one core) and keeps them
-        only if the table is this one once committed (:meth:`written`, else it reads the table back). Returns the
-        sending thread (joined before the commit's end; the one started earlier when sent already) or None."""
+        """Give the cache child the node rows and term blobs being written (``whole``: they are the entire graph
+        once committed), else None; once per ingest. It builds the text indexes from them during the write (the
+        write uses one core) and keeps them only if the table is this one once committed (:meth:`written`, else it
+        reads the table back and compares). Returns the sending thread (joined before the commit's end; the one
+        started before when sent already) or None."""
         import pickle
 
         out, self._nodes_out = self._nodes_out, None

@@ -259,25 +259,13 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
         parse_errors = [rel for rel, b in extracts.items() if b.get("parse_error")]
         skipped["parse_error"] = len(parse_errors)
         say("resolving references")
-        # every file of the root comes from this extraction and no other root survives a replace: the table about
-        # to be written is known in full once the resolver has built the nodes, so the cache child can index it
-        # during the rest of the resolution (one core idles there) and the write
-        whole = mode == "replace" and reused == 0 and bool(fresh)
-
-        def send_nodes(nodes: list[Any]) -> None:
-            # the rows as _write makes them, with the root id the write gives: the root's own when it is stored,
-            # else the first (every other root is deleted first); _write tells whether they were what it wrote
-            rid = existing.id if existing is not None else 1
-            hooks.send_ahead(rid, {n.ext_id: _node_row(n, rid) for n in nodes}, file_rows, True)
-
         if keep is not None:
             from m1nd.ingest.resolve.incremental import TrackedResolver
 
             tracked = TrackedResolver(extracts, git, mtimes, namespace).run()
             parts = tracked.output()
         else:
-            parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace,
-                                  on_nodes=send_nodes if whole and hooks is not None else None)
+            parts = resolve_graph(extracts, git=git, mtimes=mtimes, namespace=namespace)
         say(f"{len(parts.nodes)} nodes, {len(parts.edges)} edges; writing")
         languages: dict[str, int] = {}
         for f in walked.files:
@@ -310,6 +298,9 @@ def run_ingest(store: GraphStore, path: str, *, mode: str = "replace", namespace
                 graph_generation=gen, changed=counts["changed"], options=options, warnings=warnings[:50],
             )
 
+        # every file of the root comes from this extraction and no other root survives a replace: the table about
+        # to be written is known in full, so the cache child can index it during the write (see _write)
+        whole = mode == "replace" and reused == 0 and bool(fresh)
         report = _write(store, root, namespace, mode, parts, file_rows, removed_files, touch, git, state, make_report,
                         hooks=hooks, whole=whole)
         if keep is not None:

@@ -31,7 +31,6 @@ reference passes), one module per language family for indexes and import binding
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
 from typing import Any
 
 from m1nd.ingest.gitdata import GitData
@@ -75,7 +74,6 @@ def resolve(
     git: GitData | None = None,
     mtimes: dict[str, int] | None = None,
     namespace: str | None = None,
-    on_nodes: Callable[[list[NodeRecord]], Any] | None = None,
 ) -> GraphParts:
     """Build the complete node and edge sets of one root from all of its per-file extracts.
 
@@ -90,9 +88,6 @@ def resolve(
         (``WalkedFile.mtime_ns``) or milliseconds (values below 10**14 are taken as milliseconds).
     namespace
         id prefix of a secondary root (``ns::file::…``); None for the primary root.
-    on_nodes
-        called with the node records (the list the result holds) as soon as they are final, before the
-        references are resolved (the ingest child sends them ahead to the cache child then).
     """
     # bulk construction of ~10^5 small objects: the cyclic GC only costs time here (nothing is cyclic garbage)
     gc_was_enabled = gc.isenabled()
@@ -100,16 +95,13 @@ def resolve(
     try:
         r = _Resolver(extracts, git, mtimes or {}, namespace)
         r.build_nodes()
-        nodes = r.node_records()
-        if on_nodes is not None:
-            on_nodes(nodes)
         r.build_indexes()
         r.resolve_refs()
         r.tests_edges()
         r.mentions()
         r.uses_config()
         r.co_changes()
-        return r.output(nodes)
+        return r.output()
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -12,28 +12,7 @@ from m1nd.ingest.resolve.tables import K_DIR
 class GraphOutput(ResolverCore):
     """Builds :class:`GraphParts` from the resolver's columns."""
 
-    def output(self, nodes: list[NodeRecord] | None = None) -> GraphParts:
-        """``nodes``: :meth:`node_records`, when taken already."""
-        ext = self.ext
-        edges = [EdgeRecord(ext[s], ext[d], r, float(v[0]), int(v[1])) for (s, d, r), v in self.edges.items()]
-        edges.sort(key=lambda e: (e.src, e.dst, e.relation))
-        external = {
-            f.rel: sorted(f.externals)
-            for f in sorted(self.files.values(), key=lambda x: x.rel)
-            if f.externals
-        }
-        return GraphParts(
-            nodes=nodes if nodes is not None else self.node_records(),
-            edges=edges,
-            unresolved_refs=self.unresolved,
-            ambiguous_refs=self.ambiguous,
-            external_imports=external,
-            warnings=self.warnings,
-        )
-
-    def node_records(self) -> list[NodeRecord]:
-        """The node records in ext_id order, with their temporal data: final once the nodes are built (the
-        reference passes add and change none)."""
+    def output(self) -> GraphParts:
         git = self.git
         files_git = git.files if git is not None and git.available else {}
         temporal: dict[int, tuple[int, float, int]] = {}
@@ -81,4 +60,19 @@ class GraphOutput(ResolverCore):
                     cc,
                 )
             )
-        return nodes
+        ext = self.ext
+        edges = [EdgeRecord(ext[s], ext[d], r, float(v[0]), int(v[1])) for (s, d, r), v in self.edges.items()]
+        edges.sort(key=lambda e: (e.src, e.dst, e.relation))
+        external = {
+            f.rel: sorted(f.externals)
+            for f in sorted(self.files.values(), key=lambda x: x.rel)
+            if f.externals
+        }
+        return GraphParts(
+            nodes=nodes,
+            edges=edges,
+            unresolved_refs=self.unresolved,
+            ambiguous_refs=self.ambiguous,
+            external_imports=external,
+            warnings=self.warnings,
+        )
