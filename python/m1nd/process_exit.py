@@ -1,4 +1,5 @@
-"""How a long-running command ends its process (``m1nd serve``, ``m1nd watch``): :func:`exit_process`."""
+"""How a long-running command ends its process (``m1nd serve``, ``m1nd watch``, the ingest's cache child):
+:func:`exit_process`."""
 
 from __future__ import annotations
 

@@ -120,7 +120,7 @@ def test_with_other_threads_the_indexes_are_built_one_after_the_other(repo, ws_f
     _same_arrays(tri.arrays(), TrigramIndex.build(g.nodes).arrays())
 
 
-def _dies(settings, prebuilt) -> None:
+def _dies(settings, prebuilt, written) -> None:
     os._exit(3)
 
 
@@ -268,3 +268,152 @@ def test_the_ingest_child_starts_from_its_parents_walk_of_the_same_tree(tmp_path
     hooks = ingest_process.ChildHooks(None, None, walked)
     assert hooks.walked(*key) is result
     assert hooks.walked(*key) is None  # once
+
+
+def _build_and_mark(settings, prebuilt, written) -> None:
+    """build_cache_in_child, noting what the handshake gave: the ingest's (generation, count), and whether the
+    table was taken as committed without reading it back (this spawned child's own module state)."""
+    from m1nd.codegraph.service import build_cache_in_child
+
+    real = text_indexes.committed_ids
+
+    def noted(pre, store, gen):
+        got = real(pre, store, gen)
+        with open(os.environ["M1ND_TEST_AHEAD_MARK"], "a") as f:
+            f.write(f"{written} {got is not None}\n")
+        return got
+
+    text_indexes.committed_ids = noted
+    build_cache_in_child(settings, prebuilt, written)
+
+
+def test_a_fresh_graph_is_taken_as_committed_without_reading_it_back(git_repo, ws_factory, tmp_path,
+                                                                      monkeypatch) -> None:
+    """A fresh ingest's write creates every node: the ingest child says so (generation, count) and the cache child
+    uses the rows it was sent without reading the node table back; the cache is byte for byte the store's. A
+    re-ingest that keeps nodes says nothing, and the table is read back and compared as before."""
+    from m1nd.codegraph.ingest_process import run_ingest_isolated
+    from m1nd.codegraph.service import CodeGraph, prebuild_in_child
+    from m1nd.graph import cache
+
+    mark = tmp_path / "handshake.txt"
+    monkeypatch.setenv("M1ND_TEST_AHEAD_MARK", str(mark))
+    ws = ws_factory(git_repo)
+    settings = ws.settings
+
+    def ingest(opts):
+        report = run_ingest_isolated(settings, str(git_repo), {"embed": "skip", **opts}, build_cache=_build_and_mark,
+                                     prebuild=prebuild_in_child, process="child")
+        gen, _ = ws.graph.store.generations()
+        written = cache.path_for(ws.graph.workdir, gen).read_bytes()
+        cache.path_for(ws.graph.workdir, gen).unlink()
+        cg = CodeGraph(settings)
+        try:
+            cg.build_cache()  # from the store, in this process
+        finally:
+            cg.store.close()
+        assert cache.path_for(ws.graph.workdir, gen).read_bytes() == written
+        return report
+
+    first = ingest({})
+    n_nodes, _ = ws.graph.store.counts()
+    assert first.nodes["created"] == n_nodes
+    assert mark.read_text().splitlines() == [f"({first.graph_generation}, {n_nodes}) True"]
+    (git_repo / "src/shop/extra.py").write_text("def added():\n    return 1\n")
+    again = ingest({"incremental": False})  # every file extracted again (rows sent ahead), most nodes kept
+    assert again.changed and 0 < again.nodes["created"] < again.nodes["total"]
+    assert mark.read_text().splitlines()[1:] == ["None False"]
+
+
+def test_committed_ids_need_the_generation_the_count_the_order_and_the_types(git_repo, ws_factory) -> None:
+    from m1nd.store.graph_repo import NODE_COLUMNS
+
+    ws = ws_factory(git_repo)
+    _ingested(ws, git_repo)
+    store = ws.graph.store
+    gen, _ = store.generations()
+    cols, _ = store.load_columns()
+    terms = store.db.all("SELECT root_id, relpath, terms_blob FROM files")
+
+    def pre(edit=None, written=(gen, len(cols["id"]))):
+        rows = [list(r) for r in zip(*(cols[k] for k in NODE_COLUMNS))]
+        if edit is not None:
+            edit(rows)
+        p = text_indexes.prebuild([tuple(r) for r in rows], terms)
+        p.written = written
+        return p
+
+    assert np.array_equal(text_indexes.committed_ids(pre(), store, gen), np.asarray(cols["id"]))
+    assert text_indexes.committed_ids(pre(written=None), store, gen) is None
+    assert text_indexes.committed_ids(pre(written=(gen - 1, len(cols["id"]))), store, gen) is None
+    assert text_indexes.committed_ids(pre(written=(gen, len(cols["id"]) + 1)), store, gen) is None
+    assert text_indexes.committed_ids(pre(lambda rows: rows.pop()), store, gen) is None
+    line_start, churn, is_test = (NODE_COLUMNS.index(k) for k in ("line_start", "churn", "is_test"))
+
+    def set_(j, v):
+        return lambda rows: rows[0].__setitem__(j, v)
+
+    # values SQLite would have stored as another type: the table read back would not be these rows
+    for edit in (set_(line_start, 3.0), set_(churn, 1), set_(is_test, True), set_(churn, float("nan")),
+                 set_(churn, -0.0)):
+        assert text_indexes.committed_ids(pre(edit), store, gen) is None
+
+
+def test_reads_back_as_written_is_what_sqlite_gives_back(tmp_path) -> None:
+    """The rule behind the handshake, against the store itself: rows it accepts read back equal and of the same
+    types; each kind of value it refuses reads back as something else."""
+    from m1nd.store.graph_repo import NODE_COLUMNS, GraphStore, reads_back_as_written
+
+    store = GraphStore(tmp_path / "graph.db")
+    try:
+        with store.db.write():
+            rid = store.upsert_root(str(tmp_path), None, True)
+        base = ["file::a.py", "a.py", "a", 2, "python", rid, "a.py", 1, 9, None, "doc", 0, "h", 5, 0.25, 3]
+        churn, line_end, doc, is_test = (NODE_COLUMNS.index(k) for k in ("churn", "line_end", "doc", "is_test"))
+        variants = [({}, True), ({churn: 0.0}, True), ({churn: 1.0}, True), ({doc: None}, True),
+                    ({churn: 1}, False), ({line_end: 9.0}, False), ({doc: 7}, False), ({is_test: True}, False),
+                    ({churn: float("nan")}, False), ({churn: -0.0}, False)]
+        for k, (change, accepted) in enumerate(variants):
+            row = list(base)
+            row[0] = f"file::a{k}.py"
+            for j, v in change.items():
+                row[j] = v
+            with store.db.write():
+                store.insert_nodes([row])
+            back = store.db.all(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE ext_id = ?", (row[0],))[0]
+            same = [type(a) for a in back] == [type(b) for b in row] and [str(a) for a in back] == [str(b) for b in row]
+            got = reads_back_as_written({name: [row[j]] for j, name in enumerate(NODE_COLUMNS)})
+            assert got == accepted == same, change
+    finally:
+        store.close()
+
+
+def test_the_ingest_child_says_the_rows_sent_ahead_were_written_only_when_they_were() -> None:
+    """Rows sent ahead of the write count as the committed table only when the write inserted those very rows (or
+    equal ones) under that root id and they are the whole table."""
+    from m1nd.codegraph.ingest_process import ChildHooks
+
+    rows = {f"n{k}": (f"n{k}", 1, f"label {k}") for k in range(5)}
+
+    def told(rid, written_rows, total, every_row_created=True):
+        receive, send = multiprocessing.Pipe(duplex=False)
+        hooks = ChildHooks(None, send)
+        sending = hooks.send_ahead(1, rows, [], True)
+        assert receive.recv_bytes()
+        sending.join()
+        assert hooks.send_ahead(rid, written_rows, [], True) is sending  # sent once: the write joins that thread
+        hooks.written(rid, written_rows, 7, total, every_row_created=every_row_created)
+        receive.close()
+        return hooks.sent_as_written
+
+    assert told(1, rows, 5) == (7, 5)
+    assert told(1, dict(rows), 5) == (7, 5)  # equal rows made again by the write
+    assert told(2, rows, 5) is None  # another root id than expected
+    assert told(1, {**rows, "n0": ("n0", 1, "other")}, 5) is None
+    assert told(1, rows, 6) is None  # other rows in the table too
+    assert told(1, rows, 5, every_row_created=False) is None
+    hooks = ChildHooks(None, None)  # nothing sent (no cache child reads)
+    assert hooks.send_ahead(1, rows, [], True) is None
+    hooks.written(1, rows, 7, 5, every_row_created=True)
+    assert hooks.sent_as_written is None
+

@@ -38,6 +38,10 @@ class ChildHooks:
         self._nodes_out = nodes_out  # the pipe to the cache child (None: no cache child reads)
         self._walked = walked  # (walk arguments, WalkResult) of the parent's walk (_looks_large)
         self._kept: list[Any] = []
+        self._sent: tuple[int, dict[str, tuple[Any, ...]]] | None = None  # (root id, rows) sent ahead
+        self._sending: threading.Thread | None = None
+        #: (generation, node count) of the commit when the rows sent ahead are exactly the table it committed
+        self.sent_as_written: tuple[int, int] | None = None
 
     def walked(self, *key: Any) -> Any:
         """The parent's walk of the tree (it walked it to decide on this child) when it was made with the same
@@ -55,13 +59,16 @@ class ChildHooks:
                    whole: bool) -> threading.Thread | None:
         """Give the cache child the node rows and term blobs being written (``whole``: they are the entire graph
         once committed), else None; once per ingest. It builds the text indexes from them during the write (the
-        write uses one core) and keeps them only if the table it reads back after the commit is this one. Returns
-        the sending thread (joined before the commit's end) or None."""
+        write uses one core) and keeps them only if the table is this one once committed (:meth:`written`, else it
+        reads the table back and compares). Returns the sending thread (joined before the commit's end; the one
+        started before when sent already) or None."""
         import pickle
 
         out, self._nodes_out = self._nodes_out, None
         if out is None:
-            return None
+            return self._sending
+        if whole:
+            self._sent = (rid, new_nodes)
         payload = pickle.dumps((list(new_nodes.values()), [(rid, row[0], row[10]) for row in file_rows]) if whole
                                else None, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -76,7 +83,17 @@ class ChildHooks:
         # the pipe drains as the cache child reads; meanwhile this thread waits without the GIL and the write goes on
         thread = threading.Thread(target=send, name="m1nd-send-ahead", daemon=True)
         thread.start()
+        self._sending = thread
         return thread
+
+    def written(self, rid: int, new_nodes: dict[str, tuple[Any, ...]], gen: int, total: int, *,
+                every_row_created: bool) -> None:
+        """The write of generation ``gen`` (in its transaction) inserted ``new_nodes`` under root ``rid``, and
+        with ``every_row_created`` they are the whole table of ``total`` nodes: when they are the rows sent ahead,
+        the cache child is told so (:attr:`sent_as_written`) and skips reading the table back."""
+        sent = self._sent
+        same = sent is not None and sent[0] == rid and (sent[1] is new_nodes or sent[1] == new_nodes)
+        self.sent_as_written = (gen, total) if same and every_row_created and total == len(new_nodes) else None
 
     def retain(self, *built: Any) -> None:
         self._kept.append(built)
@@ -134,7 +151,7 @@ def _child_ingest(settings: Settings, path: str, opts: dict[str, Any]) -> dict[s
                 "kind": "M1ndError"}
     finally:
         store.close()
-    return {"report": report}
+    return {"report": report, "sent_as_written": _HOOKS.sent_as_written if _HOOKS is not None else None}
 
 
 def _report_peak(what: str) -> None:
@@ -181,7 +198,7 @@ def _ingest_context(spawn: Any, fork: bool) -> Any:
 
 
 def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
-                        build_cache: Callable[[Settings, Any], None] | None = None,
+                        build_cache: Callable[[Settings, Any, tuple[int, int] | None], None] | None = None,
                         prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None = None,
                         process: str | None = None, live: Any = None, fork: bool = False) -> IngestReport:
     """Run the ingest in a short-lived child process.
@@ -192,7 +209,8 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
     or ``inprocess``. ``build_cache`` (a module-level function, run in a second child after a changed ingest)
     builds the new generation's arrays; the graph service passes it, so this module never imports that service.
     ``prebuild(node rows, term blobs)`` (module-level too) runs in that child while the ingest child writes a fresh
-    graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead).
+    graph; what it returns is ``build_cache``'s second argument (None when nothing was sent ahead), its third is
+    :attr:`ChildHooks.sent_as_written` of the ingest child.
     ``live`` (a :class:`m1nd.codegraph.patch.LiveRoots`): an in-process ingest leaves its resolver there.
     ``fork``: the child may be forked from this process (see :func:`_ingest_context`).
     """
@@ -251,7 +269,7 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
                     nodes_in.close()  # the cache child has its own copy; without one, the ingest child's send fails
             out = fut.result()
         if build_cache is not None and "report" in out and out["report"].changed:
-            (cache_child or CacheChild(ctx, build_cache)).run(settings, died)
+            (cache_child or CacheChild(ctx, build_cache)).run(settings, died, out.get("sent_as_written"))
             cache_child = None
     except concurrent.futures.process.BrokenProcessPool as e:
         raise died from e
@@ -271,9 +289,9 @@ def run_ingest_isolated(settings: Settings, path: str, opts: dict[str, Any], *,
 class CacheChild:
     """The process that builds the new generation's cache (``build_cache``), started before it is needed: the
     function reaches it pickled, so its module and what that imports are loaded while the ingest child works; it
-    then waits for the settings (or for the pipe to close: nothing to build)."""
+    then waits for the settings (or for the pipe to close: nothing to build), and ends at once when it is done."""
 
-    def __init__(self, ctx: Any, build_cache: Callable[[Settings, Any], None],
+    def __init__(self, ctx: Any, build_cache: Callable[[Settings, Any, tuple[int, int] | None], None],
                  prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None = None,
                  nodes_in: Any = None) -> None:
         self._conn, theirs = ctx.Pipe()
@@ -282,10 +300,11 @@ class CacheChild:
         self._proc.start()
         theirs.close()
 
-    def run(self, settings: Settings, died: Exception) -> None:
-        """Build the cache now; ``died`` is raised when the process ends without saying it is done."""
+    def run(self, settings: Settings, died: Exception, written: tuple[int, int] | None = None) -> None:
+        """Build the cache now; ``died`` is raised when the process ends without saying it is done. ``written``:
+        :attr:`ChildHooks.sent_as_written` of the ingest child."""
         try:
-            self._conn.send(settings)
+            self._conn.send((settings, written))
             self._conn.recv()
         except (EOFError, OSError) as e:
             raise died from e
@@ -297,7 +316,7 @@ class CacheChild:
         self._proc.join()
 
 
-def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any], None],
+def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any, tuple[int, int] | None], None],
                       prebuild: Callable[[list[tuple[Any, ...]], list[Any]], Any] | None, nodes_in: Any) -> None:
     prebuilt = None
     if nodes_in is not None:
@@ -314,8 +333,15 @@ def _cache_child_main(conn: Any, build_cache: Callable[[Settings, Any], None],
                 log.exception("indexing the rows sent ahead failed; the cache is built from the store")
             del ahead
     try:
-        settings = conn.recv()
+        settings, written = conn.recv()
     except EOFError:
         return
-    build_cache(settings, prebuilt)  # never raises: it logs its own failure (the graph is served without a cache)
+    # never raises: it logs its own failure (the graph is served without a cache)
+    build_cache(settings, prebuilt, written)
     conn.send("done")
+    # The parent waits for this process to end: interpreter finalisation would first free what the build left
+    # (the prebuilt table and indexes: ~0.07 s on the stdlib). Everything is written and closed by now.
+    conn.close()
+    from m1nd.process_exit import exit_process
+
+    exit_process(0)

@@ -408,6 +408,7 @@ def _write(store: GraphStore, root: Path, namespace: str | None, mode: str, part
         store.finish_root(rid, git_head=getattr(git, "head", None), git_state=state, git_blob=_git_to_json(git),
                           report=report.to_dict())
         if hooks is not None:
+            hooks.written(rid, new_nodes, gen, total_nodes, every_row_created=len(created) == total_nodes)
             hooks.retain(old_nodes, new_nodes, created, updated, ids, old_edges, new_edges)
     if sending is not None:
         sending.join()

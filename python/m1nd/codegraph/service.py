@@ -204,12 +204,18 @@ class CodeGraph(AgentStates, GraphQueries, GraphHealth):
                                                      paths)
                     edges = self.store.edge_arrays(ids)
                 else:
-                    cols, edges = self.store.load_columns()
-                    ids = np.asarray(cols["id"], dtype=np.int64)
-                    pre = text_indexes.prebuilt_for(self.prebuilt_text_indexes, cols)
-                    self.prebuilt_text_indexes = None
-                    nodes = pre.nodes if pre is not None else NodeTable.from_columns(cols)
-                    del cols  # the table keeps what it needs; the row lists would double the peak
+                    pre, self.prebuilt_text_indexes = self.prebuilt_text_indexes, None
+                    got = text_indexes.committed_ids(pre, self.store, gen)
+                    if got is not None:
+                        assert pre is not None
+                        ids, nodes = got, pre.nodes  # the table is pre's: only the edges are read
+                        edges = self.store.edge_arrays(ids)
+                    else:
+                        cols, edges = self.store.load_columns()
+                        ids = np.asarray(cols["id"], dtype=np.int64)
+                        pre = text_indexes.prebuilt_for(pre, cols)
+                        nodes = pre.nodes if pre is not None else NodeTable.from_columns(cols)
+                        del cols  # the table keeps what it needs; the row lists would double the peak
                 self._node_ids = (gen, ids)
                 if patched:
                     assert delta is not None and prev is not None
@@ -490,10 +496,12 @@ def prebuild_in_child(rows: list[tuple[Any, ...]], terms: list[tuple[int, str, b
     return text_indexes.prebuild(rows, terms)
 
 
-def build_cache_in_child(settings: Settings, prebuilt: Any = None) -> None:
+def build_cache_in_child(settings: Settings, prebuilt: Any = None, written: tuple[int, int] | None = None) -> None:
     """Second ingest child: build the new generation's arrays and indexes and write the cache, so the parent only
     maps the finished arrays (its memory stays that of the graph; the build's temporaries die with this process).
-    ``prebuilt``: what :func:`prebuild_in_child` gave, used when the table written is the one it was built from."""
+    ``prebuilt``: what :func:`prebuild_in_child` gave, used when the table written is the one it was built from;
+    ``written``: (generation, node count) of the ingest child's commit when it inserted every node row of the table
+    (:func:`m1nd.codegraph.text_indexes.committed_ids`)."""
     import gc
 
     from m1nd.codegraph.ingest_process import _report_peak
@@ -503,6 +511,8 @@ def build_cache_in_child(settings: Settings, prebuilt: Any = None) -> None:
     gc.disable()
     cg = CodeGraph(settings)
     cg.indexes_side_by_side = True  # this process is single-threaded and exits after the build
+    if prebuilt is not None:
+        prebuilt.written = written
     cg.prebuilt_text_indexes = prebuilt
     try:
         cg.build_cache()

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from m1nd.fork_safety import fork_is_safe
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.nodes import NodeTable
 from m1nd.graph.semantic import TrigramIndex
-from m1nd.store.graph_repo import NODE_COLUMNS, terms_rows
+from m1nd.store.graph_repo import NODE_COLUMNS, GraphStore, reads_back_as_written, terms_rows
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,9 @@ class Prebuilt:
     nodes: NodeTable
     trigram: TrigramIndex
     lexicon: TermIndex
+    #: (graph generation, node count) of the commit that inserted exactly these rows, when the ingest child says
+    #: so (its report: every node of the table created by that write); see :func:`committed_ids`
+    written: tuple[int, int] | None = None
 
 
 def prebuild(rows: list[tuple[Any, ...]], terms: list[tuple[int, str, bytes | None]]) -> Prebuilt:
@@ -96,6 +101,21 @@ def prebuild(rows: list[tuple[Any, ...]], terms: list[tuple[int, str, bytes | No
     trigram, lexicon = build(nodes, lambda: TermIndex.build(nodes, node_terms_from_blobs(nodes, terms_rows(terms))),
                              side_by_side=True)
     return Prebuilt(columns, nodes, trigram, lexicon)
+
+
+def committed_ids(prebuilt: Prebuilt | None, store: GraphStore, gen: int) -> np.ndarray | None:
+    """The row ids of the nodes (ext_id order) when the table of generation ``gen`` in ``store`` is the one
+    ``prebuilt`` was built from, known without reading it back: the ingest child's commit of generation ``gen``
+    inserted exactly these rows (``prebuilt.written``), the table holds their ext_ids in their order, and each
+    value reads back as the value sent (:func:`m1nd.store.graph_repo.reads_back_as_written`). Else None (then
+    :func:`prebuilt_for` compares the columns read back). Saves reading and comparing the node table after the
+    commit: ~0.2 s of the wait for a fresh stdlib graph."""
+    if prebuilt is None or prebuilt.written is None or prebuilt.written[0] != gen:
+        return None
+    ids, ext_ids = store.node_ids_and_ext_ids()
+    if len(ext_ids) != prebuilt.written[1] or ext_ids != prebuilt.columns["ext_id"]:
+        return None
+    return ids if reads_back_as_written(prebuilt.columns) else None
 
 
 def prebuilt_for(prebuilt: Prebuilt | None, columns: dict[str, list[Any]]) -> Prebuilt | None:

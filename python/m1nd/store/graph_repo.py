@@ -7,6 +7,7 @@ Only plain Python/numpy values cross this boundary; callers never see SQL or aps
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import time
@@ -27,7 +28,23 @@ from m1nd.timeutil import now_ms  # also re-exported for codegraph.ingestion (it
 
 NODE_COLUMNS = ("ext_id", "label", "qname", "kind", "lang", "root_id", "source_path", "line_start", "line_end",
                 "signature", "doc", "is_test", "content_hash", "last_change_ms", "churn", "commit_count")
+#: the Python type a node column's non-NULL values read back as: SQLite converts a value of another type to its
+#: column's affinity (an int into a REAL column reads back as a float, a float 3.0 into an INTEGER one as 3)
+NODE_COLUMN_TYPES: dict[str, type] = {
+    "ext_id": str, "label": str, "qname": str, "kind": int, "lang": str, "root_id": int, "source_path": str,
+    "line_start": int, "line_end": int, "signature": str, "doc": str, "is_test": int, "content_hash": str,
+    "last_change_ms": int, "churn": float, "commit_count": int}
 STALE_LOCK_MS = 30 * 60 * 1000
+
+
+def reads_back_as_written(columns: dict[str, list[Any]]) -> bool:
+    """Whether node ``columns`` (``NODE_COLUMNS`` -> values) inserted into the nodes table read back as the same
+    values of the same types: each value None or of its column's type (:data:`NODE_COLUMN_TYPES`; bool is not
+    int), and no float NaN (stored as NULL) or -0.0 (a REAL without fraction is stored as an integer)."""
+    for name, kind in NODE_COLUMN_TYPES.items():
+        if not set(map(type, columns[name])) <= {kind, type(None)}:
+            return False
+    return not any(v != v or (v == 0.0 and math.copysign(1.0, v) < 0) for v in columns["churn"] if v is not None)
 
 
 def pack_json(obj: Any) -> bytes:
@@ -357,6 +374,11 @@ class GraphStore:
             "w0": e[:, 3].astype(np.float32),
             "w": e[:, 4].astype(np.float32),
         }
+
+    def node_ids_and_ext_ids(self) -> tuple[np.ndarray, list[str]]:
+        """The row id and the ext_id of every node in ext_id order (the positions :meth:`load_columns` gives)."""
+        rows = self.db.all("SELECT id, ext_id FROM nodes ORDER BY ext_id")
+        return np.fromiter((r[0] for r in rows), np.int64, count=len(rows)), [r[1] for r in rows]
 
     def node_ids_in_order(self) -> np.ndarray:
         """The row id of every node in ext_id order (the positions :meth:`load_columns` gives)."""
