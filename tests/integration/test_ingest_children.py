@@ -169,14 +169,29 @@ def _prebuild_and_mark(rows, terms):
     return prebuild_in_child(rows, terms)
 
 
+def _assert_cache_is_the_stores(ws) -> None:
+    """The cache a child ingest wrote is byte for byte the one this process builds from the store afterwards."""
+    from m1nd.codegraph.service import CodeGraph
+    from m1nd.graph import cache
+
+    gen, _ = ws.graph.store.generations()
+    written = cache.path_for(ws.graph.workdir, gen).read_bytes()
+    cache.path_for(ws.graph.workdir, gen).unlink()
+    cg = CodeGraph(ws.settings)
+    try:
+        cg.build_cache()  # from the store, in this process
+    finally:
+        cg.store.close()
+    assert cache.path_for(ws.graph.workdir, gen).read_bytes() == written
+
+
 def test_child_ingest_sends_its_rows_ahead_and_the_cache_is_the_stores(git_repo, ws_factory, tmp_path,
                                                                        monkeypatch) -> None:
     """A fresh ingest in a child process: the cache child receives every node row and file ahead of the write,
     and the cache it writes from them is byte for byte the one built from the store afterwards. An unchanged
     re-ingest sends nothing ahead (its files are reused)."""
     from m1nd.codegraph.ingest_process import run_ingest_isolated
-    from m1nd.codegraph.service import CodeGraph, build_cache_in_child
-    from m1nd.graph import cache
+    from m1nd.codegraph.service import build_cache_in_child
 
     mark = tmp_path / "ahead.txt"
     monkeypatch.setenv("M1ND_TEST_AHEAD_MARK", str(mark))  # inherited by the spawned cache child
@@ -188,15 +203,7 @@ def test_child_ingest_sends_its_rows_ahead_and_the_cache_is_the_stores(git_repo,
     n_nodes, _ = ws.graph.store.counts()
     n_files = len(ws.graph.store.files(ws.graph.store.roots()[0].id))
     assert mark.read_text().split() == [str(n_nodes), str(n_files)]
-    gen, _ = ws.graph.store.generations()
-    written = cache.path_for(ws.graph.workdir, gen).read_bytes()
-    cache.path_for(ws.graph.workdir, gen).unlink()
-    cg = CodeGraph(settings)
-    try:
-        cg.build_cache()  # from the store, in this process
-    finally:
-        cg.store.close()
-    assert cache.path_for(ws.graph.workdir, gen).read_bytes() == written
+    _assert_cache_is_the_stores(ws)
     again = run_ingest_isolated(settings, str(git_repo), {"embed": "skip"}, build_cache=build_cache_in_child,
                                 prebuild=_prebuild_and_mark, process="child")
     assert not again.changed and mark.read_text().split() == [str(n_nodes), str(n_files)]
@@ -293,8 +300,7 @@ def test_a_fresh_graph_is_taken_as_committed_without_reading_it_back(git_repo, w
     uses the rows it was sent without reading the node table back; the cache is byte for byte the store's. A
     re-ingest that keeps nodes says nothing, and the table is read back and compared as before."""
     from m1nd.codegraph.ingest_process import run_ingest_isolated
-    from m1nd.codegraph.service import CodeGraph, prebuild_in_child
-    from m1nd.graph import cache
+    from m1nd.codegraph.service import prebuild_in_child
 
     mark = tmp_path / "handshake.txt"
     monkeypatch.setenv("M1ND_TEST_AHEAD_MARK", str(mark))
@@ -304,15 +310,7 @@ def test_a_fresh_graph_is_taken_as_committed_without_reading_it_back(git_repo, w
     def ingest(opts):
         report = run_ingest_isolated(settings, str(git_repo), {"embed": "skip", **opts}, build_cache=_build_and_mark,
                                      prebuild=prebuild_in_child, process="child")
-        gen, _ = ws.graph.store.generations()
-        written = cache.path_for(ws.graph.workdir, gen).read_bytes()
-        cache.path_for(ws.graph.workdir, gen).unlink()
-        cg = CodeGraph(settings)
-        try:
-            cg.build_cache()  # from the store, in this process
-        finally:
-            cg.store.close()
-        assert cache.path_for(ws.graph.workdir, gen).read_bytes() == written
+        _assert_cache_is_the_stores(ws)
         return report
 
     first = ingest({})
