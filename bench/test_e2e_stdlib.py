@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from corpus import STDLIB, STDLIB_EXCLUDE, bench_activate, workspace
+from m1nd.fork_safety import fork_is_safe
 from m1nd.tools.registry import call_tool
 
 QUERIES = ["parse json string", "smtp send mail", "http client request", "event loop run until complete",
@@ -106,7 +107,7 @@ def _text_indexes(graph_db: str, side_by_side: bool) -> tuple[bool, int, int]:
             side_by_side=side_by_side)
     finally:
         store.close()
-    return text_indexes.can_fork(), lexicon.bodies, len(trigram.codes)
+    return fork_is_safe(), lexicon.bodies, len(trigram.codes)
 
 
 @pytest.mark.parametrize("side_by_side", [False, True], ids=["one-after-the-other", "side-by-side"])
@@ -141,7 +142,7 @@ def _text_indexes_ahead(graph_db: str) -> tuple[bool, int, int]:
     finally:
         store.close()
     pre = text_indexes.prebuild(rows, terms)
-    return text_indexes.can_fork(), pre.lexicon.bodies, len(pre.trigram.codes)
+    return fork_is_safe(), pre.lexicon.bodies, len(pre.trigram.codes)
 
 
 def test_text_indexes_built_ahead(benchmark, stdlib_ws) -> None:

@@ -14,6 +14,7 @@ from m1nd.codegraph import ingestion, text_indexes
 from m1nd.codegraph.ingest_process import CacheChild
 from m1nd.codegraph.ingestion import stored_forms
 from m1nd.errors import M1ndError
+from m1nd.fork_safety import fork_is_safe
 from m1nd.graph.lexicon import TermIndex, node_terms_from_blobs
 from m1nd.graph.semantic import TrigramIndex
 from m1nd.ingest.extract import extract_many
@@ -77,7 +78,7 @@ def _side_by_side(graph_db: str, fail_in_fork: bool) -> dict:
     finally:
         TrigramIndex.build = real
         store.close()
-    return {"could_fork": text_indexes.can_fork(), "lexicon_here": lexicon_pids == [here] * 2, "log": log.getvalue(),
+    return {"could_fork": fork_is_safe(), "lexicon_here": lexicon_pids == [here] * 2, "log": log.getvalue(),
             "tri": (tri_a.arrays(), tri_b.arrays(), real(nodes).arrays()), "lex": (lex_a.arrays(), lex_b.arrays())}
 
 
@@ -111,7 +112,7 @@ def test_with_other_threads_the_indexes_are_built_one_after_the_other(repo, ws_f
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert not text_indexes.can_fork()
+        assert not fork_is_safe()
         monkeypatch.setattr(multiprocessing, "get_context", lambda *a: pytest.fail("forked beside a thread"))
         tri, _ = text_indexes.build(g.nodes, lambda: None, side_by_side=True)
     finally:

@@ -33,17 +33,12 @@ from m1nd.store.graph_repo import NODE_COLUMNS, GraphStore, reads_back_as_writte
 log = logging.getLogger(__name__)
 
 
-def can_fork() -> bool:
-    """Whether forking is safe here (:func:`m1nd.fork_safety.fork_is_safe`)."""
-    return fork_is_safe()
-
-
 def build(nodes: NodeTable, lexicon: Callable[[], TermIndex], *, side_by_side: bool) -> tuple[TrigramIndex, TermIndex]:
     """(trigram index, lexical index) of ``nodes``; ``lexicon`` builds the latter (it reads the term strings). With
-    ``side_by_side`` (and :func:`can_fork`), the trigram index is built in a forked process meanwhile: the same
-    arrays, without the (node, trigram) pairs a later patched build would start from (the cache child, the one
-    caller that asks, saves the arrays and exits)."""
-    if not (side_by_side and can_fork()):
+    ``side_by_side`` (and :func:`m1nd.fork_safety.fork_is_safe`), the trigram index is built in a forked process
+    meanwhile: the same arrays, without the (node, trigram) pairs a later patched build would start from (the cache
+    child, the one caller that asks, saves the arrays and exits)."""
+    if not (side_by_side and fork_is_safe()):
         # one after the other, the trigram build first: it peaks higher, and the term strings are not read yet
         trigram = TrigramIndex.build(nodes)
         return trigram, lexicon()
